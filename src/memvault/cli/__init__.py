@@ -1,0 +1,79 @@
+"""The ``memvault`` command line: a thin adapter over :class:`memvault.Vault`.
+
+Every command parses options, opens the vault, calls one core function and renders
+the result. Errors are translated here, at one boundary: exit 0 ok, 1 expected error
+(one line on stderr), 2 usage, 3 bug (with a crash log path), 130 interrupted.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import traceback
+from pathlib import Path
+
+import typer
+
+from ..errors import MemvaultError
+from ._app import app
+
+# Command modules register themselves on ``app`` when imported.
+from . import admin as _admin  # noqa: E402,F401
+from . import read as _read  # noqa: E402,F401
+from . import write as _write  # noqa: E402,F401
+
+import importlib.util as _ilu
+
+if _ilu.find_spec("memvault.cli.search") is not None:  # search commands arrive with the index
+    from . import search as _search  # noqa: F401
+
+__all__ = ["app", "main"]
+
+
+def _crash_log(exc: BaseException) -> Path:
+    base = Path(os.environ.get("MEMVAULT_CACHE_DIR") or Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "memvault")
+    base.mkdir(parents=True, exist_ok=True)
+    import datetime as dt
+
+    path = base / f"crash-{dt.datetime.now():%Y%m%d-%H%M%S}-{os.getpid()}.log"
+    with open(path, "w", encoding="utf-8") as handle:
+        handle.write(f"memvault crash\nargv: {sys.argv!r}\n\n")
+        traceback.print_exception(exc, file=handle)
+    return path
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Console entry point; returns (and exits with) the process exit code."""
+    import click
+
+    code = 0
+    try:
+        result = app(args=argv, standalone_mode=False, prog_name="memvault")
+        code = result if isinstance(result, int) else 0
+    except MemvaultError as exc:
+        print(f"Error: {exc}", file=sys.stderr)
+        code = exc.exit_code
+    except click.exceptions.Exit as exc:
+        code = exc.exit_code
+    except click.exceptions.Abort:
+        print("Aborted.", file=sys.stderr)
+        code = 130
+    except click.exceptions.ClickException as exc:
+        exc.show(file=sys.stderr)
+        code = exc.exit_code
+    except KeyboardInterrupt:
+        print("Interrupted.", file=sys.stderr)
+        code = 130
+    except BrokenPipeError:
+        code = 0
+    except Exception as exc:  # a bug: keep the traceback out of the user's face
+        path = _crash_log(exc)
+        print(f"Error: internal error ({type(exc).__name__}: {exc}); details in {path}", file=sys.stderr)
+        code = 3
+    if argv is None:
+        sys.stdout.flush()
+        raise SystemExit(code)
+    return code
+
+
+_ = typer  # keep the import: typer must be importable for the console script

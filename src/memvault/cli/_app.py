@@ -1,0 +1,130 @@
+"""The Typer app, shared options and output helpers for every command module."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Optional
+
+import typer
+
+from ..errors import MemvaultError
+
+app = typer.Typer(
+    name="memvault",
+    help=(
+        "Long-term memory for AI agents, kept as Markdown/YAML files in a git repository.\n\n"
+        "Example:\n\n"
+        "  memvault init ~/memory --examples && cd ~/memory\n\n"
+        "  memvault add fact 'The API rate limit is 100 req/s' --subject api.rate-limit\n\n"
+        "  memvault recall 'what is the rate limit?'"
+    ),
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+    rich_markup_mode=None,
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
+
+
+@dataclass
+class State:
+    vault: Optional[Path] = None
+    agent: Optional[str] = None
+    team: Optional[str] = None
+    role: Optional[str] = None
+    quiet: bool = False
+
+
+state = State()
+
+
+@app.callback()
+def _root(
+    vault: Optional[Path] = typer.Option(
+        None, "--vault", "-V", help="Vault folder (default: $MEMVAULT_VAULT, else walk up from here)."
+    ),
+    agent: Optional[str] = typer.Option(None, "--agent", help="Act as this agent ($MEMVAULT_AGENT)."),
+    team: Optional[str] = typer.Option(None, "--team", help="The agent's team ($MEMVAULT_TEAM)."),
+    role: Optional[str] = typer.Option(
+        None, "--role", help="Role, e.g. 'librarian' to write scope global ($MEMVAULT_ROLE)."
+    ),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="Less output on stderr."),
+) -> None:
+    state.vault, state.agent, state.team, state.role, state.quiet = vault, agent, team, role, quiet
+
+
+def open_vault() -> Any:
+    from ..vault import Vault
+
+    return Vault.open(state.vault, agent=state.agent, team=state.team, role=state.role)
+
+
+def emit_json(data: Any) -> None:
+    sys.stdout.write(json.dumps(data, ensure_ascii=False, indent=2, default=_json_default) + "\n")
+
+
+def _json_default(value: Any) -> Any:
+    if isinstance(value, (dt.datetime, dt.date)):
+        return value.isoformat()
+    if isinstance(value, Path):
+        return str(value)
+    if hasattr(value, "as_dict"):
+        return value.as_dict()
+    return str(value)
+
+
+def console(stderr: bool = False) -> Any:
+    from rich.console import Console
+
+    return Console(stderr=stderr, highlight=False, soft_wrap=False)
+
+
+def info(message: str) -> None:
+    if not state.quiet:
+        print(message, file=sys.stderr)
+
+
+def parse_when(value: Optional[str], key: str) -> Optional[dt.datetime]:
+    """Parse a --since/--until/--as-of value: ISO date/time, or '7d', '2w', '3m' ago."""
+    if value is None:
+        return None
+    from ..memory import now_utc, parse_time
+
+    text = value.strip().lower()
+    units = {"h": 3600, "d": 86400, "w": 7 * 86400, "m": 30 * 86400, "y": 365 * 86400}
+    if len(text) > 1 and text[:-1].isdigit() and text[-1] in units:
+        return now_utc() - dt.timedelta(seconds=int(text[:-1]) * units[text[-1]])
+    try:
+        return parse_time(value)
+    except ValueError:
+        raise MemvaultError(f"expected a date like 2026-01-31 or an age like 7d, got {value!r}", key=key) from None
+
+
+def read_text_arg(text: Optional[str], file: Optional[Path]) -> str:
+    """TEXT argument, else --file, else stdin (when piped)."""
+    if text is not None and text != "-":
+        return text
+    if file is not None:
+        try:
+            return file.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            raise MemvaultError(f"cannot read: {exc}", str(file)) from None
+    if text == "-" or not sys.stdin.isatty():
+        data = sys.stdin.buffer.read()
+        try:
+            return data.decode("utf-8")
+        except UnicodeDecodeError:
+            raise MemvaultError("standard input is not UTF-8 text", key="TEXT") from None
+    raise MemvaultError("give the text as an argument, with --file, or on stdin", key="TEXT")
+
+
+def split_list(values: Optional[list[str]]) -> list[str]:
+    """Repeated options and comma-separated values both work: --tag a --tag b,c."""
+    out: list[str] = []
+    for value in values or []:
+        out.extend(v.strip() for v in value.split(",") if v.strip())
+    return out

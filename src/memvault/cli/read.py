@@ -1,0 +1,230 @@
+"""Commands that read: show, list, episodes, stats, history, export, doctor, check."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any, Optional
+
+import typer
+
+from ._app import app, console, emit_json, open_vault, parse_when, split_list
+
+
+def _filters(**kw: Any) -> Any:
+    from ..vault import Filters
+
+    return Filters(**kw)
+
+
+def _table(rows: list[dict[str, Any]], columns: list[str]) -> None:
+    from rich.table import Table
+
+    table = Table(show_edge=False, pad_edge=False, box=None, header_style="bold")
+    for col in columns:
+        table.add_column(col, overflow="fold" if col == "title" else "ellipsis", no_wrap=col != "title")
+    for row in rows:
+        table.add_row(*[str(row.get(c, "") or "") for c in columns])
+    console().print(table)
+
+
+@app.command()
+def show(
+    memory_id: str = typer.Argument(..., metavar="ID", help="The memory's id."),
+    raw: bool = typer.Option(False, "--raw", help="Print the file exactly as stored."),
+    json_out: bool = typer.Option(False, "--json", help="Print JSON."),
+) -> None:
+    """Show one memory.
+
+    Example: memvault show python-version --json
+    """
+    vault = open_vault()
+    memory = vault.get(memory_id)
+    if json_out:
+        emit_json(memory.to_dict())
+    elif raw:
+        sys.stdout.write(vault.raw_text(memory))
+    else:
+        print(f"# {memory.title}  ({memory.id}, {memory.type}/{memory.category}, {memory.status})")
+        print(f"path: {memory.path}")
+        for key in ("scope", "agent", "team", "subject", "tags", "importance", "created", "valid_from", "valid_to", "superseded_by", "supersedes"):
+            value = memory.meta.get(key)
+            if value not in (None, "", []):
+                print(f"{key}: {', '.join(value) if isinstance(value, list) else value}")
+        print()
+        print(memory.content)
+
+
+@app.command("list")
+def list_(
+    type: Optional[str] = typer.Option(None, "--type", help="episodic|semantic|procedural."),
+    category: Optional[str] = typer.Option(None, "--category", "-c", help="Category."),
+    tag: Optional[list[str]] = typer.Option(None, "--tag", help="Has all these tags."),
+    scope: Optional[str] = typer.Option(None, "--scope", help="self|team|global."),
+    agent: Optional[str] = typer.Option(None, "--by-agent", help="Written by this agent."),
+    status: Optional[str] = typer.Option(None, "--status", help="active|superseded|archived|proposed|disputed|any."),
+    since: Optional[str] = typer.Option(None, "--since", help="Created on/after (2026-01-31, or 7d, 2w)."),
+    until: Optional[str] = typer.Option(None, "--until", help="Created on/before."),
+    include_archive: bool = typer.Option(False, "--include-archive", help="Include archived memories."),
+    limit: int = typer.Option(0, "--limit", "-n", min=0, max=10_000_000, help="At most N (0 = all)."),
+    json_out: bool = typer.Option(False, "--json", help="Print JSON (a list)."),
+) -> None:
+    """List memories visible to you (active ones unless --status says otherwise).
+
+    Example: memvault list --type semantic --tag api --json
+    """
+    vault = open_vault()
+    filters = _filters(
+        type=type, category=category, tags=split_list(tag), scope=scope, agent=agent, status=status,
+        since=parse_when(since, "since"), until=parse_when(until, "until"), include_archive=include_archive,
+        include_inbox=status in ("proposed", "any"),
+    )
+    items = sorted(vault.memories(filters), key=lambda m: (m.get("created", ""), m.id), reverse=True)
+    if limit:
+        items = items[:limit]
+    if json_out:
+        emit_json([m.to_dict(with_content=False) for m in items])
+        return
+    _table(
+        [{"id": m.id, "type": m.type, "category": m.category, "status": m.status, "created": str(m.get("created", ""))[:10], "title": m.title} for m in items],
+        ["id", "type", "category", "status", "created", "title"],
+    )
+
+
+@app.command()
+def episodes(
+    last: int = typer.Option(10, "--last", "-n", min=1, max=100_000, help="How many recent episodes."),
+    include_transcripts: bool = typer.Option(True, "--transcripts/--no-transcripts", help="Include session transcripts."),
+    json_out: bool = typer.Option(False, "--json", help="Print JSON (a list)."),
+) -> None:
+    """The most recent episodes, newest first.
+
+    Example: memvault episodes --last 5
+    """
+    from ..reports import recent_episodes
+
+    vault = open_vault()
+    items = recent_episodes(vault, last, include_transcripts)
+    if json_out:
+        emit_json([m.to_dict() for m in items])
+        return
+    _table(
+        [{"created": str(m.get("created", ""))[:16], "id": m.id, "outcome": m.get("outcome", ""), "title": m.title} for m in items],
+        ["created", "id", "outcome", "title"],
+    )
+
+
+@app.command()
+def stats(json_out: bool = typer.Option(False, "--json", help="Print JSON.")) -> None:
+    """Counts per kind, category, status and scope; oldest/newest; archive, inbox and usage.
+
+    Example: memvault stats --json
+    """
+    from ..reports import vault_stats
+
+    data = vault_stats(open_vault())
+    if json_out:
+        emit_json(data)
+        return
+    print(f"memories: {data['total']} (archive {data['archive']}, inbox {data['inbox']}, invalid files {data['invalid']})")
+    for key in ("by_type", "by_category", "by_status", "by_scope"):
+        items = ", ".join(f"{k} {v}" for k, v in sorted(data[key].items()))
+        print(f"{key.replace('by_', 'by ')}: {items or '-'}")
+    print(f"oldest: {data['oldest'] or '-'}   newest: {data['newest'] or '-'}")
+    usage = data.get("usage") or {}
+    if usage.get("queries"):
+        print(
+            f"queries: {usage['queries']} ({usage['queries_per_day']:.1f}/day), hit rate {usage['recall_hit_rate']:.0%}, "
+            f"avg {usage['avg_query_ms']:.0f} ms"
+        )
+
+
+@app.command()
+def history(
+    memory_id: str = typer.Argument(..., metavar="ID", help="The memory's id."),
+    limit: int = typer.Option(50, "--limit", "-n", min=1, max=100_000, help="At most N commits."),
+    json_out: bool = typer.Option(False, "--json", help="Print JSON (a list)."),
+) -> None:
+    """The git history of one memory (follows moves to archive/).
+
+    Example: memvault history python-version
+    """
+    from .. import gitstore
+
+    vault = open_vault()
+    memory = vault.get(memory_id)
+    changes = gitstore.history(vault.root, memory.path, limit)
+    if json_out:
+        emit_json([c.__dict__ for c in changes])
+        return
+    for change in changes:
+        print(f"{change.sha[:10]}  {change.date[:19]}  {change.author}  {change.message}")
+
+
+@app.command()
+def export(
+    format: str = typer.Option("jsonl", "--format", help="jsonl|markdown."),
+    output: Optional[Path] = typer.Option(None, "--output", "-o", help="Write here instead of stdout."),
+    include_archive: bool = typer.Option(True, "--archive/--no-archive", help="Include archive/ and inbox/."),
+) -> None:
+    """Export memories visible to you as JSONL (one object per memory) or one Markdown bundle.
+
+    Example: memvault export -o backup.jsonl
+    """
+    from ..transfer import export_memories
+
+    vault = open_vault()
+    text = export_memories(vault, format, include_archive)
+    if output is None:
+        sys.stdout.write(text)
+    else:
+        from ..files import atomic_write
+
+        atomic_write(output, text)
+        print(f"exported to {output}", file=sys.stderr)
+
+
+@app.command()
+def doctor(
+    json_out: bool = typer.Option(False, "--json", help="Print JSON."),
+) -> None:
+    """Check the vault: schema, duplicate ids, dangling links, stray files, index health.
+
+    Exits 1 when it finds a problem. Example: memvault doctor
+    """
+    from ..reports import doctor_report
+
+    vault = open_vault()
+    report = doctor_report(vault)
+    if json_out:
+        emit_json(report)
+    else:
+        for problem in report["problems"]:
+            print(problem["text"])
+        for note in report["notes"]:
+            print(f"note: {note}", file=sys.stderr)
+        print(f"{report['checked']} files checked, {len(report['problems'])} problem(s)", file=sys.stderr)
+    if report["problems"]:
+        raise typer.Exit(1)
+
+
+@app.command()
+def check(
+    paths: Optional[list[Path]] = typer.Argument(None, help="Files to check (default: the whole vault)."),
+    json_out: bool = typer.Option(False, "--json", help="Print JSON."),
+) -> None:
+    """Validate memory files (schema, YAML, secrets); exit 1 on any problem.
+
+    Used by the pre-commit hook. Example: memvault check semantic/facts/x.md
+    """
+    from ..reports import check_files
+
+    vault = open_vault()
+    problems = check_files(vault, paths or [])
+    if json_out:
+        emit_json([p.as_dict() for p in problems])
+    else:
+        for p in problems:
+            print(f"Error: {p}", file=sys.stderr)
+    if problems:
+        raise typer.Exit(1)

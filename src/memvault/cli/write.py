@@ -1,0 +1,272 @@
+"""Commands that write memories: init, add, log, edit, forget, import, pause/resume."""
+
+from __future__ import annotations
+
+import enum
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from ..errors import MemvaultError, ValidationError
+from ._app import app, emit_json, info, open_vault, parse_when, read_text_arg, split_list, state
+
+
+class Kind(str, enum.Enum):
+    episode = "episode"
+    fact = "fact"
+    procedure = "procedure"
+
+
+KIND_TYPE = {"episode": "episodic", "fact": "semantic", "procedure": "procedural"}
+
+
+@app.command()
+def init(
+    path: Path = typer.Argument(Path("."), help="Folder for the new vault (created if missing)."),
+    examples: bool = typer.Option(False, "--examples", help="Add a few example memories of each kind."),
+) -> None:
+    """Create a vault: git repo, folders, config and README.
+
+    Example: memvault init ~/memory --examples
+    """
+    from ..vault import Vault
+
+    vault = Vault.init(path, examples=examples)
+    info(f"Created a memvault vault in {vault.root}")
+    info(f"Next: cd {vault.root} && memvault add fact 'Something worth remembering'")
+
+
+@app.command()
+def add(
+    kind: Kind = typer.Argument(..., help="episode, fact or procedure."),
+    text: Optional[str] = typer.Argument(None, help="The memory's text ('-' or omitted: read stdin)."),
+    file: Optional[Path] = typer.Option(None, "--file", "-f", help="Read the text from this file."),
+    title: Optional[str] = typer.Option(None, "--title", "-t", help="Short title (default: first words)."),
+    id: Optional[str] = typer.Option(None, "--id", help="Explicit id (default: a slug of the title)."),
+    category: Optional[str] = typer.Option(
+        None, "--category", "-c", help="facts|decisions|definitions|relationships|constraints, "
+        "workflows|templates|patterns|heuristics, or any episode category."
+    ),
+    tag: Optional[list[str]] = typer.Option(None, "--tag", help="Tag (repeat, or comma-separated)."),
+    importance: Optional[int] = typer.Option(None, "--importance", "-i", help="1-5."),
+    decay: Optional[str] = typer.Option(None, "--decay", help="fast|normal|slow|never."),
+    confidence: Optional[str] = typer.Option(None, "--confidence", help="high|medium|low."),
+    scope: Optional[str] = typer.Option(None, "--scope", "-s", help="self|team|global."),
+    subject: Optional[str] = typer.Option(
+        None, "--subject", help="Key shared by facts about the same thing (e.g. user.city): newer wins."
+    ),
+    valid_from: Optional[str] = typer.Option(None, "--valid-from", help="When the fact became true."),
+    valid_to: Optional[str] = typer.Option(None, "--valid-to", help="When it stopped being true."),
+    trigger: Optional[list[str]] = typer.Option(None, "--trigger", help="Procedure trigger keyword(s)."),
+    step: Optional[list[str]] = typer.Option(None, "--step", help="Procedure step (repeat, in order)."),
+    outcome: Optional[str] = typer.Option(None, "--outcome", help="Episode outcome."),
+    session: Optional[str] = typer.Option(None, "--session", help="Session the episode belongs to."),
+    source: Optional[str] = typer.Option(None, "--source", help="Where it came from (url, file, commit)."),
+    related: Optional[list[str]] = typer.Option(None, "--related", help="Related memory id(s)."),
+    channel: Optional[str] = typer.Option(None, "--channel", help="Channel (e.g. slack:#ops)."),
+    author: Optional[str] = typer.Option(None, "--author", help="Author (human name or agent:<name>)."),
+    message: Optional[str] = typer.Option(None, "--message", "-m", help="Why: goes into the commit message."),
+    allow_secrets: bool = typer.Option(False, "--allow-secrets", help="Store text that looks like a credential."),
+    json_out: bool = typer.Option(False, "--json", help="Print the written memory as JSON."),
+) -> None:
+    """Write a new memory (one file, one commit).
+
+    Examples:
+
+      memvault add fact "The API rate limit is 100 req/s" --subject api.rate-limit --tag api
+
+      memvault add episode "Deploy failed: migrations locked the users table" --outcome failure
+
+      memvault add procedure "Release" --step "Run tests" --step "Tag" --trigger release
+
+      echo "long text" | memvault add episode --title "Postmortem"
+    """
+    body = read_text_arg(text, file)
+    vault = open_vault()
+    fields = {
+        "category": category,
+        "tags": split_list(tag),
+        "importance": importance,
+        "decay": decay,
+        "confidence": confidence,
+        "scope": scope,
+        "subject": subject,
+        "valid_from": _time_text(valid_from, "valid_from"),
+        "valid_to": _time_text(valid_to, "valid_to"),
+        "trigger": split_list(trigger),
+        "steps": list(step or []),
+        "outcome": outcome,
+        "session": session,
+        "source": source,
+        "related": split_list(related),
+        "channel": channel,
+        "author": author,
+    }
+    result = vault.add(
+        KIND_TYPE[kind.value], body, title=title, id=id, allow_secrets=allow_secrets, message=message, **fields
+    )
+    if json_out:
+        emit_json({**result.memory.to_dict(), "commit": result.commit, "superseded": list(result.superseded), "inbox": result.inbox})
+        return
+    where = "proposed in inbox (needs review)" if result.inbox else "saved"
+    print(f"{result.memory.id}\t{result.memory.path}")
+    info(f"{where}; commit {result.commit[:10] if result.commit else '-'}")
+    if result.superseded:
+        info(f"supersedes {', '.join(result.superseded)}")
+
+
+def _time_text(value: Optional[str], key: str) -> Optional[str]:
+    from ..memory import format_time
+
+    when = parse_when(value, key)
+    return format_time(when) if when else None
+
+
+@app.command()
+def log(
+    text: Optional[str] = typer.Argument(None, help="The turn's text ('-' or omitted: read stdin)."),
+    session: str = typer.Option(..., "--session", "-S", help="Session name or id."),
+    role: str = typer.Option("user", "--role", "-r", help="user|assistant|system|tool."),
+    rating: Optional[str] = typer.Option(None, "--rating", help="helpful|neutral|not_helpful (agent feedback)."),
+    file: Optional[Path] = typer.Option(None, "--file", "-f", help="Read the text from this file."),
+    allow_secrets: bool = typer.Option(False, "--allow-secrets", help="Store text that looks like a credential."),
+    json_out: bool = typer.Option(False, "--json", help="Print the transcript memory as JSON."),
+) -> None:
+    """Append a conversation turn to a session's transcript (short-term memory).
+
+    Example: memvault log --session 2026-11-29-deploy --role user "Why did the deploy fail?"
+    """
+    body = read_text_arg(text, file)
+    vault = open_vault()
+    extra = {"rating": rating} if rating else None
+    result = vault.log(session, role, body, extra=extra, allow_secrets=allow_secrets)
+    if json_out:
+        emit_json({**result.memory.to_dict(with_content=False), "commit": result.commit})
+        return
+    print(f"{result.memory.id}\t{result.memory.path}")
+
+
+@app.command()
+def forget(
+    memory_id: str = typer.Argument(..., metavar="ID", help="The memory's id."),
+    reason: str = typer.Option(..., "--reason", help="Why: recorded in the commit message."),
+    purge: bool = typer.Option(
+        False, "--purge", help="Also remove it from git history, the index and the access log (rewrites history)."
+    ),
+    yes: bool = typer.Option(False, "--yes", "-y", help="Don't ask for confirmation (with --purge)."),
+) -> None:
+    """Delete a memory (its file, with a commit that says why).
+
+    Without --purge git history still holds it (that is the point of git); with --purge it
+    is erased from every commit too.
+
+    Example: memvault forget old-api-key-note --reason "wrong and misleading"
+    """
+    vault = open_vault()
+    if purge:
+        from ..purge import purge_memory
+
+        memory = vault.get(memory_id)
+        if not yes:
+            typer.confirm(
+                f"This rewrites git history of {vault.root} to erase {memory.path}. Continue?", abort=True
+            )
+        report = purge_memory(vault, memory_id, reason)
+        print(f"purged {memory_id}")
+        for remote in report.remotes:
+            info(f"warning: remote '{remote}' still holds the old history; force-push to erase it there")
+        return
+    result = vault.forget(memory_id, reason)
+    print(f"forgot {memory_id} ({result.memory.path})")
+
+
+@app.command()
+def edit(
+    memory_id: str = typer.Argument(..., metavar="ID", help="The memory's id."),
+    message: str = typer.Option("edited by hand", "--message", "-m", help="Why: goes into the commit message."),
+) -> None:
+    """Open a memory in $EDITOR; it is validated before it is committed.
+
+    If the edited text is invalid, nothing changes and your edit is kept in a temp file.
+
+    Example: EDITOR=nano memvault edit python-version
+    """
+    vault = open_vault()
+    memory = vault.get(memory_id)
+    original = vault.raw_text(memory)
+    suffix = Path(memory.path).suffix
+    fd, tmp = tempfile.mkstemp(prefix=f"memvault-{memory_id}-", suffix=suffix)
+    with os.fdopen(fd, "w", encoding="utf-8", newline="") as handle:
+        handle.write(original)
+    editor = os.environ.get("VISUAL") or os.environ.get("EDITOR") or "vi"
+    import shlex
+
+    proc = subprocess.run([*shlex.split(editor), tmp])
+    if proc.returncode != 0:
+        raise MemvaultError(f"editor exited with {proc.returncode}; nothing changed (your text: {tmp})", memory.path)
+    new_text = Path(tmp).read_text(encoding="utf-8")
+    if new_text == original:
+        os.unlink(tmp)
+        info("no changes")
+        return
+    try:
+        vault.replace_text(memory_id, new_text, message)
+    except ValidationError as exc:
+        raise ValidationError(f"{exc.message} (nothing changed; your edit is in {tmp})", exc.path, exc.key) from None
+    os.unlink(tmp)
+    print(f"updated {memory_id}")
+
+
+@app.command("import")
+def import_(
+    file: Path = typer.Argument(..., help="A JSONL export, a Markdown bundle, or a YAML file with an 'episodes:' list."),
+    format: str = typer.Option("auto", "--format", help="auto|jsonl|markdown|yaml-episodes."),
+    allow_secrets: bool = typer.Option(False, "--allow-secrets", help="Store text that looks like a credential."),
+    json_out: bool = typer.Option(False, "--json", help="Print the import report as JSON."),
+) -> None:
+    """Import memories (one commit). JSONL from 'memvault export' round-trips exactly.
+
+    Example: memvault import backup.jsonl
+    """
+    from ..transfer import import_file
+
+    vault = open_vault()
+    report = import_file(vault, file, format, allow_secrets=allow_secrets, progress=not state.quiet)
+    if json_out:
+        emit_json(report.as_dict())
+        return
+    print(f"imported {report.added}, skipped {report.skipped} (already there)")
+    for problem in report.problems:
+        print(f"  {problem}", file=sys.stderr)
+
+
+@app.command()
+def pause(scope: str = typer.Option(..., "--scope", help="self|team|global.")) -> None:
+    """Stop capture for a scope: writes to it are refused until 'resume'.
+
+    Example: memvault pause --scope self
+    """
+    vault = open_vault()
+    paused = list(vault.config.get("paused") or [])
+    if scope not in ("self", "team", "global"):
+        raise MemvaultError(f"expected self|team|global, got {scope!r}", key="scope")
+    if scope not in paused:
+        vault.set_config("paused", [*paused, scope], f"pause capture for scope {scope}")
+    print(f"capture paused for scope {scope}")
+
+
+@app.command()
+def resume(scope: str = typer.Option(..., "--scope", help="self|team|global.")) -> None:
+    """Resume capture for a paused scope.
+
+    Example: memvault resume --scope self
+    """
+    vault = open_vault()
+    paused = [s for s in (vault.config.get("paused") or []) if s != scope]
+    vault.set_config("paused", paused, f"resume capture for scope {scope}")
+    print(f"capture resumed for scope {scope}")

@@ -1,0 +1,143 @@
+"""Settings: ``.memvault/config.yaml`` over built-in defaults, then ``MEMVAULT_*`` env vars.
+
+Flags are applied last by the adapters (they pass overrides to :func:`load_config`).
+"""
+
+from __future__ import annotations
+
+import copy
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from .errors import ConfigError
+
+CONFIG_PATH = ".memvault/config.yaml"
+
+DEFAULTS: dict[str, Any] = {
+    "version": 1,
+    "embedder": "all-MiniLM-L6-v2",
+    "identity": {"agent": None, "team": None, "role": None},
+    "git": {"author_name": "memvault", "author_email": "memvault@localhost", "commit": True},
+    "defaults": {"scope": "team", "importance": 3, "decay": None, "confidence": "medium"},
+    "index": {"url": None, "chunk_words": 180},
+    "search": {"limit": 10, "rrf_k": 60},
+    "limits": {"max_file_bytes": 2_000_000, "max_limit": 1000, "max_budget": 200_000},
+    "decay": {
+        "rates": {"fast": 0.5, "normal": 0.8, "slow": 0.95, "never": 1.0},
+        "archive_below": 0.1,
+        "default": {"episodic": "normal", "semantic": "never", "procedural": "never"},
+    },
+    "retention": {"self": 90, "team": 365, "global": None, "transcripts": 548},
+    "consolidate": {
+        "dedup_threshold": 0.92,
+        "promote_min_episodes": 3,
+        "distill_after_days": 30,
+        "summarizer_command": None,
+    },
+    "security": {"secrets": "refuse", "allow": [], "patterns": [], "redact": {}},
+    "paused": [],
+}
+
+# env var -> dotted key
+ENV_KEYS = {
+    "MEMVAULT_EMBEDDER": "embedder",
+    "MEMVAULT_AGENT": "identity.agent",
+    "MEMVAULT_TEAM": "identity.team",
+    "MEMVAULT_ROLE": "identity.role",
+    "MEMVAULT_INDEX_URL": "index.url",
+    "MEMVAULT_AUTHOR_NAME": "git.author_name",
+    "MEMVAULT_AUTHOR_EMAIL": "git.author_email",
+}
+
+
+def _merge(base: dict[str, Any], over: Mapping[str, Any]) -> dict[str, Any]:
+    for key, value in over.items():
+        if isinstance(value, Mapping) and isinstance(base.get(key), dict):
+            _merge(base[key], value)
+        else:
+            base[key] = value
+    return base
+
+
+@dataclass
+class Config:
+    data: dict[str, Any]
+    path: Path | None = None
+
+    def get(self, dotted: str, default: Any = None) -> Any:
+        node: Any = self.data
+        for part in dotted.split("."):
+            if not isinstance(node, Mapping) or part not in node:
+                return default
+            node = node[part]
+        return default if node is None else node
+
+    def set(self, dotted: str, value: Any) -> None:
+        node = self.data
+        parts = dotted.split(".")
+        for part in parts[:-1]:
+            node = node.setdefault(part, {})
+        node[parts[-1]] = value
+
+    def int(self, dotted: str) -> int:
+        value = self.get(dotted)
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise ConfigError(f"expected an integer, got {value!r}", CONFIG_PATH, dotted)
+        return value
+
+    def float(self, dotted: str) -> float:
+        value = self.get(dotted)
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise ConfigError(f"expected a number, got {value!r}", CONFIG_PATH, dotted)
+        return float(value)
+
+
+def load_config(root: Path | None, overrides: Mapping[str, Any] | None = None) -> Config:
+    """Defaults, then the vault's config file, then env vars, then ``overrides`` (dotted keys)."""
+    data = copy.deepcopy(DEFAULTS)
+    path = None
+    if root is not None:
+        path = root / CONFIG_PATH
+        if path.exists():
+            from ruamel.yaml import YAML
+            from ruamel.yaml.error import YAMLError
+
+            try:
+                loaded = YAML(typ="safe").load(path.read_text(encoding="utf-8"))
+            except (YAMLError, UnicodeDecodeError) as exc:
+                first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+                raise ConfigError(f"invalid YAML: {first}", CONFIG_PATH) from None
+            if loaded is None:
+                loaded = {}
+            if not isinstance(loaded, Mapping):
+                raise ConfigError("expected a mapping of settings", CONFIG_PATH)
+            _merge(data, loaded)
+    config = Config(data, path)
+    for env, key in ENV_KEYS.items():
+        value = os.environ.get(env)
+        if value:
+            config.set(key, value)
+    for key, value in (overrides or {}).items():
+        if value is not None:
+            config.set(key, value)
+    _check(config)
+    return config
+
+
+def _check(config: Config) -> None:
+    rates = config.get("decay.rates", {})
+    if not isinstance(rates, Mapping):
+        raise ConfigError("expected a mapping of rates", CONFIG_PATH, "decay.rates")
+    for name, rate in rates.items():
+        if isinstance(rate, bool) or not isinstance(rate, (int, float)) or not 0 <= rate <= 1:
+            raise ConfigError(f"expected a number in 0-1, got {rate!r}", CONFIG_PATH, f"decay.rates.{name}")
+    scope = config.get("defaults.scope")
+    if scope not in ("self", "team", "global"):
+        raise ConfigError(f"expected self|team|global, got {scope!r}", CONFIG_PATH, "defaults.scope")
+    if not isinstance(config.get("embedder"), str):
+        raise ConfigError("expected a model name", CONFIG_PATH, "embedder")
+    for key in ("limits.max_file_bytes", "limits.max_limit", "limits.max_budget"):
+        config.int(key)

@@ -1,0 +1,398 @@
+"""Reading and writing memory files: the only module that touches their bytes.
+
+Two formats hold the same keys:
+
+* Markdown with YAML front matter (``---`` fenced), the body is the content;
+* a plain ``.yaml`` mapping with a ``content:`` key.
+
+Rewrites are surgical: a changed key replaces only the lines of that key, a new key is
+appended at the end of the front matter, everything else (comments, key order, blank
+lines, line endings, a BOM, the body) stays byte-for-byte. Writes are atomic.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import io
+import os
+import re
+import tempfile
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from .errors import Problem, ValidationError
+from .memory import KEY_ORDER, Memory, format_time, to_plain, validate_meta
+
+MEMORY_SUFFIXES = (".md", ".yaml", ".yml")
+DEFAULT_MAX_BYTES = 2_000_000
+MAX_DEPTH = 30
+BOM = "\ufeff"
+_FENCE_RE = re.compile(r"^---[ \t]*\r?$", re.MULTILINE)
+_ANCHOR_HINT_RE = re.compile(r"[&*][^\s,\]\}]")
+
+
+@dataclass
+class Document:
+    """A memory file's text split into its parts, kept verbatim for round-trips."""
+
+    path: str
+    fmt: str  # "md" or "yaml"
+    bom: str
+    newline: str
+    head: str  # front matter text (md) or the whole text (yaml), without BOM
+    body: str  # md only: everything after the closing fence line
+    meta: dict[str, Any]  # plain values
+
+    def text(self) -> str:
+        if self.fmt == "yaml":
+            return self.bom + self.head
+        return f"{self.bom}---{self.newline}{self.head}---{self.newline}{self.body}"
+
+    @property
+    def content(self) -> str:
+        if self.fmt == "yaml":
+            value = self.meta.get("content")
+            return "" if value is None else str(value)
+        return self.body.lstrip("\r\n") if self.body.startswith(("\n", "\r\n")) else self.body
+
+    def to_memory(self) -> Memory:
+        meta = {k: v for k, v in self.meta.items() if k != "content" or self.fmt == "md"}
+        return Memory(
+            id=str(meta.get("id")),
+            type=str(meta.get("type")),
+            path=self.path,
+            meta=meta,
+            content=self.content,
+        )
+
+
+def _yaml(typ: str = "safe") -> Any:
+    from ruamel.yaml import YAML
+
+    yaml = YAML(typ=typ, pure=typ != "safe")
+    yaml.allow_duplicate_keys = False
+    return yaml
+
+
+def _depth(value: Any, level: int = 0) -> int:
+    if level > MAX_DEPTH:
+        return level
+    if isinstance(value, Mapping):
+        return max((_depth(v, level + 1) for v in value.values()), default=level + 1)
+    if isinstance(value, list):
+        return max((_depth(v, level + 1) for v in value), default=level + 1)
+    return level
+
+
+def _load_mapping(text: str, path: str) -> dict[str, Any]:
+    """Load YAML safely: no aliases (billion-laughs), bounded depth, a mapping at the top."""
+    from ruamel.yaml.error import YAMLError
+
+    if _ANCHOR_HINT_RE.search(text):
+        from ruamel.yaml.events import AliasEvent
+
+        try:
+            for event in _yaml("safe").parse(io.StringIO(text)):
+                if isinstance(event, AliasEvent):
+                    raise ValidationError(
+                        "YAML aliases (*name) are not allowed in memory files", path, None
+                    )
+        except YAMLError as exc:
+            raise ValidationError(_yaml_message(exc), path, None) from None
+    try:
+        data = _yaml("safe").load(text)
+    except YAMLError as exc:
+        raise ValidationError(_yaml_message(exc), path, None) from None
+    except RecursionError:
+        raise ValidationError("YAML nested too deeply", path, None) from None
+    if data is None:
+        data = {}
+    if not isinstance(data, Mapping):
+        raise ValidationError("front matter must be a mapping of keys", path, None)
+    if _depth(data) > MAX_DEPTH:
+        raise ValidationError(f"YAML nested deeper than {MAX_DEPTH} levels", path, None)
+    try:
+        plain = to_plain(data)
+    except ValueError as exc:
+        raise ValidationError(str(exc), path, None) from None
+    return plain
+
+
+def _yaml_message(exc: Exception) -> str:
+    problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+    mark = getattr(exc, "problem_mark", None)
+    where = f" (line {mark.line + 1}, column {mark.column + 1})" if mark is not None else ""
+    return f"invalid YAML: {problem}{where}"
+
+
+def parse_text(text: str, path: str) -> Document:
+    """Split and parse a memory file's text. Raises :class:`ValidationError`."""
+    bom = BOM if text.startswith(BOM) else ""
+    if bom:
+        text = text[1:]
+    newline = "\r\n" if "\r\n" in text[:4096] else "\n"
+    if "\x00" in text:
+        raise ValidationError("binary file (NUL bytes), not a memory", path, None)
+    if path.endswith((".yaml", ".yml")):
+        meta = _load_mapping(text, path)
+        return Document(path, "yaml", bom, newline, text, "", meta)
+    first = _FENCE_RE.match(text)
+    if not text.strip():
+        raise ValidationError("empty file", path, None)
+    if not first:
+        raise ValidationError("no front matter: the file must start with a '---' line", path, None)
+    closing = _FENCE_RE.search(text, first.end())
+    if not closing:
+        raise ValidationError("front matter is not closed by a '---' line", path, None)
+    head_start = first.end() + 1  # after the newline of the opening fence
+    head = text[head_start : closing.start()]
+    rest = text[closing.end() :]
+    body = rest[1:] if rest.startswith("\n") else rest
+    meta = _load_mapping(head, path)
+    return Document(path, "md", bom, newline, head, body, meta)
+
+
+def read_bytes(abs_path: Path, rel: str, max_bytes: int = DEFAULT_MAX_BYTES) -> str:
+    """Read a memory file's text, refusing symlinks, huge files and non-UTF-8 bytes."""
+    try:
+        st = abs_path.lstat()
+    except FileNotFoundError:
+        raise ValidationError("file not found", rel, None) from None
+    if abs_path.is_symlink():
+        raise ValidationError("symbolic links are not followed", rel, None)
+    if st.st_size > max_bytes:
+        raise ValidationError(
+            f"file is {st.st_size:,} bytes, over the limit of {max_bytes:,} (limits.max_file_bytes)",
+            rel,
+            None,
+        )
+    raw = abs_path.read_bytes()
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ValidationError(f"not UTF-8 text (byte {exc.start})", rel, None) from None
+
+
+def load_document(abs_path: Path, rel: str, max_bytes: int = DEFAULT_MAX_BYTES) -> Document:
+    return parse_text(read_bytes(abs_path, rel, max_bytes), rel)
+
+
+def load_memory(abs_path: Path, rel: str, max_bytes: int = DEFAULT_MAX_BYTES) -> Memory:
+    """Load and validate one memory file. Raises :class:`ValidationError` with all problems."""
+    doc = load_document(abs_path, rel, max_bytes)
+    problems = validate_meta(doc.meta, rel)
+    if problems:
+        raise ValidationError(str(problems[0]).split(": ", 2)[-1], rel, problems[0].key, problems)
+    return doc.to_memory()
+
+
+# --- rendering ---------------------------------------------------------------------
+
+
+def _render_value_yaml(key: str, value: Any, seq_indent: int) -> str:
+    """Render ``key: value`` as YAML text ending in a newline."""
+    if isinstance(value, (dt.datetime, dt.date)):
+        return f"{key}: {format_time(value)}\n"
+    from ruamel.yaml.scalarstring import LiteralScalarString
+
+    from ruamel.yaml.comments import CommentedSeq
+
+    def prepare(v: Any) -> Any:
+        if isinstance(v, list) and v and all(_flowable(x) for x in v):
+            seq = CommentedSeq(v)
+            seq.fa.set_flow_style()
+            return seq
+        if isinstance(v, str) and "\n" in v:
+            return LiteralScalarString(v if v.endswith("\n") else v + "\n")
+        if isinstance(v, (dt.datetime, dt.date)):
+            return format_time(v)
+        if isinstance(v, list):
+            return [prepare(x) for x in v]
+        if isinstance(v, Mapping):
+            return {k: prepare(x) for k, x in v.items()}
+        return v
+
+    yaml = _yaml("rt")
+    yaml.width = 4096
+    yaml.indent(mapping=2, sequence=seq_indent + 2, offset=seq_indent)
+    out = io.StringIO()
+    yaml.dump({key: prepare(value)}, out)
+    text = out.getvalue()
+    if isinstance(value, str) and _looks_like_time(value):
+        # A time written by memvault stays an unquoted YAML timestamp, like a hand-typed one.
+        text = f"{key}: {value}\n"
+    return text
+
+
+_PLAIN_RE = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_ .:/@+-]{0,39}$")
+
+
+def _flowable(value: Any) -> bool:
+    return isinstance(value, str) and bool(_PLAIN_RE.match(value)) and ": " not in value and not value.endswith(":")
+
+
+_TIME_TEXT_RE = re.compile(r"^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2})?(Z|[+-]\d{2}:\d{2})?)?$")
+
+
+def _looks_like_time(value: str) -> bool:
+    return bool(_TIME_TEXT_RE.match(value))
+
+
+def _ordered(meta: Mapping[str, Any]) -> list[tuple[str, Any]]:
+    rank = {k: i for i, k in enumerate(KEY_ORDER)}
+    return sorted(meta.items(), key=lambda kv: (rank.get(kv[0], len(rank)), 0))
+
+
+def render_new(meta: Mapping[str, Any], content: str, fmt: str = "md") -> str:
+    """The text of a brand-new memory file (keys in memvault's canonical order)."""
+    items = [(k, v) for k, v in _ordered(meta) if v is not None and v != [] and k != "content"]
+    head = "".join(_render_value_yaml(k, v, 2) for k, v in items)
+    if fmt == "yaml":
+        return head + _render_value_yaml("content", content, 2)
+    body = content if content.endswith("\n") or not content else content + "\n"
+    return f"---\n{head}---\n\n{body}"
+
+
+_TOP_KEY_RE = re.compile(r"^([^\s#:'\"-][^:]*?|'[^']*'|\"[^\"]*\"):(\s|$)")
+
+
+def _key_spans(lines: list[str]) -> dict[str, tuple[int, int]]:
+    """Line spans [start, end) of each top-level key in a block mapping's lines."""
+    starts: list[tuple[str, int]] = []
+    for i, line in enumerate(lines):
+        if not line or line[0] in " \t#\r\n":
+            continue
+        m = _TOP_KEY_RE.match(line)
+        if m:
+            starts.append((m.group(1).strip("'\""), i))
+        elif line.rstrip() in ("---", "..."):
+            return {}
+        # a "- item" at column 0 continues the previous key's block sequence
+    spans: dict[str, tuple[int, int]] = {}
+    for n, (key, start) in enumerate(starts):
+        end = starts[n + 1][1] if n + 1 < len(starts) else len(lines)
+        # trailing comment/blank lines belong visually to the next key: keep them in place
+        while end - 1 > start and (not lines[end - 1].strip() or lines[end - 1].lstrip().startswith("#")):
+            end -= 1
+        spans[key] = (start, end)
+    return spans
+
+
+def _seq_indent(head: str) -> int:
+    m = re.search(r"^[^\s#][^\n]*:\s*\r?\n(\s*)- ", head, re.MULTILINE)
+    return len(m.group(1)) if m else 0
+
+
+def update_text(doc: Document, changes: Mapping[str, Any], content: str | None = None) -> str:
+    """Rewrite only the keys in ``changes`` (``None`` deletes a key); keep all else verbatim.
+
+    ``content`` replaces the body (Markdown) or the ``content`` key (YAML) when given.
+    """
+    head = doc.head
+    nl = doc.newline
+    changes = dict(changes)
+    if doc.fmt == "yaml" and content is not None:
+        changes["content"] = content
+    lines = head.replace("\r\n", "\n").split("\n")
+    trailing_newline = head.endswith("\n") or head == ""
+    if lines and lines[-1] == "":
+        lines.pop()
+    spans = _key_spans(lines)
+    top_keys = set(doc.meta.keys())
+    if not spans and top_keys:
+        raise ValidationError(
+            "front matter is not a plain block mapping; memvault cannot rewrite it safely",
+            doc.path,
+            None,
+        )
+    indent = _seq_indent(head)
+    # Apply from the bottom so earlier spans keep their line numbers.
+    edits: list[tuple[int, int, list[str]]] = []
+    appended: list[str] = []
+    for key, value in changes.items():
+        if key in spans:
+            start, end = spans[key]
+            new = [] if value is None else _render_value_yaml(key, value, indent).rstrip("\n").split("\n")
+            edits.append((start, end, new))
+        elif value is not None and value != []:
+            appended.extend(_render_value_yaml(key, value, indent).rstrip("\n").split("\n"))
+    for start, end, new in sorted(edits, reverse=True):
+        lines[start:end] = new
+    # New keys go after the last key line, before trailing blank/comment lines.
+    insert_at = len(lines)
+    while insert_at > 0 and not lines[insert_at - 1].strip():
+        insert_at -= 1
+    lines[insert_at:insert_at] = appended
+    new_head = "\n".join(lines) + ("\n" if trailing_newline and lines else "")
+    if nl == "\r\n":
+        new_head = new_head.replace("\n", "\r\n")
+    body = doc.body
+    if doc.fmt == "md" and content is not None:
+        lead = nl if doc.body.startswith(("\n", "\r\n")) else ""
+        text = content if content.endswith("\n") or not content else content + "\n"
+        body = lead + (text.replace("\n", "\r\n") if nl == "\r\n" else text)
+    result = Document(doc.path, doc.fmt, doc.bom, nl, new_head, body, {})
+    return result.text()
+
+
+# --- atomic writes -----------------------------------------------------------------
+
+
+def atomic_write(path: Path, text: str) -> None:
+    """Write via a temp file in the same folder and ``os.replace``: never half a file."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="") as handle:
+            handle.write(text)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except FileNotFoundError:
+            pass
+        raise
+
+
+def check_text(text: str, path: str) -> Memory:
+    """Parse and validate text destined for ``path``; raise on the first problem."""
+    doc = parse_text(text, path)
+    problems = validate_meta(doc.meta, path)
+    if problems:
+        first = problems[0]
+        raise ValidationError(first.message, path, first.key, problems)
+    return doc.to_memory()
+
+
+def problems_of(abs_path: Path, rel: str, max_bytes: int = DEFAULT_MAX_BYTES) -> list[Problem]:
+    """All problems of one file (parse errors included), for ``doctor``/``validate``."""
+    try:
+        doc = load_document(abs_path, rel, max_bytes)
+    except ValidationError as exc:
+        return [Problem(rel, exc.key, exc.message)]
+    return validate_meta(doc.meta, rel)
+
+
+def is_memory_file(name: str) -> bool:
+    return name.endswith(MEMORY_SUFFIXES) and not name.startswith(".") and name != "README.md"
+
+
+def iter_memory_files(root: Path, trees: Iterable[str]) -> Iterable[tuple[str, Path]]:
+    """Yield ``(relative posix path, absolute path)`` of memory files under the trees.
+
+    Hidden files and folders, editor temp files and symlinked folders are skipped.
+    """
+    for tree in trees:
+        base = root / tree
+        if not base.is_dir() or base.is_symlink():
+            continue
+        for dirpath, dirnames, filenames in os.walk(base, followlinks=False):
+            dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
+            rel_dir = os.path.relpath(dirpath, root).replace(os.sep, "/")
+            for name in sorted(filenames):
+                if is_memory_file(name) and not name.endswith("~"):
+                    yield f"{rel_dir}/{name}", Path(dirpath) / name

@@ -1,0 +1,216 @@
+"""The one module that talks to git.
+
+Hot paths (stage + commit after a write) call the ``git`` binary directly: one process
+per step, no import cost. Richer reads (history, init) go through GitPython, imported
+lazily. Automated commits never rely on the user's global identity: the author and
+committer come from the vault's config (``git.author_name`` / ``git.author_email``).
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from .errors import GitError
+
+# Variables git sets for hooks; inherited by a child git they would point it elsewhere.
+GIT_ENV_VARS = (
+    "GIT_DIR",
+    "GIT_INDEX_FILE",
+    "GIT_WORK_TREE",
+    "GIT_PREFIX",
+    "GIT_OBJECT_DIRECTORY",
+    "GIT_ALTERNATE_OBJECT_DIRECTORIES",
+    "GIT_QUARANTINE_PATH",
+)
+
+
+def no_git_env(extra: dict[str, str] | None = None) -> dict[str, str]:
+    """The current environment without git's per-repository variables (pre-commit's trick)."""
+    env = {k: v for k, v in os.environ.items() if k not in GIT_ENV_VARS}
+    env.setdefault("GIT_TERMINAL_PROMPT", "0")
+    if extra:
+        env.update(extra)
+    return env
+
+
+@dataclass(frozen=True)
+class Identity:
+    name: str
+    email: str
+
+
+def run_git(
+    root: Path,
+    args: Sequence[str],
+    *,
+    identity: Identity | None = None,
+    check: bool = True,
+    input_text: str | None = None,
+    env_extra: dict[str, str] | None = None,
+) -> subprocess.CompletedProcess[str]:
+    extra = dict(env_extra or {})
+    cmd = ["git"]
+    if identity is not None:
+        extra.update(
+            GIT_AUTHOR_NAME=identity.name,
+            GIT_AUTHOR_EMAIL=identity.email,
+            GIT_COMMITTER_NAME=identity.name,
+            GIT_COMMITTER_EMAIL=identity.email,
+        )
+        cmd += ["-c", f"user.name={identity.name}", "-c", f"user.email={identity.email}"]
+    # memvault's own commits were validated already; our hook shims read this and stay quiet.
+    extra.setdefault("MEMVAULT_INTERNAL", "1")
+    try:
+        proc = subprocess.run(
+            [*cmd, *args],
+            cwd=root,
+            env=no_git_env(extra),
+            capture_output=True,
+            text=True,
+            input=input_text,
+            check=False,
+        )
+    except FileNotFoundError:
+        raise GitError("git is not installed or not on PATH") from None
+    if check and proc.returncode != 0:
+        detail = (proc.stderr or proc.stdout).strip().splitlines()
+        raise GitError(f"git {args[0]} failed: {detail[-1] if detail else proc.returncode}")
+    return proc
+
+
+def init_repo(root: Path, identity: Identity) -> None:
+    run_git(root, ["init", "-q", "-b", "main"])
+
+
+def is_repo(root: Path) -> bool:
+    return (root / ".git").exists()
+
+
+def commit(
+    root: Path,
+    message: str,
+    identity: Identity,
+    add: Iterable[str] = (),
+    remove: Iterable[str] = (),
+    *,
+    allow_empty: bool = False,
+) -> str | None:
+    """Stage exactly ``add``/``remove`` (vault-relative paths) and make one commit.
+
+    Returns the new commit's sha, or ``None`` when there was nothing to commit.
+    Paths staged by the user for other files are left out of this commit.
+    """
+    add = sorted(set(add))
+    remove = sorted(set(remove))
+    paths = add + remove
+    if add:
+        run_git(root, ["add", "-f", "--", *add])
+    if remove:
+        run_git(root, ["rm", "-q", "--cached", "--ignore-unmatch", "-r", "--", *remove])
+    if not paths and not allow_empty:
+        return None
+    args = ["commit", "-q", "--no-verify", "-m", message]
+    if allow_empty:
+        args.append("--allow-empty")
+    if paths:
+        # --only keeps whatever else the user had staged out of this commit.
+        proc = run_git(root, [*args, "--only", "--", *paths], identity=identity, check=False)
+    else:
+        proc = run_git(root, args, identity=identity, check=False)
+    if proc.returncode != 0:
+        text = (proc.stdout + proc.stderr).lower()
+        if "nothing to commit" in text or "no changes added" in text or "nothing added" in text:
+            return None
+        detail = (proc.stderr or proc.stdout).strip().splitlines()
+        raise GitError(f"git commit failed: {detail[-1] if detail else proc.returncode}")
+    return head(root)
+
+
+def head(root: Path) -> str | None:
+    proc = run_git(root, ["rev-parse", "-q", "--verify", "HEAD"], check=False)
+    return proc.stdout.strip() or None
+
+
+@dataclass(frozen=True)
+class Change:
+    sha: str
+    author: str
+    date: str
+    message: str
+    path: str
+
+
+def history(root: Path, rel_path: str, limit: int = 50) -> list[Change]:
+    """Commits that touched a file, newest first, following renames."""
+    fmt = "%H%x1f%an <%ae>%x1f%aI%x1f%s%x1e"
+    proc = run_git(
+        root,
+        ["log", f"-n{limit}", "--follow", "--name-only", f"--format={fmt}", "--", rel_path],
+        check=False,
+    )
+    changes: list[Change] = []
+    for record in proc.stdout.split("\x1e"):
+        record = record.strip("\n")
+        if not record:
+            continue
+        head_line, _, names = record.partition("\n")
+        parts = head_line.split("\x1f")
+        if len(parts) < 4:
+            continue
+        name = next((n for n in names.splitlines() if n.strip()), rel_path)
+        changes.append(Change(parts[0], parts[1], parts[2], parts[3], name))
+    return changes
+
+
+def history_by_pattern(root: Path, needle: str, limit: int = 50) -> list[Change]:
+    """Commits whose diff adds or removes ``needle`` (used to find a deleted memory)."""
+    fmt = "%H%x1f%an <%ae>%x1f%aI%x1f%s%x1e"
+    proc = run_git(
+        root, ["log", "--all", f"-n{limit}", "--name-only", f"-S{needle}", f"--format={fmt}"], check=False
+    )
+    out: list[Change] = []
+    for record in proc.stdout.split("\x1e"):
+        record = record.strip("\n")
+        if not record:
+            continue
+        head_line, _, names = record.partition("\n")
+        parts = head_line.split("\x1f")
+        if len(parts) >= 4:
+            out.append(Change(parts[0], parts[1], parts[2], parts[3], names.strip().split("\n")[0]))
+    return out
+
+
+def fsck(root: Path) -> tuple[bool, str]:
+    proc = run_git(root, ["fsck", "--no-progress"], check=False)
+    return proc.returncode == 0, (proc.stdout + proc.stderr).strip()
+
+
+def status_porcelain(root: Path, paths: Sequence[str] = ()) -> list[tuple[str, str]]:
+    """``(XY status, path)`` pairs from ``git status --porcelain`` (untracked included)."""
+    proc = run_git(root, ["status", "--porcelain", "-z", "--untracked-files=all", "--", *paths], check=False)
+    out: list[tuple[str, str]] = []
+    items = proc.stdout.split("\0")
+    i = 0
+    while i < len(items):
+        item = items[i]
+        if len(item) > 3:
+            code, path = item[:2], item[3:]
+            out.append((code, path))
+            if code[0] in "RC":
+                i += 1  # the source path of a rename follows
+        i += 1
+    return out
+
+
+def commit_count(root: Path) -> int:
+    proc = run_git(root, ["rev-list", "--count", "HEAD"], check=False)
+    return int(proc.stdout.strip() or 0)
+
+
+def remotes(root: Path) -> list[str]:
+    proc = run_git(root, ["remote"], check=False)
+    return [r for r in proc.stdout.split() if r]

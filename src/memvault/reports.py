@@ -1,0 +1,176 @@
+"""Read-only reports over a vault: recent episodes, stats, doctor, file checks."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from .errors import Problem
+from .files import is_memory_file
+from .memory import Memory, now_utc
+from .security import find_secrets
+from .vault import Filters, Vault
+
+ACCESS_LOG = ".memvault/access.log"
+
+
+def recent_episodes(vault: Vault, last: int, include_transcripts: bool = True) -> list[Memory]:
+    items = vault.memories(Filters(type="episodic"))
+    if not include_transcripts:
+        items = [m for m in items if m.category != "transcript"]
+    items.sort(key=lambda m: (str(m.get("updated", "")) if m.category == "transcript" else "", str(m.get("created", "")), m.id), reverse=True)
+    items.sort(key=lambda m: str(m.get("created", "")), reverse=True)
+    return items[:last]
+
+
+def read_access_log(root: Path) -> list[dict[str, Any]]:
+    path = root / ACCESS_LOG
+    if not path.exists():
+        return []
+    records = []
+    with open(path, encoding="utf-8", errors="replace") as handle:
+        for line in handle:
+            line = line.strip()
+            if not line:
+                continue
+            try:
+                record = json.loads(line)
+            except json.JSONDecodeError:
+                continue  # a torn last line from a killed process: skip it
+            if isinstance(record, dict):
+                records.append(record)
+    return records
+
+
+def usage_stats(root: Path) -> dict[str, Any]:
+    records = [r for r in read_access_log(root) if r.get("kind") == "query"]
+    if not records:
+        return {"queries": 0, "queries_per_day": 0.0, "recall_hit_rate": 0.0, "avg_query_ms": 0.0, "most_recalled": []}
+    days = {str(r.get("ts", ""))[:10] for r in records}
+    hits = sum(1 for r in records if r.get("ids"))
+    ms = [float(r.get("ms", 0)) for r in records]
+    counter: Counter[str] = Counter()
+    for r in records:
+        counter.update(r.get("ids") or [])
+    return {
+        "queries": len(records),
+        "queries_per_day": len(records) / max(1, len(days)),
+        "recall_hit_rate": hits / len(records),
+        "avg_query_ms": sum(ms) / len(ms),
+        "most_recalled": [{"id": k, "count": v} for k, v in counter.most_common(10)],
+    }
+
+
+def vault_stats(vault: Vault) -> dict[str, Any]:
+    scan = vault.scan()
+    visible = [m for m in scan.memories if vault.identity.can_see(m)]
+    live = [m for m in visible if not m.path.startswith(("archive/", "inbox/"))]
+    created = sorted(str(m.get("created")) for m in live if m.get("created"))
+    return {
+        "total": len(live),
+        "by_type": dict(Counter(m.type for m in live)),
+        "by_category": dict(Counter(f"{m.type}/{m.category}" for m in live)),
+        "by_status": dict(Counter(m.status for m in visible)),
+        "by_scope": dict(Counter(m.scope for m in live)),
+        "oldest": created[0] if created else None,
+        "newest": created[-1] if created else None,
+        "archive": sum(1 for m in visible if m.path.startswith("archive/")),
+        "inbox": sum(1 for m in visible if m.path.startswith("inbox/")),
+        "invalid": len(scan.invalid),
+        "usage": usage_stats(vault.root),
+    }
+
+
+def doctor_report(vault: Vault) -> dict[str, Any]:
+    """Every problem a person should fix, each naming the file and the key."""
+    scan = vault.scan()
+    problems: list[Problem] = []
+    for entry in scan.invalid:
+        problems.extend(entry.problems)
+    by_id: dict[str, list[str]] = {}
+    for m in scan.memories:
+        by_id.setdefault(m.id, []).append(m.path)
+    for mid, paths in sorted(by_id.items()):
+        if len(paths) > 1:
+            for p in paths[1:]:
+                problems.append(Problem(p, "id", f"duplicate id {mid!r} (also in {paths[0]})"))
+    ids = set(by_id)
+    for m in scan.memories:
+        for key in ("related", "supersedes", "superseded_by", "derived_from"):
+            value = m.meta.get(key)
+            targets = value if isinstance(value, list) else [value] if value else []
+            for target in targets:
+                if isinstance(target, str) and target not in ids:
+                    problems.append(Problem(m.path, key, f"links to {target!r}, which does not exist"))
+        tree = m.path.split("/", 1)[0]
+        if tree in ("episodic", "semantic", "procedural") and tree != m.type:
+            problems.append(Problem(m.path, "type", f"is {m.type!r} but the file is under {tree}/"))
+    notes: list[str] = []
+    stray = _stray_files(vault.root)
+    for rel in stray:
+        problems.append(Problem(rel, None, "memory-like file outside episodic/, semantic/, procedural/, archive/, inbox/"))
+    try:
+        from .index import index_health  # type: ignore[attr-defined]
+
+        notes.extend(index_health(vault))
+    except ImportError:
+        pass
+    return {
+        "checked": len(scan.entries),
+        "problems": [{**p.as_dict(), "text": str(p)} for p in problems],
+        "notes": notes,
+    }
+
+
+def _stray_files(root: Path) -> list[str]:
+    out = []
+    for item in sorted(root.iterdir()):
+        if item.is_file() and is_memory_file(item.name) and item.name not in ("README.md", "CHANGELOG.md"):
+            text = item.read_text(encoding="utf-8", errors="replace")[:200]
+            if text.startswith("---") and "\ntype:" in text:
+                out.append(item.name)
+    return out
+
+
+def check_files(vault: Vault, paths: Sequence[Path]) -> list[Problem]:
+    """Validate given files (or all): schema, YAML, secrets. For hooks and CI."""
+    from .catalog import parse_file
+
+    if not paths:
+        scan = vault.scan()
+        problems = [p for e in scan.invalid for p in e.problems]
+        for m in scan.memories:
+            problems.extend(_secret_problems(vault, m.path))
+        return problems
+    problems = []
+    max_bytes = vault.config.int("limits.max_file_bytes")
+    for path in paths:
+        abs_path = path if path.is_absolute() else (Path.cwd() / path)
+        try:
+            rel = abs_path.resolve().relative_to(vault.root).as_posix() if not abs_path.is_symlink() else abs_path.relative_to(vault.root).as_posix()
+        except ValueError:
+            problems.append(Problem(str(path), None, "outside the vault"))
+            continue
+        if not is_memory_file(abs_path.name) or rel.split("/", 1)[0] not in ("episodic", "semantic", "procedural", "archive", "inbox"):
+            continue
+        _, memory, found = parse_file(abs_path, rel, max_bytes)
+        problems.extend(found)
+        if memory is not None:
+            problems.extend(_secret_problems(vault, rel))
+    return problems
+
+
+def _secret_problems(vault: Vault, rel: str) -> list[Problem]:
+    security = vault.config.get("security") or {}
+    if security.get("secrets") == "allow":
+        return []
+    text = (vault.root / rel).read_text(encoding="utf-8", errors="replace")
+    return [Problem(rel, "content", f"looks like a {f.kind} ({f.excerpt})") for f in find_secrets(text, security)]
+
+
+def age_days(memory: Memory) -> float:
+    created = memory.created
+    return (now_utc() - created).total_seconds() / 86400 if created else 0.0

@@ -1,0 +1,96 @@
+"""Refuse credentials on every write path; redact PII where a scope asks for it.
+
+Patterns are deliberately specific (key formats with prefixes and lengths) so ordinary
+prose doesn't trip them. ``security.patterns`` in config adds more; ``security.allow``
+lists regexes whose matches are accepted anyway (e.g. a documented example key).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from .errors import ConfigError, SecretDetectedError
+
+SECRET_PATTERNS: dict[str, str] = {
+    "private key": r"-----BEGIN (?:[A-Z]+ )?PRIVATE KEY(?: BLOCK)?-----",
+    "AWS access key": r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b",
+    "GitHub token": r"\bgh[pousr]_[A-Za-z0-9]{36,}\b|\bgithub_pat_[A-Za-z0-9_]{40,}\b",
+    "GitLab token": r"\bglpat-[A-Za-z0-9_-]{20,}\b",
+    "Slack token": r"\bxox[abposr]-[A-Za-z0-9-]{10,}\b",
+    "OpenAI/Anthropic key": r"\bsk-(?:ant-|proj-)?[A-Za-z0-9_-]{20,}\b",
+    "Google API key": r"\bAIza[0-9A-Za-z_-]{35}\b",
+    "Stripe key": r"\b[rs]k_live_[0-9A-Za-z]{20,}\b",
+    "JWT": r"\beyJ[A-Za-z0-9_-]{10,}\.eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}\b",
+    "password in URL": r"\b[a-z][a-z0-9+.-]*://[^/\s:@]+:[^/\s@]{3,}@",
+    "password assignment": r"(?i)\b(?:password|passwd|secret|api[_-]?key|token)\s*[:=]\s*['\"]?[^\s'\"]{8,}",
+}
+
+PII_PATTERNS: dict[str, str] = {
+    "email": r"\b[A-Za-z0-9._%+-]+@[A-Za-z0-9.-]+\.[A-Za-z]{2,}\b",
+    "phone": r"(?<!\w)\+?\d[\d ()-]{7,}\d(?!\w)",
+}
+
+
+@dataclass(frozen=True)
+class Finding:
+    kind: str
+    excerpt: str
+
+
+def _compile(patterns: Iterable[Any], key: str) -> list[re.Pattern[str]]:
+    out = []
+    for i, pattern in enumerate(patterns):
+        try:
+            out.append(re.compile(str(pattern)))
+        except re.error as exc:
+            raise ConfigError(f"invalid regex: {exc}", ".memvault/config.yaml", f"{key}[{i}]") from None
+    return out
+
+
+def find_secrets(text: str, config: Mapping[str, Any] | None = None) -> list[Finding]:
+    """Credential-looking spans in ``text`` that no allow-list regex accepts."""
+    config = config or {}
+    allow = _compile(config.get("allow") or [], "security.allow")
+    patterns = dict(SECRET_PATTERNS)
+    for i, extra in enumerate(config.get("patterns") or []):
+        patterns[f"custom pattern {i + 1}"] = str(extra)
+    findings: list[Finding] = []
+    for kind, pattern in patterns.items():
+        try:
+            regex = re.compile(pattern)
+        except re.error as exc:
+            raise ConfigError(f"invalid regex: {exc}", ".memvault/config.yaml", "security.patterns") from None
+        for match in regex.finditer(text):
+            found = match.group(0)
+            if any(a.search(found) for a in allow):
+                continue
+            shown = found[:6] + "…" if len(found) > 6 else found
+            findings.append(Finding(kind, shown))
+    return findings
+
+
+def check_secrets(text: str, where: str, config: Mapping[str, Any] | None, allow: bool = False) -> None:
+    """Raise :class:`SecretDetectedError` if ``text`` looks like it holds a credential."""
+    if allow or (config or {}).get("secrets") == "allow":
+        return
+    findings = find_secrets(text, config)
+    if findings:
+        first = findings[0]
+        raise SecretDetectedError(
+            f"looks like a {first.kind} ({first.excerpt}); refused. "
+            "Remove it, allow-list it in security.allow, or pass --allow-secrets",
+            where,
+            "content",
+        )
+
+
+def redact(text: str, kinds: Iterable[str]) -> str:
+    """Replace emails / phone numbers with ``[email]`` / ``[phone]``."""
+    for kind in kinds:
+        pattern = PII_PATTERNS.get(kind)
+        if pattern:
+            text = re.sub(pattern, f"[{kind}]", text)
+    return text

@@ -1,0 +1,640 @@
+"""The vault: open/init, and every write as an atomic file change plus one git commit.
+
+Reads go through the :class:`~memvault.catalog.Catalog` (a cache of parsed files);
+writes take the vault lock, write files atomically, commit exactly the paths they
+touched, and refresh the catalog. Search lives in :mod:`memvault.search`.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+import shutil
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+from typing import Any, Iterator
+
+from . import gitstore
+from .catalog import ALL_TREES, Catalog, ScanResult
+from .config import CONFIG_PATH, Config, load_config
+from .errors import (
+    DuplicateIdError,
+    MemvaultError,
+    NotFoundError,
+    PermissionDeniedError,
+    ValidationError,
+    VaultExistsError,
+    VaultNotFoundError,
+)
+from .files import atomic_write, check_text, load_document, render_new, update_text
+from .lock import clear_stale_git_lock, file_lock
+from .memory import (
+    CATEGORIES,
+    DEFAULT_CATEGORY,
+    ID_RE,
+    TYPES,
+    Memory,
+    format_time,
+    now_utc,
+    parse_time,
+    slugify,
+    validate_meta,
+)
+from .security import check_secrets, redact
+
+MARKER = ".memvault"
+LOCK_PATH = ".memvault/lock"
+GENERATION_PATH = ".memvault/index/generation"
+
+
+@dataclass(frozen=True)
+class AgentIdentity:
+    """Who is asking: scopes are enforced against this."""
+
+    agent: str | None = None
+    team: str | None = None
+    role: str | None = None
+
+    @property
+    def is_librarian(self) -> bool:
+        return self.role == "librarian"
+
+    def can_see(self, memory: Memory) -> bool:
+        scope = memory.scope
+        if scope == "global":
+            return True
+        if scope == "self":
+            return self.agent is not None and memory.agent == self.agent
+        # team: visible to members of that team; a memory with no team is the vault's own team
+        return memory.team is None or memory.team == self.team
+
+
+@dataclass(frozen=True)
+class WriteResult:
+    memory: Memory
+    commit: str | None
+    superseded: tuple[str, ...] = ()
+    inbox: bool = False
+    message: str = ""
+
+
+@dataclass
+class Filters:
+    """Filters shared by ``list`` and search."""
+
+    type: str | None = None
+    category: str | None = None
+    tags: Sequence[str] = ()
+    scope: str | None = None
+    agent: str | None = None
+    status: str | None = None  # None = active only; "any" = all
+    since: dt.datetime | None = None
+    until: dt.datetime | None = None
+    include_archive: bool = False
+    include_inbox: bool = False
+    ids: Sequence[str] = field(default_factory=tuple)
+
+    def match(self, memory: Memory) -> bool:
+        if self.type and memory.type != self.type:
+            return False
+        if self.category and memory.category != self.category:
+            return False
+        if self.tags and not set(self.tags) <= set(memory.tags):
+            return False
+        if self.scope and memory.scope != self.scope:
+            return False
+        if self.agent and memory.agent != self.agent:
+            return False
+        if self.ids and memory.id not in self.ids:
+            return False
+        status = memory.status
+        if self.status is None:
+            allowed = {"active", "disputed"}
+            if self.include_archive:
+                allowed.add("archived")
+            if self.include_inbox:
+                allowed.add("proposed")
+            if status not in allowed:
+                return False
+        elif self.status != "any" and status != self.status:
+            return False
+        if self.since or self.until:
+            when = memory.created
+            if when is None:
+                return False
+            if self.since and when < self.since:
+                return False
+            if self.until and when > self.until:
+                return False
+        return True
+
+
+def find_root(start: Path | None = None) -> Path:
+    """``--vault`` > ``$MEMVAULT_VAULT`` > walk up from the current folder."""
+    if start is not None:
+        root = Path(start).expanduser().resolve()
+        if not (root / MARKER).is_dir():
+            raise VaultNotFoundError(f"not a memvault vault (no {MARKER}/ folder); run 'memvault init'", str(start))
+        return root
+    env = os.environ.get("MEMVAULT_VAULT")
+    if env:
+        return find_root(Path(env))
+    here = Path.cwd().resolve()
+    for folder in (here, *here.parents):
+        if (folder / MARKER).is_dir():
+            return folder
+    raise VaultNotFoundError(
+        "no vault here or in any parent folder; pass --vault PATH, set MEMVAULT_VAULT, or run 'memvault init'"
+    )
+
+
+def template_dir() -> Path:
+    return Path(str(resources.files("memvault") / "vault_template"))
+
+
+class Vault:
+    """A memory vault on disk. Open one with :meth:`open` or create one with :meth:`init`."""
+
+    def __init__(self, root: Path, config: Config, identity: AgentIdentity) -> None:
+        self.root = root
+        self.config = config
+        self.identity = identity
+        self.catalog = Catalog(root, config.int("limits.max_file_bytes"))
+        self._searcher: Any = None
+
+    # --- opening -------------------------------------------------------------------
+
+    @classmethod
+    def open(
+        cls,
+        path: str | Path | None = None,
+        *,
+        agent: str | None = None,
+        team: str | None = None,
+        role: str | None = None,
+        overrides: Mapping[str, Any] | None = None,
+    ) -> Vault:
+        """Open an existing vault (discovered as ``find_root`` does when ``path`` is None)."""
+        root = find_root(Path(path) if path is not None else None)
+        over = dict(overrides or {})
+        over.update({"identity.agent": agent, "identity.team": team, "identity.role": role})
+        config = load_config(root, over)
+        identity = AgentIdentity(
+            config.get("identity.agent"), config.get("identity.team"), config.get("identity.role")
+        )
+        return cls(root, config, identity)
+
+    @classmethod
+    def init(cls, path: str | Path, *, examples: bool = False, **identity: Any) -> Vault:
+        """Create a vault from the template: folders, config, README, git repo, first commit."""
+        root = Path(path).expanduser().resolve()
+        if (root / MARKER).exists():
+            raise VaultExistsError("a vault already exists here; refusing to overwrite it", str(path))
+        if root.exists() and any(p.name in ALL_TREES for p in root.iterdir()):
+            raise VaultExistsError("folder already holds memory trees; refusing to overwrite them", str(path))
+        root.mkdir(parents=True, exist_ok=True)
+        src = template_dir()
+        created: list[str] = []
+        for item in sorted(src.rglob("*")):
+            rel = item.relative_to(src).as_posix()
+            if "__pycache__" in rel or item.is_dir():
+                continue
+            if rel.startswith("examples/") and not examples:
+                continue
+            target_rel = rel.removeprefix("examples/")
+            if target_rel.startswith("episodic/") and target_rel.count("/") == 1:
+                now = now_utc()
+                target_rel = f"episodic/{now:%Y}/{now:%m}/{now:%Y-%m-%d}-" + target_rel.split("/", 1)[1]
+            target_rel = "/".join(p.replace("dot-", ".", 1) if p.startswith("dot-") else p for p in target_rel.split("/"))
+            target = root / target_rel
+            if target.exists():
+                continue
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(item, target)
+            created.append(target_rel)
+        for tree in ALL_TREES:
+            (root / tree).mkdir(exist_ok=True)
+            keep = root / tree / ".gitkeep"
+            if not any((root / tree).iterdir()):
+                keep.touch()
+                created.append(f"{tree}/.gitkeep")
+        if examples:
+            cls._stamp_examples(root)
+        vault = cls.open(root, **identity)
+        if not gitstore.is_repo(root):
+            gitstore.init_repo(root, vault.git_identity)
+        with vault.locked():
+            gitstore.commit(root, "memvault: initialise vault", vault.git_identity, add=created)
+        return vault
+
+    @staticmethod
+    def _stamp_examples(root: Path) -> None:
+        """Example memories get today's dates so decay and 'recent' make sense."""
+        today = format_time(now_utc())
+        for tree in ("episodic", "semantic", "procedural"):
+            for file in (root / tree).rglob("*.md"):
+                text = file.read_text(encoding="utf-8").replace("{{now}}", today)
+                file.write_text(text, encoding="utf-8")
+
+    # --- plumbing ------------------------------------------------------------------
+
+    @property
+    def git_identity(self) -> gitstore.Identity:
+        return gitstore.Identity(
+            str(self.config.get("git.author_name", "memvault")),
+            str(self.config.get("git.author_email", "memvault@localhost")),
+        )
+
+    @contextmanager
+    def locked(self) -> Iterator[None]:
+        """The vault's single-writer lock (files + git + index writes)."""
+        with file_lock(self.root / LOCK_PATH, label="vault"):
+            clear_stale_git_lock(self.root)
+            yield
+
+    def rel(self, path: Path) -> str:
+        return path.resolve().relative_to(self.root).as_posix()
+
+    def bump_generation(self) -> None:
+        """Tell long-lived readers (MCP server) that files changed."""
+        path = self.root / GENERATION_PATH
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with open(path, "a", encoding="utf-8") as handle:
+            handle.write("+")
+
+    def commit_files(
+        self,
+        writes: Mapping[str, str],
+        message: str,
+        removes: Iterable[str] = (),
+        moves: Mapping[str, str] | None = None,
+    ) -> str | None:
+        """Write ``writes`` (rel path -> text) atomically, remove/move files, one commit.
+
+        Call with the lock held. Every text is validated before anything is written.
+        """
+        for rel, text in writes.items():
+            if rel.split("/", 1)[0] in ALL_TREES:
+                check_text(text, rel)
+        removes = list(removes)
+        moves = dict(moves or {})
+        for src, dst in moves.items():
+            (self.root / dst).parent.mkdir(parents=True, exist_ok=True)
+            os.replace(self.root / src, self.root / dst)
+        for rel, text in writes.items():
+            atomic_write(self.root / rel, text)
+        for rel in removes:
+            try:
+                (self.root / rel).unlink()
+            except FileNotFoundError:
+                pass
+        touched_add = [*writes.keys(), *moves.values()]
+        touched_rm = [*removes, *moves.keys()]
+        sha = None
+        if self.config.get("git.commit", True):
+            sha = gitstore.commit(self.root, message, self.git_identity, add=touched_add, remove=touched_rm)
+        self.catalog.refresh([*touched_add, *touched_rm])
+        self.bump_generation()
+        return sha
+
+    # --- reading -------------------------------------------------------------------
+
+    def scan(self) -> ScanResult:
+        return self.catalog.scan()
+
+    def all_memories(self) -> list[Memory]:
+        """Every valid memory in the vault, whatever its scope (maintenance jobs)."""
+        return self.scan().memories
+
+    def memories(self, filters: Filters | None = None) -> list[Memory]:
+        """Memories visible to this identity that match ``filters`` (default: active ones)."""
+        filters = filters or Filters()
+        return [m for m in self.all_memories() if self.identity.can_see(m) and filters.match(m)]
+
+    def get(self, memory_id: str, *, any_scope: bool = False) -> Memory:
+        """One memory by id (archived and inbox included). Another agent's ``self`` is not found."""
+        if not isinstance(memory_id, str) or not ID_RE.match(memory_id):
+            raise NotFoundError(f"not a memory id: {memory_id!r}", key="id")
+        matches = [m for m in self.all_memories() if m.id == memory_id]
+        if not any_scope:
+            matches = [m for m in matches if self.identity.can_see(m)]
+        if not matches:
+            raise NotFoundError(f"no memory with id {memory_id!r}", key="id")
+        if len(matches) > 1:
+            paths = ", ".join(m.path for m in matches)
+            raise DuplicateIdError(f"id {memory_id!r} is used by several files: {paths}", key="id")
+        return matches[0]
+
+    def raw_text(self, memory: Memory) -> str:
+        return (self.root / memory.path).read_text(encoding="utf-8")
+
+    # --- writing -------------------------------------------------------------------
+
+    def _check_writable(self, scope: str, where: str) -> None:
+        paused = self.config.get("paused") or []
+        if scope in paused:
+            raise PermissionDeniedError(
+                f"capture is paused for scope '{scope}' (run 'memvault resume --scope {scope}')", where, "scope"
+            )
+
+    def _unique_id(self, base: str, taken: set[str]) -> str:
+        base = base[:100].strip("-") or "memory"
+        candidate, n = base, 2
+        while candidate in taken:
+            candidate = f"{base}-{n}"
+            n += 1
+        return candidate
+
+    def path_for(self, meta: Mapping[str, Any], fmt: str = "md") -> str:
+        mtype = meta["type"]
+        mid = meta["id"]
+        if mtype == "episodic":
+            when = parse_time(meta.get("created")) or now_utc()
+            rel = f"episodic/{when:%Y}/{when:%m}/{mid}.{fmt}"
+        else:
+            rel = f"{mtype}/{meta.get('category') or DEFAULT_CATEGORY[mtype]}/{mid}.{fmt}"
+        return rel
+
+    def add(
+        self,
+        type: str,
+        content: str,
+        *,
+        title: str | None = None,
+        id: str | None = None,
+        allow_secrets: bool = False,
+        message: str | None = None,
+        **fields: Any,
+    ) -> WriteResult:
+        """Write a new memory and commit it. Returns the memory as written.
+
+        ``fields`` takes any DESIGN.md key (category, tags, importance, scope, subject,
+        valid_from, trigger, steps, outcome, session, source, ...); unknown keys are kept.
+        A fact with a ``subject`` supersedes the active fact on that subject (one commit).
+        """
+        if type not in TYPES:
+            raise ValidationError(f"expected one of {'|'.join(TYPES)}, got {type!r}", key="type")
+        content = (content or "").strip("\n")
+        if not content.strip() and not title:
+            raise ValidationError("empty memory: give some text (argument, --file or stdin)", key="content")
+        meta = self._new_meta(type, content, title, id, fields)
+        scope = meta["scope"]
+        self._check_writable(scope, "add")
+        check_secrets(f"{title or ''}\n{content}\n{fields}", "add", self.config.get("security"), allow_secrets)
+        content = self._redact(scope, content)
+        with self.locked():
+            scan = self.scan()
+            taken = {e.memory.id for e in scan.entries.values() if e.memory}
+            if id:
+                if id in taken:
+                    raise DuplicateIdError(f"id {id!r} already exists", key="id")
+            else:
+                meta["id"] = self._unique_id(meta["id"], taken)
+            inbox = scope == "global" and not self.identity.is_librarian
+            if inbox:
+                meta["status"] = "proposed"
+            rel = self.path_for(meta)
+            if inbox:
+                rel = f"inbox/{rel}"
+            if (self.root / rel).exists():
+                raise DuplicateIdError(f"file already exists: {rel}", rel)
+            problems = validate_meta(meta, rel)
+            if problems:
+                raise ValidationError(problems[0].message, rel, problems[0].key, problems)
+            writes: dict[str, str] = {}
+            superseded: list[str] = []
+            if type == "semantic" and meta.get("subject") and not inbox:
+                writes, superseded = self._supersede_for(meta, scan.memories)
+            writes[rel] = render_new(meta, content)
+            what = f"add {type} {meta['id']}"
+            why = message or (title or content.splitlines()[0] if content else "")
+            msg = f"memvault: {what}" + (f": {_short(why)}" if why else "")
+            if superseded:
+                msg += f"\n\nSupersedes {', '.join(superseded)} (same subject '{meta['subject']}')."
+            if inbox:
+                msg += "\n\nScope 'global' needs the librarian role: proposed in inbox/ for review."
+            sha = self.commit_files(writes, msg)
+        memory = check_text(writes[rel], rel)
+        return WriteResult(memory, sha, tuple(superseded), inbox, msg)
+
+    def _redact(self, scope: str, text: str) -> str:
+        kinds = (self.config.get("security.redact") or {}).get(scope) or []
+        return redact(text, kinds) if kinds else text
+
+    def _new_meta(
+        self, type: str, content: str, title: str | None, mid: str | None, fields: Mapping[str, Any]
+    ) -> dict[str, Any]:
+        now = now_utc()
+        meta: dict[str, Any] = {k: v for k, v in fields.items() if v is not None and v != [] and v != ()}
+        for key, value in list(meta.items()):
+            if isinstance(value, tuple):
+                meta[key] = list(value)
+            if isinstance(value, (dt.datetime, dt.date)):
+                meta[key] = format_time(value)
+        created = meta.get("created") or format_time(now)
+        meta["created"] = created
+        meta.setdefault("category", DEFAULT_CATEGORY[type])
+        if type in CATEGORIES and meta["category"] not in CATEGORIES[type]:
+            singular = {c.rstrip("s"): c for c in CATEGORIES[type]}
+            meta["category"] = singular.get(meta["category"], meta["category"])
+        meta.setdefault("scope", self.config.get("defaults.scope", "team"))
+        if meta["scope"] == "self":
+            meta.setdefault("agent", self.identity.agent)
+        elif self.identity.agent and "agent" not in meta:
+            meta["agent"] = self.identity.agent
+        if meta["scope"] == "team" and self.identity.team:
+            meta.setdefault("team", self.identity.team)
+        meta.setdefault("author", f"agent:{self.identity.agent}" if self.identity.agent else "human")
+        meta.setdefault("importance", self.config.get("defaults.importance", 3))
+        if type == "semantic":
+            meta.setdefault("valid_from", created)
+        if title:
+            meta["title"] = title
+        base = mid or slugify(title or content)
+        if type == "episodic" and not mid:
+            when = parse_time(created) or now
+            base = f"{when:%Y-%m-%d}-{base}"
+        meta["type"] = type
+        meta["id"] = base
+        if "status" not in meta:
+            meta["status"] = "active"
+        return meta
+
+    def _supersede_for(self, meta: dict[str, Any], memories: list[Memory]) -> tuple[dict[str, str], list[str]]:
+        """Facts sharing ``subject`` (same scope/owner): newest ``valid_from`` wins."""
+        writes: dict[str, str] = {}
+        superseded: list[str] = []
+        new_from = parse_time(meta.get("valid_from")) or now_utc()
+        rivals = [
+            m
+            for m in memories
+            if m.type == "semantic"
+            and m.subject == meta["subject"]
+            and m.status == "active"
+            and m.scope == meta.get("scope")
+            and (m.scope != "self" or m.agent == meta.get("agent"))
+            and (m.scope != "team" or m.team == meta.get("team"))
+        ]
+        now_text = format_time(now_utc())
+        for old in rivals:
+            old_from = old.time("valid_from") or old.created or new_from
+            doc = load_document(self.root / old.path, old.path)
+            if old_from <= new_from:
+                writes[old.path] = update_text(
+                    doc,
+                    {
+                        "status": "superseded",
+                        "valid_to": format_time(new_from),
+                        "superseded_by": meta["id"],
+                        "updated": now_text,
+                    },
+                )
+                superseded.append(old.id)
+            else:
+                # The new fact is older than what we know: it enters history as superseded.
+                meta["status"] = "superseded"
+                meta["valid_to"] = format_time(old_from)
+                meta["superseded_by"] = old.id
+        if superseded:
+            meta["supersedes"] = superseded[0] if len(superseded) == 1 else superseded
+        return writes, superseded
+
+    def update(
+        self,
+        memory_id: str,
+        changes: Mapping[str, Any],
+        message: str,
+        *,
+        content: str | None = None,
+        touch: bool = True,
+    ) -> WriteResult:
+        """Change some keys (and/or the body) of one memory; everything else stays verbatim."""
+        with self.locked():
+            memory = self.get(memory_id)
+            doc = load_document(self.root / memory.path, memory.path)
+            changes = dict(changes)
+            if touch:
+                changes.setdefault("updated", format_time(now_utc()))
+            text = update_text(doc, changes, content)
+            sha = self.commit_files({memory.path: text}, f"memvault: update {memory_id}: {message}")
+        return WriteResult(check_text(text, memory.path), sha, message=message)
+
+    def replace_text(self, memory_id: str, text: str, message: str) -> WriteResult:
+        """Replace a memory file's whole text (``edit``); validated before anything is written."""
+        with self.locked():
+            memory = self.get(memory_id)
+            new = check_text(text, memory.path)
+            if new.id != memory.id:
+                taken = {m.id for m in self.all_memories()}
+                if new.id in taken:
+                    raise DuplicateIdError(f"id {new.id!r} already exists", memory.path, "id")
+            check_secrets(text, memory.path, self.config.get("security"))
+            sha = self.commit_files({memory.path: text}, f"memvault: edit {memory_id}: {message}")
+        return WriteResult(new, sha, message=message)
+
+    def forget(self, memory_id: str, reason: str) -> WriteResult:
+        """Delete a memory's file and commit (git history keeps it; see ``purge``)."""
+        if not reason or not reason.strip():
+            raise ValidationError("say why (--reason): the commit message records it", key="reason")
+        with self.locked():
+            memory = self.get(memory_id)
+            msg = f"memvault: forget {memory_id}: {_short(reason)}\n\nRemoved {memory.path}."
+            sha = self.commit_files({}, msg, removes=[memory.path])
+        return WriteResult(memory, sha, message=msg)
+
+    def log(
+        self,
+        session: str,
+        role: str,
+        text: str,
+        *,
+        when: dt.datetime | None = None,
+        extra: Mapping[str, Any] | None = None,
+        allow_secrets: bool = False,
+        turn_id: str | None = None,
+    ) -> WriteResult:
+        """Append a conversation turn to the session's transcript (created on first turn)."""
+        return self.log_many(session, [(role, text, when, extra, turn_id)], allow_secrets=allow_secrets)
+
+    def log_many(
+        self,
+        session: str,
+        turns: Sequence[tuple[str, str, dt.datetime | None, Mapping[str, Any] | None, str | None]],
+        *,
+        allow_secrets: bool = False,
+        source: str | None = None,
+    ) -> WriteResult:
+        """Append several turns in one commit. Turns whose ``turn_id`` is already there are skipped."""
+        from .transcripts import append_turns, new_transcript, transcript_id
+
+        if not session or not str(session).strip():
+            raise ValidationError("a session name is required", key="session")
+        for role, text, _, _, _ in turns:
+            if role not in ("user", "assistant", "system", "tool"):
+                raise ValidationError(f"expected user|assistant|system|tool, got {role!r}", key="role")
+            check_secrets(text, f"log {session}", self.config.get("security"), allow_secrets)
+        scope = self.config.get("defaults.scope", "team")
+        self._check_writable(scope, "log")
+        tid = transcript_id(session)
+        with self.locked():
+            existing = [m for m in self.all_memories() if m.id == tid]
+            if existing:
+                memory = existing[0]
+                doc = load_document(self.root / memory.path, memory.path)
+                text, added = append_turns(doc, turns)
+                rel = memory.path
+            else:
+                first_when = next((t[2] for t in turns if t[2] is not None), None) or now_utc()
+                meta = self._new_meta("episodic", "", f"Session {session}", tid, {"category": "transcript", "session": str(session), "created": format_time(first_when), "decay": "fast", "source": source})
+                meta["id"] = tid
+                rel = self.path_for(meta)
+                text, added = new_transcript(meta, turns)
+            if not added:
+                return WriteResult(check_text((self.root / rel).read_text(encoding="utf-8"), rel), None)
+            msg = f"memvault: log {added} turn(s) to session {session}"
+            sha = self.commit_files({rel: text}, msg)
+        return WriteResult(check_text(text, rel), sha, message=msg)
+
+    def set_config(self, dotted: str, value: Any, message: str) -> str | None:
+        """Change one setting in ``.memvault/config.yaml`` (comments kept) and commit it."""
+        from ruamel.yaml import YAML
+
+        with self.locked():
+            path = self.root / CONFIG_PATH
+            yaml = YAML()
+            yaml.preserve_quotes = True
+            data = yaml.load(path.read_text(encoding="utf-8")) if path.exists() else None
+            if data is None:
+                from ruamel.yaml.comments import CommentedMap
+
+                data = CommentedMap()
+            node = data
+            parts = dotted.split(".")
+            for part in parts[:-1]:
+                if part not in node or node[part] is None:
+                    node[part] = {}
+                node = node[part]
+            node[parts[-1]] = value
+            import io
+
+            out = io.StringIO()
+            yaml.dump(data, out)
+            atomic_write(path, out.getvalue())
+            sha = gitstore.commit(self.root, f"memvault: {message}", self.git_identity, add=[CONFIG_PATH])
+            self.config.set(dotted, value)
+        return sha
+
+
+def _short(text: str, n: int = 72) -> str:
+    text = " ".join(str(text).split())
+    return text if len(text) <= n else text[: n - 1] + "…"
+
+
+def ensure_memvault_error(exc: BaseException) -> MemvaultError | None:
+    return exc if isinstance(exc, MemvaultError) else None
+
+
+Callback = Callable[[int, int], None]
