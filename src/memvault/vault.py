@@ -598,6 +598,50 @@ class Vault:
             sha = self.commit_files({rel: text}, msg)
         return WriteResult(check_text(text, rel), sha, message=msg)
 
+    # --- search (implemented in memvault.search; imported lazily: heavy deps) ---------
+
+    def search(self, query: str, **options: Any) -> Any:
+        """Hybrid keyword + vector search. See :func:`memvault.search.search`."""
+        from .search import search
+
+        return search(self, query, **options)
+
+    def recall(self, query: str, **options: Any) -> Any:
+        """Intent-routed recall (episodic first, semantic fallback). See :func:`memvault.search.recall`."""
+        from .search import recall
+
+        return recall(self, query, **options)
+
+    def fact(self, query: str, **options: Any) -> Any:
+        """Semantic lookup. See :func:`memvault.search.fact`."""
+        from .search import fact
+
+        return fact(self, query, **options)
+
+    def procedure(self, query: str, **options: Any) -> Any:
+        """Procedures matched by trigger and similarity. See :func:`memvault.search.procedure`."""
+        from .search import procedure
+
+        return procedure(self, query, **options)
+
+    def validate(self, statement: str, **options: Any) -> Any:
+        """Does a statement agree with, contradict, or lack support in known facts?"""
+        from .search import validate
+
+        return validate(self, statement, **options)
+
+    def context(self, query: str, budget: int = 1500, **options: Any) -> Any:
+        """A prompt block of the most useful memories within ``budget`` tokens."""
+        from .search import context
+
+        return context(self, query, budget=budget, **options)
+
+    def reindex(self, full: bool = False, progress: Any = None) -> Any:
+        """Bring the search index up to date with the files (``full``: rebuild from scratch)."""
+        from .index import reindex
+
+        return reindex(self, full=full, progress=progress)
+
     def set_config(self, dotted: str, value: Any, message: str) -> str | None:
         """Change one setting in ``.memvault/config.yaml`` (comments kept) and commit it."""
         from ruamel.yaml import YAML
