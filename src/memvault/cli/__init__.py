@@ -19,6 +19,7 @@ from ._app import app
 
 # Command modules register themselves on ``app`` when imported.
 from . import admin as _admin  # noqa: E402,F401
+from . import maintain as _maintain  # noqa: E402,F401
 from . import read as _read  # noqa: E402,F401
 from . import write as _write  # noqa: E402,F401
 
@@ -44,7 +45,10 @@ def _crash_log(exc: BaseException) -> Path:
 
 def main(argv: list[str] | None = None) -> int:
     """Console entry point; returns (and exits with) the process exit code."""
-    import click
+    try:  # typer >= 0.16 vendors click; older ones use the real package
+        from typer._click import exceptions as click_exc  # type: ignore[import-not-found]
+    except ImportError:  # pragma: no cover
+        from click import exceptions as click_exc  # type: ignore[no-redef]
 
     code = 0
     try:
@@ -53,14 +57,14 @@ def main(argv: list[str] | None = None) -> int:
     except MemvaultError as exc:
         print(f"Error: {exc}", file=sys.stderr)
         code = exc.exit_code
-    except click.exceptions.Exit as exc:
+    except typer.Exit as exc:
         code = exc.exit_code
-    except click.exceptions.Abort:
+    except typer.Abort:
         print("Aborted.", file=sys.stderr)
         code = 130
-    except click.exceptions.ClickException as exc:
+    except click_exc.ClickException as exc:
         exc.show(file=sys.stderr)
-        code = exc.exit_code
+        code = 2 if isinstance(exc, click_exc.UsageError) else exc.exit_code
     except KeyboardInterrupt:
         print("Interrupted.", file=sys.stderr)
         code = 130
@@ -75,5 +79,3 @@ def main(argv: list[str] | None = None) -> int:
         raise SystemExit(code)
     return code
 
-
-_ = typer  # keep the import: typer must be importable for the console script

@@ -80,7 +80,9 @@ def _json_default(value: Any) -> Any:
 def console(stderr: bool = False) -> Any:
     from rich.console import Console
 
-    return Console(stderr=stderr, highlight=False, soft_wrap=False)
+    stream = sys.stderr if stderr else sys.stdout
+    width = None if stream.isatty() else 160  # pipes and logs: don't squeeze tables to 80 columns
+    return Console(stderr=stderr, highlight=False, soft_wrap=False, width=width)
 
 
 def info(message: str) -> None:

@@ -1,0 +1,151 @@
+"""Consolidation and review commands: consolidate, why, review."""
+
+from __future__ import annotations
+
+import sys
+from typing import Optional
+
+import typer
+
+from ._app import app, console, emit_json, open_vault, parse_when, split_list, state
+
+review_app = typer.Typer(
+    help="Review proposed memories in inbox/.\n\nExample: memvault review list",
+    no_args_is_help=False,
+    invoke_without_command=True,
+)
+app.add_typer(review_app, name="review")
+
+
+@app.command()
+def consolidate(
+    dry_run: bool = typer.Option(False, "--dry-run", "-n", help="Show the plan and the diff; write nothing."),
+    now: Optional[str] = typer.Option(None, "--now", help="Pretend it is this time (deterministic runs, time travel)."),
+    only: Optional[list[str]] = typer.Option(
+        None, "--only", help="Steps: fold,decay,retention,dedup,supersede,promote,distill (comma-separated)."
+    ),
+    show_diff: bool = typer.Option(True, "--diff/--no-diff", help="With --dry-run, print the file diff."),
+    json_out: bool = typer.Option(False, "--json", help="Print the plan/report as JSON."),
+) -> None:
+    """Run the sleep job: fold reads, decay, archive, merge duplicates, resolve subjects,
+    propose patterns, distill old transcripts. One commit per run; --dry-run writes nothing.
+
+    Example: memvault consolidate --dry-run
+    """
+    from ..consolidate import consolidate as run, diff_of
+
+    vault = open_vault()
+    when = parse_when(now, "now")
+    progress = None if state.quiet or json_out else _progress()
+    result, sha = run(vault, when, dry_run, split_list(only) or None, progress)
+    if json_out:
+        emit_json({**result.as_dict(), "commit": sha, "dry_run": dry_run})
+        return
+    _render_plan(result)
+    if dry_run:
+        if show_diff:
+            sys.stdout.write(diff_of(vault, result))
+        print("(dry run: nothing written)", file=sys.stderr)
+    elif sha:
+        print(f"committed {sha[:10]}: {result.summary()}", file=sys.stderr)
+    else:
+        print("nothing to do", file=sys.stderr)
+
+
+def _progress():  # type: ignore[no-untyped-def]
+    def report(stage: str, done: int, total: int) -> None:
+        print(f"\r{stage}: {done}/{total}", end="" if done < total else "\n", file=sys.stderr)
+
+    return report
+
+
+def _render_plan(result) -> None:  # type: ignore[no-untyped-def]
+    from rich.table import Table
+
+    if not result.actions:
+        return
+    table = Table(box=None, header_style="bold", pad_edge=False)
+    for col in ("step", "id", "what", "why"):
+        table.add_column(col, overflow="fold")
+    for a in result.actions:
+        table.add_row(a.step, a.memory_id, a.what + (f" → {a.move_to}" if a.move_to else ""), a.why)
+    console().print(table)
+
+
+@app.command()
+def why(
+    memory_id: str = typer.Argument(..., metavar="ID", help="The memory's id."),
+    now: Optional[str] = typer.Option(None, "--now", help="Evaluate at this time."),
+) -> None:
+    """Explain a memory's relevance (decay formula with its numbers).
+
+    Example: memvault why first-session
+    """
+    from ..consolidate import why as explain
+
+    print(explain(open_vault(), memory_id, parse_when(now, "now")))
+
+
+@review_app.callback()
+def review_default(
+    ctx: typer.Context,
+    json_out: bool = typer.Option(False, "--json", help="Print JSON (a list)."),
+) -> None:
+    """List proposed memories waiting in inbox/ (same as 'review list').
+
+    Example: memvault review
+    """
+    if ctx.invoked_subcommand is None:
+        _list(json_out)
+
+
+@review_app.command("list")
+def review_list(json_out: bool = typer.Option(False, "--json", help="Print JSON (a list).")) -> None:
+    """List proposed memories waiting in inbox/.
+
+    Example: memvault review list --json
+    """
+    _list(json_out)
+
+
+def _list(json_out: bool) -> None:
+    from ..review import inbox
+
+    items = inbox(open_vault())
+    if json_out:
+        emit_json([m.to_dict() for m in items])
+        return
+    for m in items:
+        print(f"{m.id}\t{m.type}/{m.category}\t{m.title}")
+    if not items:
+        print("inbox is empty", file=sys.stderr)
+
+
+@review_app.command("accept")
+def review_accept(
+    memory_id: str = typer.Argument(..., metavar="ID"),
+    note: str = typer.Option("", "--note", "-m", help="Goes into the commit message."),
+) -> None:
+    """Accept a proposal: move it into place as an active memory (one commit).
+
+    Example: memvault review accept learned-deploys-fail-on-fridays
+    """
+    from ..review import accept
+
+    result = accept(open_vault(), memory_id, note)
+    print(f"accepted {memory_id} ({result.memory.path.removeprefix('inbox/')})")
+
+
+@review_app.command("reject")
+def review_reject(
+    memory_id: str = typer.Argument(..., metavar="ID"),
+    reason: str = typer.Option("", "--reason", "-m", help="Goes into the commit message."),
+) -> None:
+    """Reject a proposal: remove it from inbox/ (one commit; git history keeps it).
+
+    Example: memvault review reject learned-something-wrong --reason "coincidence"
+    """
+    from ..review import reject
+
+    reject(open_vault(), memory_id, reason)
+    print(f"rejected {memory_id}")
