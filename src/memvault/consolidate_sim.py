@@ -354,6 +354,15 @@ def run_summarizer(command: str, text: str) -> tuple[str, list[dict[str, Any]]]:
     return summary, facts
 
 
+def _turn_time(text: str) -> dt.datetime | None:
+    from .memory import parse_time
+
+    try:
+        return parse_time(text)
+    except ValueError:
+        return None
+
+
 def plan_distill(vault: Vault, state: _State, result: Plan, now: dt.datetime) -> None:
     """Old transcripts get a summary episode; the transcript moves to archive/."""
     from .transcripts import parse_turns
@@ -364,10 +373,11 @@ def plan_distill(vault: Vault, state: _State, result: Plan, now: dt.datetime) ->
     for m in state.memories:
         if m.category != "transcript" or not state.live(m):
             continue
-        last = m.time("updated") or m.created
+        turns = parse_turns(m.content)
+        stamps = [t for t in (_turn_time(t.when) for t in turns) if t is not None]
+        last = max(stamps) if stamps else (m.time("updated") or m.created)
         if last is None or (now - last).total_seconds() / 86400 < days:
             continue
-        turns = parse_turns(m.content)
         text = "\n\n".join(f"{t.role}: {t.text}" for t in turns) or m.content
         facts: list[dict[str, Any]] = []
         summary = ""

