@@ -191,10 +191,80 @@ def load_memory(abs_path: Path, rel: str, max_bytes: int = DEFAULT_MAX_BYTES) ->
 # --- rendering ---------------------------------------------------------------------
 
 
+_RESERVED_RE = re.compile(
+    r"^(?:~|null|Null|NULL|true|True|TRUE|false|False|FALSE|yes|Yes|YES|no|No|NO|on|On|ON|off|Off|OFF"
+    r"|[-+]?(?:\d[\d_]*)?\.?\d[\d_]*(?:[eE][-+]?\d+)?|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN)"
+    r"|0x[0-9a-fA-F_]+|0o[0-7_]+)$"
+)
+_PRINTABLE_RE = re.compile("^[\t\x20-\x7e\x85\xa0-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]*$")
+_SAFE_PLAIN_RE = re.compile(r"^[A-Za-z0-9_(][^\n\r\t]*$")
+
+
+_ESCAPES = {"\\": "\\\\", '"': '\\"', "\n": "\\n", "\t": "\\t", "\r": "\\r"}
+
+
+def _double_quoted(value: str) -> str:
+    """A YAML double-quoted scalar that round-trips any string exactly."""
+    out = []
+    for ch in value:
+        if ch in _ESCAPES:
+            out.append(_ESCAPES[ch])
+        elif _PRINTABLE_RE.match(ch) and ch not in "\x85\u2028\u2029\ufeff":
+            out.append(ch)
+        elif ord(ch) <= 0xFF:
+            out.append(f"\\x{ord(ch):02x}")
+        elif ord(ch) <= 0xFFFF:
+            out.append(f"\\u{ord(ch):04x}")
+        else:
+            out.append(f"\\U{ord(ch):08x}")
+    return '"' + "".join(out) + '"'
+
+
+def _scalar(value: Any) -> str | None:
+    """Fast YAML text for simple scalars (most keys); None when ruamel must do it."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float):
+        return repr(value)
+    if isinstance(value, (dt.datetime, dt.date)):
+        return format_time(value)
+    if isinstance(value, str):
+        if not _PRINTABLE_RE.match(value.replace("\n", "")) or any(c in value for c in "\r\x85\u2028\u2029\ufeff"):
+            return _double_quoted(value)  # control characters, NEL, CR: escaped
+        if "\n" in value:
+            if value.endswith("\n\n") or value.startswith((" ", "\n")) or " \n" in value:
+                return _double_quoted(value)  # a literal block can't hold these exactly
+            return None  # a readable literal block (ruamel)
+        if _looks_like_time(value):
+            return value
+        if (
+            value
+            and _SAFE_PLAIN_RE.match(value)
+            and not _RESERVED_RE.match(value)
+            and ": " not in value
+            and " #" not in value
+            and not value.endswith((":", " "))
+            and "\t" not in value
+        ):
+            return value
+        return "'" + value.replace("'", "''") + "'"
+    return None
+
+
 def _render_value_yaml(key: str, value: Any, seq_indent: int) -> str:
     """Render ``key: value`` as YAML text ending in a newline."""
-    if isinstance(value, (dt.datetime, dt.date)):
-        return f"{key}: {format_time(value)}\n"
+    simple = _scalar(value)
+    if simple is not None:
+        return f"{key}: {simple}\n"
+    if isinstance(value, list) and value and all(isinstance(v, str) and _flowable(v) and _scalar(v) == v for v in value):
+        return f"{key}: [{', '.join(value)}]\n"
+    if isinstance(value, list) and value and all(_scalar(v) is not None and not isinstance(v, (list, dict)) for v in value):
+        pad = " " * seq_indent
+        return f"{key}:\n" + "".join(f"{pad}- {_scalar(v)}\n" for v in value)
     from ruamel.yaml.scalarstring import LiteralScalarString
 
     from ruamel.yaml.comments import CommentedSeq
@@ -205,7 +275,7 @@ def _render_value_yaml(key: str, value: Any, seq_indent: int) -> str:
             seq.fa.set_flow_style()
             return seq
         if isinstance(v, str) and "\n" in v:
-            return LiteralScalarString(v if v.endswith("\n") else v + "\n")
+            return LiteralScalarString(v)
         if isinstance(v, (dt.datetime, dt.date)):
             return format_time(v)
         if isinstance(v, list):
