@@ -1,12 +1,28 @@
-"""Forgetting for real: erase a memory from files, index, access log and git history."""
+"""Forgetting for real: erase a memory from files, index, access log and git history.
+
+``forget`` deletes a file with a commit, which is what git is for: history keeps it.
+``purge`` rewrites history with git-filter-repo so that no commit, blob or message
+holds the memory's path, id or text any more, then drops the derived index (rebuilt on
+the next search) and scrubs the access log. Remotes are restored afterwards and named
+in the report: they still hold the old history until someone force-pushes.
+"""
 
 from __future__ import annotations
 
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from . import gitstore
-from .errors import MemvaultError
+from .errors import GitError, MemvaultError
 from .vault import Vault
+
+ACCESS_LOG = ".memvault/access.log"
 
 
 @dataclass
@@ -14,10 +30,112 @@ class PurgeReport:
     memory_id: str
     paths: list[str] = field(default_factory=list)
     remotes: list[str] = field(default_factory=list)
+    replaced: int = 0
+
+
+def _filter_repo() -> list[str]:
+    exe = shutil.which("git-filter-repo") or str(Path(sys.executable).parent / "git-filter-repo")
+    if Path(exe).exists():
+        return [exe]
+    try:
+        import git_filter_repo  # noqa: F401
+
+        return [sys.executable, "-m", "git_filter_repo"]
+    except ImportError:
+        raise MemvaultError("git-filter-repo is needed for --purge (pip install git-filter-repo)") from None
+
+
+def _secrets_of(content: str, memory_id: str, title: str) -> list[str]:
+    """Strings to scrub elsewhere: the id, the title and every substantial body line.
+
+    Front-matter lines are not scrubbed on their own: values such as
+    ``importance: 3`` are shared by every memory (the file itself is removed whole).
+    """
+    needles = {memory_id, title}
+    for line in content.splitlines():
+        line = line.strip()
+        if len(line) >= 12:
+            needles.add(line)
+    return sorted((n for n in needles if n and len(n) >= 4), key=len, reverse=True)
 
 
 def purge_memory(vault: Vault, memory_id: str, reason: str) -> PurgeReport:
-    raise MemvaultError("--purge is not implemented yet", key="purge")
+    """Remove every trace of a memory. Rewrites history: all commit ids change."""
+    root = vault.root
+    with vault.locked():
+        memory = vault.get(memory_id)
+        status = gitstore.status_porcelain(root)
+        dirty = [p for code, p in status if not p.startswith(".memvault/index")]
+        if dirty:
+            raise MemvaultError(
+                f"the vault has uncommitted changes ({dirty[0]}…); commit or stash them before --purge", str(root)
+            )
+        report = PurgeReport(memory_id)
+        # every path this memory ever had (moves to archive/, renames)
+        proc = gitstore.run_git(
+            root, ["log", "--all", "--format=", "--name-only", f"-Sid: {memory_id}"], check=False
+        )
+        paths = {p for p in proc.stdout.split() if p}
+        paths.add(memory.path)
+        report.paths = sorted(paths)
+        remotes = {}
+        for name in gitstore.remotes(root):
+            url = gitstore.run_git(root, ["remote", "get-url", name], check=False).stdout.strip()
+            remotes[name] = url
+        report.remotes = sorted(remotes)
+        needles = _secrets_of(memory.content, memory_id, memory.title)
+        report.replaced = len(needles)
+        with tempfile.TemporaryDirectory(prefix="memvault-purge-") as tmp:
+            paths_file = Path(tmp) / "paths"
+            paths_file.write_text("".join(f"{p}\n" for p in report.paths), encoding="utf-8")
+            repl = Path(tmp) / "replacements"
+            repl.write_text("".join(f"{n.replace(chr(10), ' ')}==>[purged]\n" for n in needles), encoding="utf-8")
+            cmd = [
+                *_filter_repo(),
+                "--force",
+                "--quiet",
+                "--invert-paths",
+                "--paths-from-file",
+                str(paths_file),
+                "--replace-text",
+                str(repl),
+                "--replace-message",
+                str(repl),
+            ]
+            proc2 = subprocess.run(cmd, cwd=root, env=gitstore.no_git_env(), capture_output=True, text=True)
+            if proc2.returncode != 0:
+                raise GitError(f"git filter-repo failed: {(proc2.stderr or proc2.stdout).strip().splitlines()[-1:]}")
+        for name, url in remotes.items():
+            if name not in gitstore.remotes(root):
+                gitstore.run_git(root, ["remote", "add", name, url], check=False)
+        # No reflog or dangling object may keep the old blobs reachable.
+        gitstore.run_git(root, ["reflog", "expire", "--expire=now", "--all"], check=False)
+        gitstore.run_git(root, ["gc", "--prune=now", "--quiet"], check=False)
+        _scrub_access_log(root, memory_id)
+        # The index is derived: drop it whole (old vectors and FTS pages), rebuilt lazily.
+        shutil.rmtree(root / ".memvault" / "index", ignore_errors=True)
+        gitstore.run_git(
+            root,
+            ["commit", "--allow-empty", "-q", "-m", f"memvault: purge a memory from history: {reason}"],
+            identity=vault.git_identity,
+            check=False,
+        )
+    return report
 
 
-_ = gitstore
+def _scrub_access_log(root: Path, memory_id: str) -> None:
+    path = root / ACCESS_LOG
+    if not path.exists():
+        return
+    kept = []
+    for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError:
+            continue
+        if memory_id in (record.get("ids") or []) or memory_id in line:
+            continue
+        kept.append(line)
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text("".join(f"{k}\n" for k in kept), encoding="utf-8")
+    os.replace(tmp, path)
