@@ -16,19 +16,48 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .errors import Problem, ValidationError
-from .files import iter_memory_files, load_document, read_bytes
+from .files import is_memory_file, load_document, read_bytes
 from .memory import Memory, validate_meta
 
-SCHEMA = 2
+SCHEMA = 3
 ALL_TREES = ("episodic", "semantic", "procedural", "archive", "inbox")
 
 
-@dataclass(frozen=True)
 class Entry:
-    path: str
-    sha: str  # sha256 of the file's bytes
-    memory: Memory | None  # None when the file is invalid
-    problems: tuple[Problem, ...] = ()
+    """One file of the vault: its sha, its problems, and the memory (decoded lazily)."""
+
+    __slots__ = ("path", "sha", "id", "subject", "problems", "_doc", "_memory")
+
+    def __init__(
+        self,
+        path: str,
+        sha: str,
+        memory: Memory | None = None,
+        problems: tuple[Problem, ...] = (),
+        *,
+        doc: str | None = None,
+        memory_id: str | None = None,
+        subject: str | None = None,
+    ) -> None:
+        self.path = path
+        self.sha = sha
+        self.problems = problems
+        self._memory = memory
+        self._doc = doc
+        self.id = memory.id if memory is not None else memory_id
+        self.subject = memory.subject if memory is not None else subject
+
+    @property
+    def valid(self) -> bool:
+        return self._memory is not None or self._doc is not None
+
+    @property
+    def memory(self) -> Memory | None:
+        if self._memory is None and self._doc is not None:
+            data = json.loads(self._doc)
+            self._memory = Memory(data["id"], data["type"], self.path, data["meta"], data["content"])
+            self._doc = None
+        return self._memory
 
 
 @dataclass
@@ -39,11 +68,14 @@ class ScanResult:
 
     @property
     def memories(self) -> list[Memory]:
-        return [e.memory for e in self.entries.values() if e.memory is not None]
+        return [m for m in (e.memory for e in self.entries.values() if e.valid) if m is not None]
 
     @property
     def invalid(self) -> list[Entry]:
-        return [e for e in self.entries.values() if e.memory is None]
+        return [e for e in self.entries.values() if not e.valid]
+
+    def ids(self) -> set[str]:
+        return {e.id for e in self.entries.values() if e.valid and e.id}
 
 
 def _connect(db_path: Path) -> sqlite3.Connection:
@@ -56,7 +88,7 @@ def _connect(db_path: Path) -> sqlite3.Connection:
         conn.execute("DROP TABLE IF EXISTS files")
         conn.execute(
             "CREATE TABLE files (path TEXT PRIMARY KEY, mtime_ns INTEGER, size INTEGER, "
-            "sha TEXT, doc TEXT, problems TEXT)"
+            "sha TEXT, id TEXT, subject TEXT, doc TEXT, problems TEXT)"
         )
         conn.execute(f"PRAGMA user_version={SCHEMA}")
     return conn
@@ -72,12 +104,37 @@ def _encode(memory: Memory | None, problems: Iterable[Problem]) -> tuple[str | N
     return doc, json.dumps([p.as_dict() for p in problems], ensure_ascii=False)
 
 
-def _decode(path: str, doc: str | None, problems: str) -> tuple[Memory | None, tuple[Problem, ...]]:
-    probs = tuple(Problem(p["path"], p["key"], p["message"]) for p in json.loads(problems or "[]"))
-    if doc is None:
-        return None, probs
-    data = json.loads(doc)
-    return Memory(data["id"], data["type"], path, data["meta"], data["content"]), probs
+def _problems(text: str | None) -> tuple[Problem, ...]:
+    if not text or text == "[]":
+        return ()
+    return tuple(Problem(p["path"], p["key"], p["message"]) for p in json.loads(text))
+
+
+def _walk(root: Path, trees: Iterable[str]) -> Iterable[tuple[str, os.stat_result]]:
+    """(relative path, lstat) of memory files; strings and scandir, no pathlib (10k files)."""
+    stack: list[tuple[str, str]] = []
+    for tree in trees:
+        base = os.path.join(root, tree)
+        if os.path.isdir(base) and not os.path.islink(base):
+            stack.append((base, tree))
+    while stack:
+        folder, rel = stack.pop()
+        try:
+            with os.scandir(folder) as it:
+                items = sorted(it, key=lambda e: e.name)
+        except OSError:
+            continue
+        for item in items:
+            name = item.name
+            if name.startswith("."):
+                continue
+            if item.is_dir(follow_symlinks=False):
+                stack.append((item.path, f"{rel}/{name}"))
+            elif is_memory_file(name) and not name.endswith("~"):
+                try:
+                    yield f"{rel}/{name}", item.stat(follow_symlinks=False)
+                except OSError:
+                    continue
 
 
 def parse_file(abs_path: Path, rel: str, max_bytes: int) -> tuple[str, Memory | None, list[Problem]]:
@@ -114,32 +171,28 @@ class Catalog:
         try:
             cached = {
                 row[0]: row
-                for row in conn.execute("SELECT path, mtime_ns, size, sha, doc, problems FROM files")
+                for row in conn.execute("SELECT path, mtime_ns, size, sha, id, subject, doc, problems FROM files")
             }
             result = ScanResult()
             updates: list[tuple[object, ...]] = []
             seen: set[str] = set()
-            for rel, abs_path in iter_memory_files(self.root, trees):
+            for rel, st in _walk(self.root, trees):
                 seen.add(rel)
-                try:
-                    st = abs_path.lstat()
-                except FileNotFoundError:
-                    continue
                 row = cached.get(rel)
                 if row is not None and row[1] == st.st_mtime_ns and row[2] == st.st_size:
-                    memory, problems = _decode(rel, row[4], row[5])
-                    result.entries[rel] = Entry(rel, row[3], memory, problems)
+                    result.entries[rel] = Entry(
+                        rel, row[3], None, _problems(row[7]), doc=row[6], memory_id=row[4], subject=row[5]
+                    )
                     continue
-                sha, memory, problem_list = parse_file(abs_path, rel, self.max_bytes)
+                sha, memory, problem_list = parse_file(self.root / rel, rel, self.max_bytes)
                 result.entries[rel] = Entry(rel, sha, memory, tuple(problem_list))
                 result.changed.append(rel)
-                doc, probs = _encode(memory, problem_list)
-                updates.append((rel, st.st_mtime_ns, st.st_size, sha, doc, probs))
+                updates.append(_row(rel, st, sha, memory, problem_list))
             in_scope = [p for p in cached if p.split("/", 1)[0] in trees]
             result.removed = [p for p in in_scope if p not in seen]
             if updates or result.removed:
                 conn.execute("BEGIN IMMEDIATE")
-                conn.executemany("INSERT OR REPLACE INTO files VALUES (?,?,?,?,?,?)", updates)
+                conn.executemany("INSERT OR REPLACE INTO files VALUES (?,?,?,?,?,?,?,?)", updates)
                 conn.executemany("DELETE FROM files WHERE path=?", [(p,) for p in result.removed])
                 conn.execute("COMMIT")
             return result
@@ -158,11 +211,7 @@ class Catalog:
                     continue
                 st = abs_path.lstat()
                 sha, memory, problems = parse_file(abs_path, rel, self.max_bytes)
-                doc, probs = _encode(memory, problems)
-                conn.execute(
-                    "INSERT OR REPLACE INTO files VALUES (?,?,?,?,?,?)",
-                    (rel, st.st_mtime_ns, st.st_size, sha, doc, probs),
-                )
+                conn.execute("INSERT OR REPLACE INTO files VALUES (?,?,?,?,?,?,?,?)", _row(rel, st, sha, memory, problems))
             conn.execute("COMMIT")
         finally:
             conn.close()
@@ -173,6 +222,20 @@ class Catalog:
                 os.unlink(str(self.db_path) + suffix)
             except FileNotFoundError:
                 pass
+
+
+def _row(rel: str, st: os.stat_result, sha: str, memory: Memory | None, problems: list[Problem]) -> tuple[object, ...]:
+    doc, probs = _encode(memory, problems)
+    return (
+        rel,
+        st.st_mtime_ns,
+        st.st_size,
+        sha,
+        memory.id if memory else None,
+        memory.subject if memory else None,
+        doc,
+        probs,
+    )
 
 
 def load_one(root: Path, rel: str, max_bytes: int) -> Memory:

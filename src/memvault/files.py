@@ -17,6 +17,7 @@ import io
 import os
 import re
 import tempfile
+import threading
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -68,11 +69,21 @@ class Document:
         )
 
 
+_local = threading.local()
+
+
 def _yaml(typ: str = "safe") -> Any:
+    """A ruamel YAML instance (the safe loader is cached per thread: building one is costly)."""
+    if typ == "safe":
+        cached = getattr(_local, "safe", None)
+        if cached is not None:
+            return cached
     from ruamel.yaml import YAML
 
     yaml = YAML(typ=typ, pure=typ != "safe")
     yaml.allow_duplicate_keys = False
+    if typ == "safe":
+        _local.safe = yaml
     return yaml
 
 

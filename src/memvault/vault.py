@@ -387,7 +387,7 @@ class Vault:
         content = self._redact(scope, content)
         with self.locked():
             scan = self.scan()
-            taken = {e.memory.id for e in scan.entries.values() if e.memory}
+            taken = scan.ids()
             if id:
                 if id in taken:
                     raise DuplicateIdError(f"id {id!r} already exists", key="id")
@@ -407,7 +407,8 @@ class Vault:
             writes: dict[str, str] = {}
             superseded: list[str] = []
             if type == "semantic" and meta.get("subject") and not inbox:
-                writes, superseded = self._supersede_for(meta, scan.memories)
+                rivals = [e.memory for e in scan.entries.values() if e.subject == meta["subject"] and e.valid]
+                writes, superseded = self._supersede_for(meta, [m for m in rivals if m is not None])
             writes[rel] = render_new(meta, content)
             what = f"add {type} {meta['id']}"
             why = message or (title or content.splitlines()[0] if content else "")
