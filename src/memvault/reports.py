@@ -149,6 +149,8 @@ def check_files(vault: Vault, paths: Sequence[Path]) -> list[Problem]:
     max_bytes = vault.config.int("limits.max_file_bytes")
     for path in paths:
         abs_path = path if path.is_absolute() else (Path.cwd() / path)
+        if not path.is_absolute() and not abs_path.exists() and (vault.root / path).exists():
+            abs_path = vault.root / path  # a vault-relative path given from elsewhere (--vault)
         try:
             rel = abs_path.resolve().relative_to(vault.root).as_posix() if not abs_path.is_symlink() else abs_path.relative_to(vault.root).as_posix()
         except ValueError:

@@ -19,6 +19,8 @@ from ._app import app
 
 # Command modules register themselves on ``app`` when imported.
 from . import admin as _admin  # noqa: E402,F401
+from . import agents as _agents  # noqa: F401
+from . import hooks as _hooks  # noqa: F401
 from . import maintain as _maintain  # noqa: E402,F401
 from . import read as _read  # noqa: E402,F401
 from . import write as _write  # noqa: E402,F401
@@ -50,6 +52,12 @@ def main(argv: list[str] | None = None) -> int:
     except ImportError:  # pragma: no cover
         from click import exceptions as click_exc  # type: ignore[no-redef]
 
+    if argv is None:
+        # Undecodable bytes in arguments arrive as lone surrogates; make them U+FFFD once, here.
+        argv = [_clean_arg(a) for a in sys.argv[1:]]
+        exit_after = True
+    else:
+        exit_after = False
     code = 0
     try:
         result = app(args=argv, standalone_mode=False, prog_name="memvault")
@@ -74,8 +82,16 @@ def main(argv: list[str] | None = None) -> int:
         path = _crash_log(exc)
         print(f"Error: internal error ({type(exc).__name__}: {exc}); details in {path}", file=sys.stderr)
         code = 3
-    if argv is None:
+    if exit_after:
         sys.stdout.flush()
         raise SystemExit(code)
     return code
+
+
+def _clean_arg(arg: str) -> str:
+    try:
+        arg.encode("utf-8")
+        return arg
+    except UnicodeEncodeError:
+        return arg.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
 
