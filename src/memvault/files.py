@@ -205,7 +205,7 @@ def load_memory(abs_path: Path, rel: str, max_bytes: int = DEFAULT_MAX_BYTES) ->
 _RESERVED_RE = re.compile(
     r"^(?:~|null|Null|NULL|true|True|TRUE|false|False|FALSE|yes|Yes|YES|no|No|NO|on|On|ON|off|Off|OFF"
     r"|[-+]?(?:\d[\d_]*)?\.?\d[\d_]*(?:[eE][-+]?\d+)?|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN)"
-    r"|0x[0-9a-fA-F_]+|0o[0-7_]+)$"
+    r"|[-+]?\d[\d_]*\.[\d_]*(?:[eE][-+]?\d+)?|0b[01_]+|0x[0-9a-fA-F_]+|0o[0-7_]+)$"
 )
 _PRINTABLE_RE = re.compile("^[\t\x20-\x7e\x85\xa0-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]*$")
 _SAFE_PLAIN_RE = re.compile(r"^[A-Za-z0-9_(][^\n\r\t]*$")
@@ -247,7 +247,7 @@ def _scalar(value: Any) -> str | None:
         if not _PRINTABLE_RE.match(value.replace("\n", "")) or any(c in value for c in "\r\x85\u2028\u2029\ufeff"):
             return _double_quoted(value)  # control characters, NEL, CR: escaped
         if "\n" in value:
-            if value.endswith("\n\n") or value.startswith((" ", "\n")) or " \n" in value:
+            if value.endswith("\n\n") or value.startswith((" ", "\n", "\t")) or " \n" in value:
                 return _double_quoted(value)  # a literal block can't hold these exactly
             return None  # a readable literal block (ruamel)
         if _looks_like_time(value):
@@ -276,7 +276,7 @@ def _render_value_yaml(key: str, value: Any, seq_indent: int) -> str:
     if isinstance(value, list) and value and all(_scalar(v) is not None and not isinstance(v, (list, dict)) for v in value):
         pad = " " * seq_indent
         return f"{key}:\n" + "".join(f"{pad}- {_scalar(v)}\n" for v in value)
-    from ruamel.yaml.scalarstring import LiteralScalarString
+    from ruamel.yaml.scalarstring import DoubleQuotedScalarString, LiteralScalarString
 
     from ruamel.yaml.comments import CommentedSeq
 
@@ -285,6 +285,8 @@ def _render_value_yaml(key: str, value: Any, seq_indent: int) -> str:
             seq = CommentedSeq(v)
             seq.fa.set_flow_style()
             return seq
+        if isinstance(v, str) and (_scalar(v) or "").startswith('"'):
+            return DoubleQuotedScalarString(v)  # nested too: CR, NEL, control characters escaped
         if isinstance(v, str) and "\n" in v:
             return LiteralScalarString(v)
         if isinstance(v, (dt.datetime, dt.date)):
@@ -307,14 +309,14 @@ def _render_value_yaml(key: str, value: Any, seq_indent: int) -> str:
     return text
 
 
-_PLAIN_RE = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_ .:/@+-]{0,39}$")
+_PLAIN_RE = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_ ./@+-]{0,39}$")  # no ':' (flow context)
 
 
 def _flowable(value: Any) -> bool:
     return isinstance(value, str) and bool(_PLAIN_RE.match(value)) and ": " not in value and not value.endswith(":")
 
 
-_TIME_TEXT_RE = re.compile(r"^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2})?(Z|[+-]\d{2}:\d{2})?)?$")
+_TIME_TEXT_RE = re.compile(r"^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2})?(Z|[+-]\d{2}:\d{2})?)?\Z")
 
 
 def _looks_like_time(value: str) -> bool:
@@ -355,7 +357,11 @@ def _key_spans(lines: list[str]) -> dict[str, tuple[int, int]]:
     for n, (key, start) in enumerate(starts):
         end = starts[n + 1][1] if n + 1 < len(starts) else len(lines)
         # trailing comment/blank lines belong visually to the next key: keep them in place
-        while end - 1 > start and (not lines[end - 1].strip() or lines[end - 1].lstrip().startswith("#")):
+        block = re.search(r":[ \t]+[|>][-+0-9]*[ \t]*(#.*)?$", lines[start])  # a block scalar owns its lines
+        while end - 1 > start and (
+            (not lines[end - 1] or lines[end - 1].startswith("#"))
+            or (not block and (not lines[end - 1].strip() or lines[end - 1].lstrip().startswith("#")))
+        ):
             end -= 1
         spans[key] = (start, end)
     return spans
@@ -403,7 +409,7 @@ def update_text(doc: Document, changes: Mapping[str, Any], content: str | None =
         lines[start:end] = new
     # New keys go after the last key line, before trailing blank/comment lines.
     insert_at = len(lines)
-    while insert_at > 0 and not lines[insert_at - 1].strip():
+    while insert_at > 0 and not lines[insert_at - 1]:
         insert_at -= 1
     lines[insert_at:insert_at] = appended
     new_head = "\n".join(lines) + ("\n" if trailing_newline and lines else "")

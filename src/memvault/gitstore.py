@@ -146,7 +146,7 @@ class Change:
 
 def history(root: Path, rel_path: str, limit: int = 50) -> list[Change]:
     """Commits that touched a file, newest first, following renames."""
-    fmt = "%H%x1f%an <%ae>%x1f%aI%x1f%s%x1e"
+    fmt = "%x1e%H%x1f%an <%ae>%x1f%aI%x1f%s"  # names (--name-only) follow the header
     proc = run_git(
         root,
         ["log", f"-n{limit}", "--follow", "--name-only", f"--format={fmt}", "--", rel_path],
@@ -168,7 +168,7 @@ def history(root: Path, rel_path: str, limit: int = 50) -> list[Change]:
 
 def history_by_pattern(root: Path, needle: str, limit: int = 50) -> list[Change]:
     """Commits whose diff adds or removes ``needle`` (used to find a deleted memory)."""
-    fmt = "%H%x1f%an <%ae>%x1f%aI%x1f%s%x1e"
+    fmt = "%x1e%H%x1f%an <%ae>%x1f%aI%x1f%s"  # names (--name-only) follow the header
     proc = run_git(
         root, ["log", "--all", f"-n{limit}", "--name-only", f"-S{needle}", f"--format={fmt}"], check=False
     )

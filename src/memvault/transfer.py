@@ -175,7 +175,7 @@ def import_file(vault: Vault, path: Path, fmt: str = "auto", *, allow_secrets: b
     """Import memories from a file in one commit; existing ids are skipped (idempotent)."""
     source = str(path)
     try:
-        text = path.read_text(encoding="utf-8")
+        text = path.read_bytes().decode("utf-8")  # no newline translation: CRLF files round-trip
     except FileNotFoundError:
         raise MemvaultError("file not found", source) from None
     except UnicodeDecodeError:

@@ -329,7 +329,7 @@ class Vault:
         return matches[0]
 
     def raw_text(self, memory: Memory) -> str:
-        return (self.root / memory.path).read_text(encoding="utf-8")
+        return (self.root / memory.path).read_bytes().decode("utf-8")  # keep CRLF exactly
 
     # --- writing -------------------------------------------------------------------
 

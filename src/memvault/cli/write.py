@@ -209,7 +209,7 @@ def edit(
     proc = subprocess.run([*shlex.split(editor), tmp])
     if proc.returncode != 0:
         raise MemvaultError(f"editor exited with {proc.returncode}; nothing changed (your text: {tmp})", memory.path)
-    new_text = Path(tmp).read_text(encoding="utf-8")
+    new_text = Path(tmp).read_bytes().decode("utf-8")  # keep CRLF: no newline translation
     if new_text == original:
         os.unlink(tmp)
         info("no changes")

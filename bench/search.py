@@ -1,0 +1,452 @@
+"""Search performance: index build, incremental reindex, cold CLI recall, query latency, memory.
+
+    python bench/search.py            # 10,000 and 100,000 memories (takes a while)
+    python bench/search.py --small    # 2,000 and 20,000: a quick check
+    python bench/search.py --json     # one JSON object
+
+Memories are built from LoCoMo (``--data``): every dialog turn an episode (with its
+session and speaker), every question + answer a fact, plus generated procedures, repeated
+with a marker until the count is reached; one in ten episodes is another agent's ``self``
+memory (hidden from the searcher). Measured, with the vault's default embedder:
+
+* ``index_vs_embedder_ratio``: memories indexed per second by ``reindex --full`` divided by
+  the raw embedder's texts per second on the very same texts (same process, warm model);
+* ``incremental_reindex_s``: wall time of ``reindex`` after one memory is edited (and the
+  number of texts it embedded);
+* ``cold_recall_s`` / ``cold_recall_rss_mb``: a fresh ``memvault recall`` process (median of
+  3 after one warm-up run for the page cache), and its peak resident memory;
+* ``query_p50_ms`` / ``query_p95_ms``: in-process ``vault.recall`` over 200 LoCoMo
+  questions, in a fresh worker process (after 5 warm-up queries);
+* ``query_p95_ms_100k`` / ``rss_mb_100k``: the same at 100,000 memories (built from
+  precomputed vectors: the model embeds each distinct text once), and the worker's peak RSS.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "src"))
+sys.path.insert(0, str(ROOT / "bench"))
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+
+MARK_RE = re.compile(r" \(r\d+\)")
+AGENT, TEAM = "bench", "core"
+VERBS = [
+    "deploy",
+    "rotate",
+    "migrate",
+    "back up",
+    "restore",
+    "release",
+    "review",
+    "debug",
+    "profile",
+    "rebuild",
+]
+NOUNS = [
+    "billing service",
+    "api gateway",
+    "search index",
+    "database",
+    "staging cluster",
+    "mobile app",
+    "payment webhook",
+    "cache layer",
+    "auth tokens",
+    "nightly job",
+]
+STEPS = [
+    "check the dashboard",
+    "open a ticket",
+    "run the test suite",
+    "take a snapshot",
+    "drain the traffic",
+    "apply the change",
+    "watch the error rate",
+    "roll back if needed",
+    "tell the team",
+    "write an episode",
+]
+
+
+def _env() -> dict[str, str]:
+    env = dict(os.environ)
+    env["PYTHONPATH"] = str(ROOT / "src") + os.pathsep + env.get("PYTHONPATH", "")
+    env.pop("MEMVAULT_EMBEDDER", None)
+    env.update(MEMVAULT_AGENT=AGENT, MEMVAULT_TEAM=TEAM)
+    return env
+
+
+# --- the synthetic vault ---------------------------------------------------------------------
+
+
+def base_records(data: Path) -> tuple[list[dict[str, Any]], list[str]]:
+    """LoCoMo turns as episodes, its Q&A as facts, generated procedures; and the questions."""
+    import locomo
+
+    records: list[dict[str, Any]] = []
+    questions: list[str] = []
+    rng = random.Random(7)
+    for ci, conv in enumerate(locomo.load(data)):
+        for i, turn in enumerate(conv["turns"]):
+            scope = "self" if i % 10 == 3 else "team"
+            rec = {
+                "type": "episodic",
+                "category": "conversation",
+                "session": f"c{ci}-s{turn['session']}",
+                "speaker": turn["speaker"],
+                "created": turn["created"].strftime("%Y-%m-%dT%H:%M:%SZ"),
+                "content": f"{turn['speaker']}: {turn['text']}",
+                "scope": scope,
+            }
+            if scope == "self":
+                rec["agent"] = f"agent-{i % 7}"
+            else:
+                rec["team"] = TEAM
+            records.append(rec)
+        questions.extend(q["q"] for q in conv["questions"])
+    raw = json.loads(data.read_text(encoding="utf-8"))
+    for sample in raw:
+        for qa in sample.get("qa", []):
+            answer = qa.get("answer") or qa.get("adversarial_answer")
+            if answer:
+                records.append(
+                    {
+                        "type": "semantic",
+                        "category": "facts",
+                        "title": str(qa["question"])[:120],
+                        "content": str(answer),
+                        "scope": "team",
+                        "team": TEAM,
+                        "created": "2024-01-01T00:00:00Z",
+                    }
+                )
+    for i in range(1500):
+        verb, noun = VERBS[i % len(VERBS)], NOUNS[(i // len(VERBS)) % len(NOUNS)]
+        steps = rng.sample(STEPS, 4)
+        records.append(
+            {
+                "type": "procedural",
+                "category": "workflows",
+                "title": f"How to {verb} the {noun} (variant {i})",
+                "content": f"Procedure {i} to {verb} the {noun} safely.",
+                "steps": steps,
+                "trigger": [verb, noun],
+                "success_rate": round(rng.random(), 2),
+                "scope": "team",
+                "team": TEAM,
+                "created": "2024-02-01T00:00:00Z",
+            }
+        )
+    return records, questions
+
+
+def make_records(base: list[dict[str, Any]], count: int) -> list[dict[str, Any]]:
+    out = []
+    for n in range(count):
+        rec = dict(base[n % len(base)])
+        copy = n // len(base)
+        if copy:
+            rec["content"] = f"{rec['content']} (r{copy})"
+        rec["id"] = f"m{n}"
+        out.append(rec)
+    return out
+
+
+def write_vault(folder: Path, records: list[dict[str, Any]], commit: bool) -> Any:
+    """A vault holding ``records`` (written as files; one commit when ``commit``)."""
+    from memvault import Vault
+    from memvault.files import atomic_write, render_new
+
+    vault = Vault.init(folder, agent=AGENT, team=TEAM)
+    writes: dict[str, str] = {}
+    for rec in records:
+        meta = {k: v for k, v in rec.items() if k != "content"}
+        rel = vault.path_for(meta)
+        writes[rel] = render_new(meta, rec["content"])
+    if commit:
+        with vault.locked():
+            vault.commit_files(writes, f"bench: {len(writes)} memories")
+    else:
+        for rel, text in writes.items():
+            atomic_write(vault.root / rel, text)
+    return vault
+
+
+def embed_texts(vault: Any) -> list[str]:
+    """The exact texts the index embeds for this vault."""
+    from memvault.index.text import doc_info
+
+    chunk_words = int(vault.config.get("index.chunk_words", 180))
+    return [c.embed_text for m in vault.all_memories() for c in doc_info(m, chunk_words).chunks]
+
+
+# --- precomputed vectors for the big vault ------------------------------------------------------
+
+_VECTORS: dict[str, Any] = {}
+
+
+class Precomputed:
+    """Documents: the real model's vector of the text without its repeat marker (embedded
+    once per distinct text); queries: the real model."""
+
+    def __init__(self) -> None:
+        from memvault.embeddings import get_embedder
+
+        self.real = get_embedder("default")
+        self.dimensions = self.real.dimensions
+        self.identity = f"bench-precomputed/{self.real.identity}"
+
+    def embed_documents(self, texts: Any) -> Any:
+        import numpy as np
+
+        keys = [MARK_RE.sub("", t) for t in texts]
+        missing = [k for k in dict.fromkeys(keys) if k not in _VECTORS]
+        if missing:
+            for k, v in zip(missing, self.real.embed_documents(missing), strict=True):
+                _VECTORS[k] = v
+        return np.stack([_VECTORS[k] for k in keys])
+
+    def embed_query(self, text: str) -> Any:
+        return self.real.embed_query(text)
+
+
+def register_precomputed() -> None:
+    from memvault.embeddings import hookimpl, register_plugin
+
+    class Plugin:
+        @hookimpl
+        def memvault_register_embedders(self, register: Any) -> None:
+            register("bench-precomputed", lambda _arg: Precomputed())
+
+    register_plugin(Plugin(), name="bench-precomputed")
+
+
+# --- measurements ----------------------------------------------------------------------------
+
+
+def run_measured(argv: list[str], env: dict[str, str] | None = None) -> tuple[float, float, str]:
+    """Run a process and return (wall seconds, its own peak RSS in MB, stdout)."""
+    out_file = tempfile.TemporaryFile(mode="w+")
+    err_file = tempfile.TemporaryFile(mode="w+")
+    started = time.perf_counter()
+    proc = subprocess.Popen(argv, stdout=out_file, stderr=err_file, env=env or _env(), text=True)
+    _, status, usage = os.wait4(proc.pid, 0)
+    wall = time.perf_counter() - started
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    out_file.seek(0)
+    err_file.seek(0)
+    out, err = out_file.read(), err_file.read()
+    if proc.returncode != 0:
+        raise SystemExit(f"{' '.join(argv)} failed ({proc.returncode}): {err[-2000:]}")
+    return wall, usage.ru_maxrss / 1024, out
+
+
+def memvault_exe() -> list[str]:
+    exe = Path(sys.executable).parent / "memvault"
+    return [str(exe)] if exe.exists() else [sys.executable, "-m", "memvault"]
+
+
+def measure_cold_recall(folder: Path, question: str) -> tuple[float, float]:
+    argv = [*memvault_exe(), "--vault", str(folder), "recall", question, "--limit", "10", "--json"]
+    run_measured(argv)  # warm the page cache (and catch up the index if needed)
+    runs = [run_measured(argv) for _ in range(3)]
+    for _, _, out in runs:
+        json.loads(out)
+    return statistics.median(r[0] for r in runs), max(r[1] for r in runs)
+
+
+def measure_queries(
+    folder: Path, questions: list[str], embedder: str | None = None
+) -> tuple[dict[str, float], float]:
+    payload = json.dumps({"vault": str(folder), "questions": questions, "embedder": embedder})
+    argv = [sys.executable, str(Path(__file__).resolve()), "--worker-queries", payload]
+    _, rss, out = run_measured(argv)
+    return json.loads(out), rss
+
+
+def worker_queries(payload: str) -> None:
+    """In a fresh process: open the vault, 5 warm-up queries, then time each question."""
+    args = json.loads(payload)
+    if args.get("embedder") == "bench-precomputed":
+        register_precomputed()
+    from memvault import Vault
+
+    vault = Vault.open(args["vault"], agent=AGENT, team=TEAM)
+    if args.get("embedder"):
+        vault.config.set("embedder", args["embedder"])
+    questions = args["questions"]
+    for q in questions[:5]:
+        vault.recall(q, limit=10)
+    times = []
+    for q in questions:
+        started = time.perf_counter()
+        vault.recall(q, limit=10)
+        times.append((time.perf_counter() - started) * 1000)
+    times.sort()
+    print(
+        json.dumps(
+            {
+                "p50": round(statistics.median(times), 1),
+                "p95": round(times[min(len(times) - 1, int(0.95 * len(times)))], 1),
+                "n": len(times),
+            }
+        )
+    )
+
+
+def bench(args: argparse.Namespace) -> dict[str, Any]:
+    import locomo
+
+    from memvault.embeddings import get_embedder
+
+    say = (lambda *_: None) if args.json else (lambda msg: print(msg, file=sys.stderr, flush=True))
+    data = locomo.resolve_data(args.data)
+    base, questions = base_records(data)
+    rng = random.Random(11)
+    sample = rng.sample(questions, min(200, len(questions)))
+    small, big = (2_000, 20_000) if args.small else (10_000, 100_000)
+    result: dict[str, Any] = {"memories": small, "memories_big": big}
+    work = Path(tempfile.mkdtemp(prefix="memvault-bench-", dir=args.workdir))
+    try:
+        # 1. the vault, and the raw embedder on exactly the texts the index will embed
+        say(f"writing {small} memories ...")
+        folder = work / "v10k"
+        vault = write_vault(folder, make_records(base, small), commit=True)
+        texts = embed_texts(vault)
+        embedder = get_embedder(str(vault.config.get("embedder")))
+        embedder.embed_documents(texts[:64])  # load and warm the model
+        say(f"raw embedder on {len(texts)} texts ...")
+        started = time.perf_counter()
+        for start in range(0, len(texts), 64):
+            for text, vec in zip(
+                texts[start : start + 64],
+                embedder.embed_documents(texts[start : start + 64]),
+                strict=True,
+            ):
+                _VECTORS[MARK_RE.sub("", text)] = vec
+        raw_s = time.perf_counter() - started
+        say("reindex --full ...")
+        report = vault.reindex(full=True)
+        result["raw_embedder_texts_per_s"] = round(len(texts) / raw_s, 1)
+        result["index_memories_per_s"] = round(report.memories / report.seconds, 1)
+        result["index_vs_embedder_ratio"] = round(
+            (report.memories / report.seconds) / (len(texts) / raw_s), 3
+        )
+        result["index_build_s"] = round(report.seconds, 1)
+        # 2. one edited memory
+        target = next(m for m in vault.all_memories() if m.type == "semantic")
+        vault.update(target.id, {}, "bench edit", content=target.content + " (edited)")
+        started = time.perf_counter()
+        report = vault.reindex()
+        result["incremental_reindex_s"] = round(time.perf_counter() - started, 3)
+        result["incremental_embedded"] = report.embedded
+        # 3. cold CLI recall
+        say("cold recall ...")
+        result["cold_recall_s"], result["cold_recall_rss_mb"] = (
+            round(x, 3) for x in measure_cold_recall(folder, sample[0])
+        )
+        # 4. in-process latency
+        say("in-process queries ...")
+        lat, rss = measure_queries(folder, sample)
+        result["query_p50_ms"], result["query_p95_ms"] = lat["p50"], lat["p95"]
+        result["rss_mb_query"] = round(rss, 1)
+        # 5. the big vault, from precomputed vectors
+        say(f"writing {big} memories (no commit) ...")
+        register_precomputed()
+        big_folder = work / "v100k"
+        vault_big = write_vault(big_folder, make_records(base, big), commit=False)
+        vault_big.set_config("embedder", "bench-precomputed", "bench: precomputed vectors")
+        say("indexing them ...")
+        started = time.perf_counter()
+        report = vault_big.reindex(full=True)
+        result["index_build_s_100k"] = round(time.perf_counter() - started, 1)
+        say("in-process queries at the big size ...")
+        lat, rss = measure_queries(big_folder, sample, "bench-precomputed")
+        result["query_p50_ms_100k"], result["query_p95_ms_100k"] = lat["p50"], lat["p95"]
+        result["rss_mb_100k"] = round(rss, 1)
+    finally:
+        if not args.keep:
+            shutil.rmtree(work, ignore_errors=True)
+        else:
+            result["workdir"] = str(work)
+    return result
+
+
+TARGETS = {
+    "index_vs_embedder_ratio": (">=", 0.8),
+    "incremental_reindex_s": ("<=", 1.5),
+    "cold_recall_s": ("<=", 1.5),
+    "query_p50_ms": ("<=", 25),
+    "query_p95_ms": ("<=", 60),
+    "query_p95_ms_100k": ("<=", 150),
+    "cold_recall_rss_mb": ("<=", 500),
+    "rss_mb_100k": ("<=", 1200),
+}
+
+
+def table(result: dict[str, Any]) -> str:
+    lines = [
+        f"memvault search benchmark: {result['memories']:,} and {result['memories_big']:,} memories",
+        "",
+    ]
+    for key, (op, target) in TARGETS.items():
+        value = result.get(key)
+        ok = value is not None and (value >= target if op == ">=" else value <= target)
+        lines.append(
+            f"  {key:26s} {value!s:>10s}   target {op} {target}   {'ok' if ok else 'MISSED'}"
+        )
+    lines.append("")
+    for key in (
+        "raw_embedder_texts_per_s",
+        "index_memories_per_s",
+        "index_build_s",
+        "incremental_embedded",
+        "rss_mb_query",
+        "query_p50_ms_100k",
+        "index_build_s_100k",
+    ):
+        lines.append(f"  {key:26s} {result.get(key)!s:>10s}")
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument(
+        "--data", default="../shared/bench/locomo10.json", help="LoCoMo-format file for the texts."
+    )
+    parser.add_argument(
+        "--small", action="store_true", help="2,000 and 20,000 memories instead of 10k and 100k."
+    )
+    parser.add_argument(
+        "--workdir", default=None, help="Where to build the vaults (default: the temp folder)."
+    )
+    parser.add_argument("--keep", action="store_true", help="Keep the vaults afterwards.")
+    parser.add_argument("--json", action="store_true", help="Print one JSON object.")
+    parser.add_argument("--worker-queries", default=None, help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    if args.worker_queries:
+        worker_queries(args.worker_queries)
+        return 0
+    os.environ.pop("MEMVAULT_EMBEDDER", None)
+    result = bench(args)
+    print(json.dumps(result) if args.json else table(result))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

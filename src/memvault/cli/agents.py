@@ -1,0 +1,161 @@
+"""Commands for agents: the MCP server, transcript ingest and usage insights."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import typer
+
+from ..errors import MemvaultError
+from ._app import app, emit_json, info, open_vault, parse_when, state
+
+
+@app.command()
+def mcp(
+    warm: bool = typer.Option(
+        True,
+        "--warm/--no-warm",
+        help="Load the embedder and index at start instead of on the first search.",
+    ),
+) -> None:
+    """Serve the vault to an agent over MCP (stdio): remember, recall, fact, procedure, ...
+
+    The identity is fixed for the whole session: set it with the root options or env
+    (MEMVAULT_AGENT, MEMVAULT_TEAM, MEMVAULT_ROLE); tool arguments cannot change it.
+
+    Example: memvault --vault ~/memory --agent claude-code --team web mcp
+    """
+    vault = open_vault()  # fails fast, before the client waits on a handshake
+    from ..mcp_server import serve  # the mcp SDK is heavy: imported only here
+
+    info(f"memvault mcp: serving {vault.root} over stdio")
+    serve(vault, warm_up=warm)
+
+
+@app.command()
+def ingest(
+    file: Path | None = typer.Argument(
+        None,
+        help="Transcript file: Claude Code session JSONL, or JSONL of {role, content, timestamp}.",
+    ),
+    session: str | None = typer.Option(
+        None,
+        "--session",
+        "-S",
+        help="Session name (default: the file's session id, else its name).",
+    ),
+    format: str = typer.Option("auto", "--format", help="auto|jsonl|claude."),
+    hook: bool = typer.Option(
+        False,
+        "--hook",
+        help="Read a Claude Code hook's JSON from stdin (transcript_path, session_id).",
+    ),
+    allow_secrets: bool = typer.Option(
+        False, "--allow-secrets", help="Keep turns that look like they hold a credential."
+    ),
+    json_out: bool = typer.Option(False, "--json", help="Print the ingest report as JSON."),
+) -> None:
+    """Import a conversation transcript as session turns (one commit; again adds nothing).
+
+    Bad lines are reported as FILE:LINE on stderr and skipped; exit 1 only when nothing
+    in the file could be read.
+
+    Examples:
+
+      memvault ingest ~/.claude/projects/-home-me-app/3f2a9c1e.jsonl
+
+      memvault ingest chat.jsonl --session 2026-01-05-deploy
+
+      memvault ingest --hook      # in a Claude Code SessionEnd/PreCompact hook
+    """
+    from ..ingest import ingest_file
+
+    if hook:
+        file, hook_session = _hook_input(file)
+        session = session or hook_session
+    if file is None:
+        raise MemvaultError(
+            "give a transcript FILE (or --hook to read a Claude Code hook's input)", key="FILE"
+        )
+    vault = open_vault()
+    report = ingest_file(vault, file, session=session, fmt=format, allow_secrets=allow_secrets)
+    if json_out:
+        emit_json(report.as_dict())
+    else:
+        print(f"{report.memory_id or '-'}\t{report.path or '-'}")
+        info(
+            f"session {report.session}: {report.added} turn(s) added,"
+            f" {report.skipped} already there"
+            + (f", {report.truncated} cut to size" if report.truncated else "")
+            + (f"; commit {report.commit[:10]}" if report.commit else "")
+        )
+    for problem in report.problems:
+        print(f"warning: {problem}", file=sys.stderr)
+    if report.problems and not report.turns:
+        raise typer.Exit(1)
+
+
+def _hook_input(file: Path | None) -> tuple[Path | None, str | None]:
+    raw = sys.stdin.read() if not sys.stdin.isatty() else ""
+    try:
+        data = json.loads(raw) if raw.strip() else {}
+    except json.JSONDecodeError as exc:
+        raise MemvaultError(f"hook input is not JSON: {exc.msg}", "<stdin>") from None
+    if not isinstance(data, dict):
+        raise MemvaultError("hook input: expected a JSON object", "<stdin>")
+    path = file or (
+        Path(data["transcript_path"]) if isinstance(data.get("transcript_path"), str) else None
+    )
+    sid = data.get("session_id") if isinstance(data.get("session_id"), str) else None
+    return path, sid
+
+
+@app.command()
+def insights(
+    by_agent: str | None = typer.Option(
+        None, "--by-agent", help="Only replies given by this agent."
+    ),
+    topic: str | None = typer.Option(
+        None, "--topic", help="Only interactions mentioning these words."
+    ),
+    since: str | None = typer.Option(
+        None, "--since", help="From this date (2026-01-31, or 7d, 2w)."
+    ),
+    until: str | None = typer.Option(None, "--until", help="Up to this date."),
+    limit: int = typer.Option(
+        10, "--limit", "-n", min=0, max=10_000, help="At most N interactions."
+    ),
+    json_out: bool = typer.Option(False, "--json", help="Print JSON."),
+) -> None:
+    """Rated agent replies from logged sessions: counts, helpful rate per agent, recent ones.
+
+    Ratings come from 'memvault log --rating' and the MCP tool log_turn.
+
+    Example: memvault insights --by-agent cfo --topic pricing --since 30d
+    """
+    from ..ingest import insights as core
+
+    data = core(
+        open_vault(), by_agent, topic, parse_when(since, "since"), parse_when(until, "until"), limit
+    )
+    if json_out:
+        emit_json(data)
+        return
+    summary = data["summary"]
+    counts = ", ".join(f"{k} {v}" for k, v in summary["by_rating"].items())
+    rate = summary["helpful_rate"]
+    print(
+        f"rated interactions: {summary['interactions']} ({counts})"
+        + (f", helpful {rate:.0%}" if rate is not None else "")
+    )
+    for name, row in summary["by_agent"].items():
+        print(f"  {name}: {row['interactions']} rated, helpful {row['helpful_rate']:.0%}")
+    for item in data["interactions"]:
+        print(
+            f"{(item['when'] or '')[:16]}  {item['rating']:<11}  {item['agent'] or '-'}"
+            f"  {item['query'] or '-'}"
+        )
+        if not state.quiet:
+            print(f"    -> {item['response']}")

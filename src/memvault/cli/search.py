@@ -1,0 +1,437 @@
+"""Commands that search: recall, fact, procedure, search, validate, context, reindex."""
+
+from __future__ import annotations
+
+import sys
+from typing import Any, Optional
+
+import typer
+
+from ._app import app, console, emit_json, open_vault, parse_when, split_list, state
+
+# Options shared by the search commands (typer needs them spelled out per command).
+_LIMIT = typer.Option(
+    None, "--limit", "-n", help="At most N results (default: search.limit; max: limits.max_limit)."
+)
+_KIND = typer.Option(
+    None,
+    "--kind",
+    "-k",
+    help="Only this kind: episodic|semantic|procedural (episode|fact|procedure).",
+)
+_TYPE = typer.Option(None, "--type", help="Only this memory type (same as --kind).")
+_CATEGORY = typer.Option(
+    None, "--category", "-c", help="Only this category (facts, decisions, workflows, ...)."
+)
+_TAG = typer.Option(None, "--tag", help="Has all these tags (repeat, or comma-separated).")
+_SCOPE = typer.Option(
+    None, "--scope", help="Only self|team|global memories (among those you can see)."
+)
+_BY_AGENT = typer.Option(None, "--by-agent", help="Only memories written by this agent.")
+_SINCE = typer.Option(None, "--since", help="Created on/after (2026-01-31, or 7d, 2w).")
+_UNTIL = typer.Option(None, "--until", help="Created on/before.")
+_AS_OF = typer.Option(
+    None, "--as-of", help="What was true then: facts valid at that date (superseded ones included)."
+)
+_ARCHIVE = typer.Option(False, "--include-archive", help="Also search archived (decayed) memories.")
+_SUPERSEDED = typer.Option(False, "--include-superseded", help="Also return superseded facts.")
+_INBOX = typer.Option(
+    False, "--include-inbox", help="Also return proposed memories awaiting review."
+)
+_EXPLAIN = typer.Option(
+    False, "--explain", help="Show the score breakdown: keyword rank, vector rank, fusion, boosts."
+)
+_ORDER = typer.Option(None, "--order", help="relevance (default) or time (newest first).")
+_JSON = typer.Option(False, "--json", help="Print JSON.")
+
+
+def _options(
+    limit: Optional[int],
+    type: Optional[str],
+    category: Optional[str],
+    tag: Optional[list[str]],
+    scope: Optional[str],
+    by_agent: Optional[str],
+    since: Optional[str],
+    until: Optional[str],
+    as_of: Optional[str],
+    include_archive: bool,
+    include_superseded: bool,
+    include_inbox: bool,
+    explain: bool,
+    order: Optional[str] = None,
+) -> dict[str, Any]:
+    out: dict[str, Any] = {
+        "limit": limit,
+        "type": type,
+        "category": category,
+        "tags": split_list(tag),
+        "scope": scope,
+        "agent": by_agent,
+        "since": parse_when(since, "since"),
+        "until": parse_when(until, "until"),
+        "as_of": parse_when(as_of, "as-of"),
+        "include_archive": include_archive,
+        "include_superseded": include_superseded,
+        "include_inbox": include_inbox,
+        "explain": explain,
+    }
+    if order:
+        out["order"] = order
+    return {k: v for k, v in out.items() if v not in (None, [], False)}
+
+
+def _show(result: Any, json_out: bool, explain: bool) -> None:
+    if json_out:
+        emit_json(result.as_dict())
+        return
+    if result.note:
+        print(f"note: {result.note}", file=sys.stderr)
+    if explain:
+        route = result.route
+        bits = [f"route: {route.intent}"]
+        if route.cue:
+            bits.append(f"cue {route.cue!r}")
+        if route.kind:
+            bits.append(f"prefers {route.kind}")
+        bits.append(f"{route.order} order")
+        print(", ".join(bits) + f"; {result.ms:.0f} ms", file=sys.stderr)
+    if not result.hits:
+        print("no matching memories", file=sys.stderr)
+        return
+    out = console()
+    for n, hit in enumerate(result.hits, 1):
+        date = f"  {hit.created[:10]}" if hit.created and hit.type == "episodic" else ""
+        status = f"  [{hit.status}]" if hit.status not in ("active",) else ""
+        out.print(
+            f"{n:>2}. {hit.score:6.3f}  {hit.type}/{hit.category}  {hit.id}{date}{status}",
+            markup=False,
+        )
+        out.print(f"      {hit.title}", markup=False)
+        if hit.snippet and hit.snippet != hit.title:
+            out.print(f"      {hit.snippet}", markup=False, style="dim")
+        if explain and hit.explain:
+            out.print("      " + _explain_line(hit.explain), markup=False, style="cyan")
+
+
+def _explain_line(ex: Any) -> str:
+    kw, vec = ex.get("keyword", {}), ex.get("vector", {})
+    parts = [
+        f"keyword #{kw.get('rank')} (bm25 {kw.get('bm25')} -> {kw.get('normalised')})"
+        if kw.get("rank") or kw.get("bm25")
+        else "keyword: no match",
+        f"vector #{vec.get('rank')} (cos {vec.get('cosine')})"
+        if vec.get("rank")
+        else f"vector: cos {vec.get('cosine')}",
+        f"fusion {ex.get('fusion')}",
+    ]
+    boosts = ex.get("boosts") or {}
+    if boosts:
+        parts.append("boosts " + " ".join(f"{k} x{v}" for k, v in boosts.items()))
+    parts.append(f"= {ex.get('score')}")
+    return " · ".join(parts)
+
+
+@app.command()
+def recall(
+    query: str = typer.Argument(..., help="What to remember: a question or a few words."),
+    kind: Optional[str] = _KIND,
+    limit: Optional[int] = _LIMIT,
+    type: Optional[str] = _TYPE,
+    category: Optional[str] = _CATEGORY,
+    tag: Optional[list[str]] = _TAG,
+    scope: Optional[str] = _SCOPE,
+    by_agent: Optional[str] = _BY_AGENT,
+    since: Optional[str] = _SINCE,
+    until: Optional[str] = _UNTIL,
+    as_of: Optional[str] = _AS_OF,
+    include_archive: bool = _ARCHIVE,
+    include_superseded: bool = _SUPERSEDED,
+    include_inbox: bool = _INBOX,
+    explain: bool = _EXPLAIN,
+    order: Optional[str] = _ORDER,
+    json_out: bool = _JSON,
+) -> None:
+    """Recall memories, routed by intent: "when/what happened" -> episodes, "what is" ->
+    facts, "how do I" -> procedures, "is it true that" -> validation (English, Portuguese,
+    Russian, Ukrainian cues). --kind overrides the routing.
+
+    Example: memvault recall "when did we last deploy billing?"
+    """
+    vault = open_vault()
+    opts = _options(
+        limit,
+        type,
+        category,
+        tag,
+        scope,
+        by_agent,
+        since,
+        until,
+        as_of,
+        include_archive,
+        include_superseded,
+        include_inbox,
+        explain,
+        order,
+    )
+    if kind:
+        opts["kind"] = kind
+    _show(vault.recall(query, **opts), json_out, explain)
+
+
+@app.command()
+def fact(
+    query: str = typer.Argument(..., help="What to look up."),
+    limit: Optional[int] = _LIMIT,
+    category: Optional[str] = _CATEGORY,
+    tag: Optional[list[str]] = _TAG,
+    scope: Optional[str] = _SCOPE,
+    by_agent: Optional[str] = _BY_AGENT,
+    since: Optional[str] = _SINCE,
+    until: Optional[str] = _UNTIL,
+    as_of: Optional[str] = _AS_OF,
+    include_archive: bool = _ARCHIVE,
+    include_superseded: bool = _SUPERSEDED,
+    include_inbox: bool = _INBOX,
+    explain: bool = _EXPLAIN,
+    json_out: bool = _JSON,
+) -> None:
+    """Look up known facts, decisions, definitions, relationships and constraints.
+
+    Superseded facts are left out unless --include-superseded; --as-of answers with what
+    was valid at that date. Example: memvault fact "api rate limit" --as-of 2026-01-01
+    """
+    vault = open_vault()
+    opts = _options(
+        limit,
+        None,
+        category,
+        tag,
+        scope,
+        by_agent,
+        since,
+        until,
+        as_of,
+        include_archive,
+        include_superseded,
+        include_inbox,
+        explain,
+    )
+    _show(vault.fact(query, **opts), json_out, explain)
+
+
+@app.command()
+def procedure(
+    query: str = typer.Argument(..., help="The task you want to do."),
+    limit: Optional[int] = _LIMIT,
+    category: Optional[str] = _CATEGORY,
+    tag: Optional[list[str]] = _TAG,
+    scope: Optional[str] = _SCOPE,
+    by_agent: Optional[str] = _BY_AGENT,
+    include_archive: bool = _ARCHIVE,
+    include_inbox: bool = _INBOX,
+    explain: bool = _EXPLAIN,
+    json_out: bool = _JSON,
+) -> None:
+    """Find how-to knowledge (workflows, templates, patterns, heuristics), matched by trigger
+    keywords and similarity and ranked by match and success rate.
+
+    Example: memvault procedure "release a new version" --limit 3
+    """
+    vault = open_vault()
+    opts = _options(
+        limit,
+        None,
+        category,
+        tag,
+        scope,
+        by_agent,
+        None,
+        None,
+        None,
+        include_archive,
+        False,
+        include_inbox,
+        explain,
+    )
+    _show(vault.procedure(query, **opts), json_out, explain)
+
+
+@app.command("search")
+def search_(
+    query: str = typer.Argument(..., help="Words or a question."),
+    kind: Optional[str] = _KIND,
+    limit: Optional[int] = _LIMIT,
+    type: Optional[str] = _TYPE,
+    category: Optional[str] = _CATEGORY,
+    tag: Optional[list[str]] = _TAG,
+    scope: Optional[str] = _SCOPE,
+    by_agent: Optional[str] = _BY_AGENT,
+    since: Optional[str] = _SINCE,
+    until: Optional[str] = _UNTIL,
+    as_of: Optional[str] = _AS_OF,
+    include_archive: bool = _ARCHIVE,
+    include_superseded: bool = _SUPERSEDED,
+    include_inbox: bool = _INBOX,
+    explain: bool = _EXPLAIN,
+    order: Optional[str] = _ORDER,
+    json_out: bool = _JSON,
+) -> None:
+    """Plain hybrid search (keywords + meaning) over every kind of memory, no intent routing.
+
+    Example: memvault search "postgres jsonb" --type semantic --explain
+    """
+    vault = open_vault()
+    opts = _options(
+        limit,
+        type or kind,
+        category,
+        tag,
+        scope,
+        by_agent,
+        since,
+        until,
+        as_of,
+        include_archive,
+        include_superseded,
+        include_inbox,
+        explain,
+        order,
+    )
+    _show(vault.search(query, **opts), json_out, explain)
+
+
+@app.command()
+def validate(
+    statement: str = typer.Argument(
+        ..., metavar="STATEMENT", help="The claim to check, as one sentence."
+    ),
+    as_of: Optional[str] = _AS_OF,
+    scope: Optional[str] = _SCOPE,
+    tag: Optional[list[str]] = _TAG,
+    explain: bool = _EXPLAIN,
+    json_out: bool = _JSON,
+) -> None:
+    """Check a statement against known facts: supported, contradicted or unknown, with the
+    facts that decide it and why.
+
+    Contradicted: a fact on the same topic holds another value (number, name, version), a
+    fact negates it, or it matches a fact that was superseded. It compares words and
+    values: it cannot follow paraphrase without shared words, unit conversions or
+    reasoning across several facts -- "unknown" means no fact decides it, not "false".
+
+    Example: memvault validate "we deploy on Fridays"
+    """
+    vault = open_vault()
+    opts: dict[str, Any] = {"explain": explain}
+    if as_of:
+        opts["as_of"] = parse_when(as_of, "as-of")
+    if scope:
+        opts["scope"] = scope
+    if tag:
+        opts["tags"] = split_list(tag)
+    result = vault.validate(statement, **opts)
+    if json_out:
+        emit_json(result.as_dict())
+        return
+    out = console()
+    out.print(f"{result.verdict}: {result.why}", markup=False)
+    for ev in result.evidence:
+        out.print(f"  {ev.relation:11s} [{ev.hit.id}] {ev.hit.snippet}", markup=False)
+        out.print(f"              {ev.why}", markup=False, style="dim")
+
+
+@app.command()
+def context(
+    query: str = typer.Argument(..., metavar="QUERY", help="The task at hand, in a few words."),
+    budget: int = typer.Option(
+        1500, "--budget", "-b", help="Token budget for the block (~4 characters a token)."
+    ),
+    scope: Optional[str] = _SCOPE,
+    tag: Optional[list[str]] = _TAG,
+    since: Optional[str] = _SINCE,
+    until: Optional[str] = _UNTIL,
+    as_of: Optional[str] = _AS_OF,
+    include_archive: bool = _ARCHIVE,
+    json_out: bool = _JSON,
+) -> None:
+    """Print a block of relevant memory to put in an agent's prompt: previous episodes, known
+    facts, applicable procedures, active constraints -- most useful first, within the budget,
+    saying what was left out.
+
+    Example: memvault context "migrate billing to postgres" --budget 800
+    """
+    vault = open_vault()
+    opts: dict[str, Any] = {
+        "scope": scope,
+        "tags": split_list(tag) or None,
+        "since": parse_when(since, "since"),
+        "until": parse_when(until, "until"),
+        "as_of": parse_when(as_of, "as-of"),
+        "include_archive": include_archive or None,
+    }
+    block = vault.context(query, budget=budget, **{k: v for k, v in opts.items() if v is not None})
+    if json_out:
+        emit_json(block.as_dict())
+        return
+    sys.stdout.write(block.text)
+
+
+@app.command()
+def reindex(
+    full: bool = typer.Option(
+        False, "--full", help="Rebuild the index from scratch (re-embeds everything)."
+    ),
+    json_out: bool = _JSON,
+) -> None:
+    """Bring the search index up to date with the files (only what changed is re-embedded).
+
+    Searches do this by themselves; run it after big imports, or with --full to start over.
+    Example: memvault reindex --full
+    """
+    vault = open_vault()
+    report = _with_progress(lambda progress: vault.reindex(full=full, progress=progress))
+    if json_out:
+        emit_json(report.as_dict())
+    else:
+        print(report.summary(), file=sys.stderr)
+
+
+def _with_progress(work: Any) -> Any:
+    """Run ``work(progress)`` with a rich progress bar on stderr (hidden with --quiet or when
+    there is nothing to embed)."""
+    if state.quiet or not sys.stderr.isatty():
+        return work(None)
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeRemainingColumn,
+    )
+
+    bar = Progress(
+        TextColumn("embedding"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeRemainingColumn(),
+        console=console(stderr=True),
+        transient=True,
+    )
+    task = None
+
+    def progress(done: int, total: int) -> None:
+        nonlocal task
+        if total <= 0:
+            return
+        if task is None:
+            bar.start()
+            task = bar.add_task("embed", total=total)
+        bar.update(task, completed=done, total=total)
+
+    try:
+        return work(progress)
+    finally:
+        if task is not None:
+            bar.stop()

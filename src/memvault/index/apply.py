@@ -1,0 +1,384 @@
+"""Applying a :class:`~memvault.index.plan.ChangeReport`: SQLite in one transaction, then
+Chroma; vectors are embedded in batches while a second thread writes them to Chroma."""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..errors import IndexError_
+from . import store
+from .handle import TYPES, Index, Progress
+from .plan import ApplyStats, ChangeReport
+from .text import DocInfo, neighbour_text
+
+EMBED_BATCH = 64
+DOC_COLUMNS = (
+    "id",
+    "type",
+    "category",
+    "scope",
+    "agent",
+    "team",
+    "status",
+    "created",
+    "valid_from",
+    "valid_to",
+    "importance",
+    "relevance",
+    "success_rate",
+    "session",
+    "subject",
+    "tags",
+    "title",
+    "speakers",
+    "triggers",
+    "lead",
+    "doc",
+)
+
+
+def doc_values(info: DocInfo) -> list[Any]:
+    return [getattr(info, c) for c in DOC_COLUMNS]
+
+
+class _transaction:
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        self.conn = conn
+
+    def __enter__(self) -> sqlite3.Connection:
+        self.conn.execute("BEGIN IMMEDIATE")
+        return self.conn
+
+    def __exit__(self, kind: Any, *_: Any) -> None:
+        self.conn.execute("COMMIT" if kind is None else "ROLLBACK")
+
+
+@dataclass
+class _ChromaOps:
+    """Vector writes collected while SQLite is updated, sent to Chroma per type."""
+
+    deletes: dict[str, list[str]] = field(default_factory=dict)
+    upserts: dict[str, tuple[list[str], list[Any]]] = field(default_factory=dict)
+
+    def delete(self, doc_type: str, rowids: Iterable[int]) -> None:
+        self.deletes.setdefault(doc_type, []).extend(str(r) for r in rowids)
+
+    def upsert(self, doc_type: str, rowid: int, vec: Any) -> None:
+        ids, vecs = self.upserts.setdefault(doc_type, ([], []))
+        ids.append(str(rowid))
+        vecs.append(vec)
+
+
+def apply_changes(
+    idx: Index,
+    plan: ChangeReport,
+    infos: Mapping[str, DocInfo],
+    shas: Mapping[str, str],
+    indexed: Mapping[str, tuple[int, str, str, str, str | None]],
+    embedder: Any,
+    progress: Progress | None = None,
+) -> ApplyStats:
+    """Carry out ``plan``: SQLite first (one transaction), then Chroma.
+
+    The manifest is marked dirty while Chroma is being written; a crash in between is
+    repaired on the next open by reloading Chroma from the vectors kept in SQLite.
+    """
+    import numpy as np
+
+    stats = ApplyStats()
+    if plan.empty:
+        return stats
+    conn = idx.conn
+    ops = _ChromaOps()
+    sessions: set[str] = set()
+    to_embed: list[tuple[int, str, str]] = []  # (chunk rowid, type, text)
+    placeholders = ",".join("?" * len(DOC_COLUMNS))
+    assignments = ",".join(f"{c} = ?" for c in DOC_COLUMNS)
+    if idx.manifest.get("dirty") is not True:
+        idx.manifest["dirty"] = True
+        store.write_manifest(idx.root, idx.manifest)
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        for path in plan.removed:
+            key, _, _, doc_type, session = indexed[path]
+            rowids = [r for (r,) in conn.execute("SELECT rowid FROM chunks WHERE doc = ?", (key,))]
+            conn.executemany("DELETE FROM fts WHERE rowid = ?", [(r,) for r in rowids])
+            conn.execute("DELETE FROM chunks WHERE doc = ?", (key,))
+            conn.execute("DELETE FROM docs WHERE key = ?", (key,))
+            ops.delete(doc_type, rowids)
+            if session:
+                sessions.add(session)
+        relabel = [(old, new) for old, new in plan.moved] + [(p, p) for p in plan.updated]
+        for old, new in relabel:
+            key, _, _, old_type, old_session = indexed[old]
+            info = infos[new]
+            conn.execute(
+                f"UPDATE docs SET path = ?, {assignments}, sha = ? WHERE key = ?",
+                [new, *doc_values(info), shas[new], key],
+            )
+            if old_type != info.type:
+                rowids = [
+                    r for (r,) in conn.execute("SELECT rowid FROM chunks WHERE doc = ?", (key,))
+                ]
+                _move_vectors(conn, rowids, old_type, info.type, ops)
+            if not info.session and old_session:
+                _clear_context(conn, key)
+            sessions.update(s for s in (old_session, info.session) if s)
+        for path in plan.added:
+            info = infos[path]
+            cur = conn.execute(
+                f"INSERT INTO docs (path, {','.join(DOC_COLUMNS)}, sha, text_hash, nchunks) "
+                f"VALUES (?, {placeholders}, ?, ?, ?)",
+                [path, *doc_values(info), shas[path], info.text_hash, len(info.chunks)],
+            )
+            key = int(cur.lastrowid or 0)
+            for chunk in info.chunks:
+                rowid = _insert_chunk(conn, key, chunk)
+                to_embed.append((rowid, info.type, chunk.embed_text))
+            if info.session:
+                sessions.add(info.session)
+        for path in plan.changed:
+            info = infos[path]
+            key, _, _, old_type, old_session = indexed[path]
+            conn.execute(
+                f"UPDATE docs SET {assignments}, sha = ?, text_hash = ?, nchunks = ? WHERE key = ?",
+                [*doc_values(info), shas[path], info.text_hash, len(info.chunks), key],
+            )
+            existing = {
+                int(n): (int(r), h)
+                for r, n, h in conn.execute(
+                    "SELECT rowid, n, hash FROM chunks WHERE doc = ?", (key,)
+                )
+            }
+            kept: list[int] = []
+            for chunk in info.chunks:
+                have = existing.pop(chunk.n, None)
+                if have is not None and have[1] == chunk.hash:
+                    stats.reused += 1
+                    kept.append(have[0])
+                    continue
+                if have is not None:
+                    rowid = have[0]
+                    if old_type != info.type:
+                        ops.delete(old_type, [rowid])
+                    conn.execute(
+                        "UPDATE chunks SET hash = ?, vec = NULL WHERE rowid = ?",
+                        (chunk.hash, rowid),
+                    )
+                    conn.execute("DELETE FROM fts WHERE rowid = ?", (rowid,))
+                    conn.execute(
+                        "INSERT INTO fts (rowid, head, body, ctx) VALUES (?, ?, ?, '')",
+                        (rowid, chunk.head, chunk.body),
+                    )
+                else:
+                    rowid = _insert_chunk(conn, key, chunk)
+                to_embed.append((rowid, info.type, chunk.embed_text))
+            for rowid, _ in existing.values():  # the memory got shorter
+                conn.execute("DELETE FROM fts WHERE rowid = ?", (rowid,))
+                conn.execute("DELETE FROM chunks WHERE rowid = ?", (rowid,))
+                ops.delete(old_type, [rowid])
+            if old_type != info.type:
+                _move_vectors(conn, kept, old_type, info.type, ops)
+            conn.execute("UPDATE docs SET ctx_hash = NULL WHERE key = ?", (key,))
+            if not info.session:
+                _clear_context(conn, key)
+            sessions.update(s for s in (old_session, info.session) if s)
+        stats.embedded = len(to_embed)
+        _embed_into(conn, idx, to_embed, embedder, progress)
+        _refresh_context(conn, sessions)
+        conn.execute("COMMIT")
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+    idx.forget_counts()
+    _flush_chroma(idx, ops)
+    idx.manifest["dirty"] = False
+    _ = np
+    return stats
+
+
+def _insert_chunk(conn: sqlite3.Connection, key: int, chunk: Any) -> int:
+    cur = conn.execute(
+        "INSERT INTO chunks (doc, n, hash) VALUES (?, ?, ?)", (key, chunk.n, chunk.hash)
+    )
+    rowid = int(cur.lastrowid or 0)
+    conn.execute(
+        "INSERT INTO fts (rowid, head, body, ctx) VALUES (?, ?, ?, '')",
+        (rowid, chunk.head, chunk.body),
+    )
+    return rowid
+
+
+def _move_vectors(
+    conn: sqlite3.Connection, rowids: list[int], old_type: str, new_type: str, ops: _ChromaOps
+) -> None:
+    """A memory changed type: its vectors change collection (no re-embedding)."""
+    import numpy as np
+
+    for rowid in rowids:
+        row = conn.execute("SELECT vec FROM chunks WHERE rowid = ?", (rowid,)).fetchone()
+        ops.delete(old_type, [rowid])
+        if row is not None and row[0] is not None:
+            ops.upsert(new_type, rowid, np.frombuffer(row[0], dtype=np.float32))
+
+
+def _clear_context(conn: sqlite3.Connection, key: int) -> None:
+    """A memory left its session: its neighbours' text goes."""
+    rows = conn.execute(
+        "SELECT c.rowid, f.head, f.body FROM chunks AS c JOIN fts AS f ON f.rowid = c.rowid WHERE c.doc = ?",
+        (key,),
+    ).fetchall()
+    for rowid, head, body in rows:
+        conn.execute("DELETE FROM fts WHERE rowid = ?", (rowid,))
+        conn.execute(
+            "INSERT INTO fts (rowid, head, body, ctx) VALUES (?, ?, ?, '')", (rowid, head, body)
+        )
+    conn.execute("UPDATE docs SET ctx_hash = NULL WHERE key = ?", (key,))
+
+
+def _embed_into(
+    conn: sqlite3.Connection,
+    idx: Index,
+    items: list[tuple[int, str, str]],
+    embedder: Any,
+    progress: Progress | None,
+) -> None:
+    """Embed ``items`` in batches; vectors go to SQLite now and to Chroma from a second
+    thread, so Chroma's writes overlap the next batch's embedding."""
+    import queue
+
+    import numpy as np
+
+    if progress is not None:
+        progress(0, len(items))
+    if not items:
+        return
+    # Similar lengths batch together: less padding, faster embedding.
+    order = sorted(range(len(items)), key=lambda i: len(items[i][2]))
+    jobs: queue.Queue[tuple[str, list[str], Any] | None] = queue.Queue(maxsize=4)
+    failure: list[BaseException] = []
+
+    def writer() -> None:
+        while True:
+            job = jobs.get()
+            if job is None:
+                return
+            if failure:
+                continue
+            doc_type, ids, vecs = job
+            try:
+                _upsert(idx.collection(doc_type, create=True), ids, vecs)
+            except BaseException as exc:  # noqa: BLE001 - re-raised in the main thread
+                failure.append(exc)
+
+    thread = threading.Thread(target=writer, name="memvault-chroma-writer", daemon=True)
+    thread.start()
+    done = 0
+    try:
+        for start in range(0, len(order), EMBED_BATCH):
+            batch = [items[i] for i in order[start : start + EMBED_BATCH]]
+            matrix = np.asarray(
+                embedder.embed_documents([text for _, _, text in batch]), dtype=np.float32
+            )
+            if matrix.shape != (len(batch), idx.dimensions):
+                raise IndexError_(
+                    f"the embedder returned vectors of shape {matrix.shape}, expected ({len(batch)}, {idx.dimensions})"
+                )
+            conn.executemany(
+                "UPDATE chunks SET vec = ? WHERE rowid = ?",
+                [(matrix[i].tobytes(), rowid) for i, (rowid, _, _) in enumerate(batch)],
+            )
+            by_type: dict[str, tuple[list[str], list[Any]]] = {}
+            for i, (rowid, doc_type, _) in enumerate(batch):
+                ids, vecs = by_type.setdefault(doc_type, ([], []))
+                ids.append(str(rowid))
+                vecs.append(matrix[i])
+            for doc_type, (ids, vecs) in by_type.items():
+                jobs.put((doc_type, ids, np.stack(vecs)))
+            done += len(batch)
+            if failure:
+                raise failure[0]
+            if progress is not None:
+                progress(done, len(items))
+    finally:
+        jobs.put(None)
+        thread.join()
+    if failure:
+        raise failure[0]
+
+
+def _upsert(col: Any, ids: list[str], vecs: Any) -> None:
+    step = 5000
+    for start in range(0, len(ids), step):
+        col.upsert(ids=ids[start : start + step], embeddings=vecs[start : start + step])
+
+
+def _flush_chroma(idx: Index, ops: _ChromaOps) -> None:
+    import numpy as np
+
+    for doc_type, ids in ops.deletes.items():
+        col = idx.collection(doc_type)
+        if col is not None and ids:
+            for start in range(0, len(ids), 5000):
+                col.delete(ids=ids[start : start + 5000])
+    for doc_type, (ids, vecs) in ops.upserts.items():
+        if ids:
+            _upsert(idx.collection(doc_type, create=True), ids, np.stack(vecs))
+
+
+def _refresh_context(conn: sqlite3.Connection, sessions: Iterable[str]) -> None:
+    """Give each memory of these sessions the text of its neighbours (FTS ``ctx`` column)."""
+    import hashlib
+
+    for session in sorted(sessions):
+        members = conn.execute(
+            "SELECT key, lead, ctx_hash FROM docs WHERE session = ? ORDER BY created IS NULL, created, path",
+            (session,),
+        ).fetchall()
+        leads = [m[1] or "" for m in members]
+        for i, (key, _, old_hash) in enumerate(members):
+            ctx = neighbour_text(leads, i)
+            digest = hashlib.sha1(ctx.encode("utf-8", "surrogatepass")).hexdigest()
+            if digest == old_hash:
+                continue
+            rows = conn.execute(
+                "SELECT c.rowid, f.head, f.body FROM chunks AS c JOIN fts AS f ON f.rowid = c.rowid WHERE c.doc = ?",
+                (key,),
+            ).fetchall()
+            for rowid, head, body in rows:
+                conn.execute("DELETE FROM fts WHERE rowid = ?", (rowid,))
+                conn.execute(
+                    "INSERT INTO fts (rowid, head, body, ctx) VALUES (?, ?, ?, ?)",
+                    (rowid, head, body, ctx),
+                )
+            conn.execute("UPDATE docs SET ctx_hash = ? WHERE key = ?", (digest, key))
+
+
+def reload_chroma(idx: Index, progress: Progress | None = None) -> int:
+    """Rebuild the Chroma collections from the vectors kept in SQLite (no embedding)."""
+    import numpy as np
+
+    idx.drop_collections()
+    total = idx.conn.execute("SELECT count(*) FROM chunks WHERE vec IS NOT NULL").fetchone()[0]
+    done = 0
+    for doc_type in TYPES:
+        rows = idx.conn.execute(
+            "SELECT c.rowid, c.vec FROM chunks AS c JOIN docs AS d ON d.key = c.doc WHERE d.type = ? AND c.vec IS NOT NULL",
+            (doc_type,),
+        )
+        while True:
+            batch = rows.fetchmany(5000)
+            if not batch:
+                break
+            ids = [str(r) for r, _ in batch]
+            vecs = np.stack([np.frombuffer(b, dtype=np.float32) for _, b in batch])
+            _upsert(idx.collection(doc_type, create=True), ids, vecs)
+            done += len(batch)
+            if progress is not None:
+                progress(done, total)
+    idx.forget_counts()
+    return int(total)

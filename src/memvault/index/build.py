@@ -1,0 +1,457 @@
+"""Keeping the index in step with the files: open, check, plan, apply, rebuild.
+
+The index is a cache. Whatever is wrong with it -- missing, damaged, built by another
+embedder or another version of memvault -- the answer is the same: say so in one line
+on stderr and rebuild it from the files. Writes happen under the vault lock; a reader that
+finds the lock taken searches the index as it is rather than wait.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from ..catalog import ScanResult
+from ..errors import IndexError_
+from ..lock import try_lock
+from ..memory import format_time, now_utc
+from . import store
+from .apply import _transaction, apply_changes, reload_chroma
+from .handle import (
+    LOCK_PATH,
+    Index,
+    Progress,
+    _forget,
+    _remember,
+    current_index,
+    embedder_for,
+    expected_header,
+    generation,
+    mismatch,
+    read_head,
+    recorded_files,
+    say,
+    stat_files,
+)
+from .plan import ChangeReport, DiskDoc, IndexedDoc, plan_changes
+from .store import CorruptIndex
+from .text import DocInfo, doc_info
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..vault import Vault
+
+
+# --- reports -----------------------------------------------------------------------------
+
+
+@dataclass
+class ReindexReport:
+    """What a reindex did. ``summary()`` is one line for people."""
+
+    changes: ChangeReport = field(default_factory=ChangeReport)
+    embedded: int = 0
+    reused: int = 0
+    seconds: float = 0.0
+    rebuilt: bool = False
+    reason: str = ""
+    memories: int = 0
+    chunks: int = 0
+    busy: bool = False
+
+    @property
+    def added(self) -> tuple[str, ...]:
+        return self.changes.added
+
+    @property
+    def changed(self) -> tuple[str, ...]:
+        return self.changes.changed
+
+    @property
+    def updated(self) -> tuple[str, ...]:
+        return self.changes.updated
+
+    @property
+    def moved(self) -> tuple[tuple[str, str], ...]:
+        return self.changes.moved
+
+    @property
+    def removed(self) -> tuple[str, ...]:
+        return self.changes.removed
+
+    @property
+    def unchanged(self) -> int:
+        return self.changes.unchanged
+
+    def summary(self) -> str:
+        if self.busy:
+            return (
+                "index busy (another memvault process is writing); it catches up on the next search"
+            )
+        head = "rebuilt" if self.rebuilt else self.changes.summary()
+        return (
+            f"{head}: {self.memories} memories, {self.chunks} chunks; embedded {self.embedded}, "
+            f"reused {self.reused} ({self.seconds:.2f} s)"
+        )
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            **self.changes.as_dict(),
+            "embedded": self.embedded,
+            "reused": self.reused,
+            "seconds": round(self.seconds, 3),
+            "rebuilt": self.rebuilt,
+            "reason": self.reason,
+            "memories": self.memories,
+            "chunks": self.chunks,
+        }
+
+
+# --- opening -----------------------------------------------------------------------------
+
+
+def _open_existing(vault: Vault, header: Mapping[str, Any]) -> tuple[Index | None, str | None]:
+    """The index on disk if it can serve ``header``; else None and why."""
+    root = vault.root
+    try:
+        manifest = store.read_manifest(root)
+    except CorruptIndex as exc:
+        return None, f"the search index is damaged ({exc})"
+    if manifest is None:
+        exists = (store.index_dir(root) / store.DB_NAME).exists()
+        return None, "the search index is incomplete (no manifest)" if exists else ""
+    why = mismatch(manifest, header)
+    if why:
+        return None, why
+    try:
+        conn = store.connect(root, create=False)
+    except CorruptIndex as exc:
+        return None, f"the search index is damaged ({exc})"
+    idx = Index(root, conn, manifest, vault.config.get("index.url"), exact_below(vault))
+    if manifest.get("dirty"):
+        idx.note = "chroma-dirty"
+    return idx, None
+
+
+# --- the work -------------------------------------------------------------------------------
+
+
+def _scan(vault: Vault) -> ScanResult:
+    try:
+        return vault.scan()
+    except sqlite3.DatabaseError:
+        # The catalog is a cache beside ours: damaged means rebuilt, never a stack trace.
+        vault.catalog.clear()
+        return vault.scan()
+
+
+def _indexed(idx: Index) -> dict[str, tuple[int, str, str, str, str | None]]:
+    """``{path: (key, sha, text_hash, type, session)}`` of every indexed memory."""
+    return {
+        p: (int(k), s, t, ty, se)
+        for k, p, s, t, ty, se in idx.conn.execute(
+            "SELECT key, path, sha, text_hash, type, session FROM docs"
+        )
+    }
+
+
+def sync(
+    vault: Vault,
+    idx: Index,
+    *,
+    embedder: Any,
+    progress: Progress | None = None,
+    rebuilt: bool = False,
+    reason: str = "",
+    files: dict[str, tuple[int, int]] | None = None,
+) -> ReindexReport:
+    """Plan and apply the changes between the files and ``idx``. Call with the vault lock held."""
+    started = time.perf_counter()
+    files = stat_files(vault.root) if files is None else files  # before the scan: see below
+    scan = _scan(vault)
+    chunk_words = int(vault.config.get("index.chunk_words", 180))
+    indexed = _indexed(idx)
+    infos: dict[str, DocInfo] = {}
+    disk: dict[str, DiskDoc] = {}
+    for path, entry in scan.entries.items():
+        memory = entry.memory
+        if memory is None:
+            continue
+        before = indexed.get(path)
+        if before is not None and before[1] == entry.sha:
+            disk[path] = DiskDoc(entry.sha, None)
+            continue
+        info = doc_info(memory, chunk_words)
+        infos[path] = info
+        disk[path] = DiskDoc(entry.sha, info.text_hash)
+    plan = plan_changes(disk, {p: IndexedDoc(v[1], v[2]) for p, v in indexed.items()})
+    shas = {p: e.sha for p, e in scan.entries.items()}
+    stats = apply_changes(idx, plan, infos, shas, indexed, embedder, progress)
+    # Files are recorded as seen *before* the scan read them: an edit racing the scan
+    # leaves a newer mtime behind, found by the next check.
+    _record_files(idx, files)
+    _write_manifest(vault, idx, embedder)
+    memories, chunks = idx.conn.execute(
+        "SELECT (SELECT count(*) FROM docs), (SELECT count(*) FROM chunks)"
+    ).fetchone()
+    return ReindexReport(
+        changes=plan,
+        embedded=stats.embedded,
+        reused=stats.reused,
+        seconds=time.perf_counter() - started,
+        rebuilt=rebuilt,
+        reason=reason,
+        memories=int(memories),
+        chunks=int(chunks),
+    )
+
+
+def _record_files(idx: Index, files: Mapping[str, tuple[int, int]]) -> None:
+    old = recorded_files(idx)
+    upserts = [(p, m, s) for p, (m, s) in files.items() if old.get(p) != (m, s)]
+    gone = [(p,) for p in old if p not in files]
+    if upserts or gone:
+        with _transaction(idx.conn):
+            idx.conn.executemany(
+                "INSERT OR REPLACE INTO files (path, mtime_ns, size) VALUES (?,?,?)", upserts
+            )
+            idx.conn.executemany("DELETE FROM files WHERE path = ?", gone)
+
+
+def _write_manifest(vault: Vault, idx: Index, embedder: Any, dirty: bool = False) -> None:
+    manifest = dict(idx.manifest)
+    manifest.update(expected_header(vault, embedder))
+    manifest["commit"] = read_head(vault.root)
+    manifest["generation"] = generation(vault.root)
+    manifest["updated"] = format_time(now_utc())
+    manifest.setdefault("built", manifest["updated"])
+    manifest["dirty"] = dirty
+    if not dirty:
+        memories, chunks = idx.conn.execute(
+            "SELECT (SELECT count(*) FROM docs), (SELECT count(*) FROM chunks)"
+        ).fetchone()
+        manifest["memories"], manifest["chunks"] = int(memories), int(chunks)
+    store.write_manifest(vault.root, manifest)
+    idx.manifest = manifest
+    idx.manifest_mtime = store.manifest_mtime(vault.root)
+    idx.seen_generation = int(manifest["generation"])
+    idx.seen_head = manifest["commit"]
+
+
+# --- entry points ------------------------------------------------------------------------
+
+
+def _create(vault: Vault, embedder: Any) -> Index:
+    store.remove_all(vault.root)
+    conn = store.connect(vault.root, create=True)
+    manifest = dict(expected_header(vault, embedder))
+    manifest["built"] = format_time(now_utc())
+    idx = Index(vault.root, conn, manifest, vault.config.get("index.url"), exact_below(vault))
+    if idx.url:
+        idx.drop_collections()
+    return idx
+
+
+def rebuild(
+    vault: Vault, embedder: Any, reason: str, progress: Progress | None = None
+) -> ReindexReport:
+    """Build the index from scratch. Call with the vault lock held."""
+    _forget(vault.root)
+    if reason:
+        say(f"{reason}; rebuilding the search index")
+    try:
+        idx = _create(vault, embedder)
+    except CorruptIndex as exc:
+        raise IndexError_(f"cannot create the search index: {exc}", store.INDEX_DIR) from None
+    report = sync(vault, idx, embedder=embedder, progress=progress, rebuilt=True, reason=reason)
+    idx.last_scan = time.monotonic()
+    _remember(idx)
+    return report
+
+
+def open_for_write(
+    vault: Vault, embedder: Any, progress: Progress | None = None
+) -> tuple[Index | None, str]:
+    """An index that can be updated in place, or None and the reason it must be rebuilt."""
+    idx = current_index(vault)
+    header = expected_header(vault, embedder)
+    if idx is not None and mismatch(idx.manifest, header) is None:
+        return idx, ""
+    idx, why = _open_existing(vault, header)
+    if idx is None:
+        return None, why or ""
+    if idx.note == "chroma-dirty":
+        say("the vector store missed the end of an update; reloading it from the stored vectors")
+        try:
+            reload_chroma(idx, progress)
+        except Exception as exc:  # noqa: BLE001 - a broken Chroma folder: rebuild all
+            idx.close()
+            return None, f"the vector store is damaged ({type(exc).__name__})"
+        idx.note = None
+    return _remember(idx), ""
+
+
+def reindex(vault: Vault, full: bool = False, progress: Progress | None = None) -> ReindexReport:
+    """Bring the index up to date with the files (``full``: rebuild it from scratch).
+
+    Incremental by default: only new, changed, moved and deleted files are touched and
+    unchanged text is never embedded again. Takes the vault lock (waits for it).
+    """
+    embedder = embedder_for(vault)
+    with vault.locked():
+        if full:
+            return rebuild(vault, embedder, "", progress)
+        try:
+            idx, why = open_for_write(vault, embedder, progress)
+            if idx is None:
+                return rebuild(vault, embedder, why, progress)
+            report = sync(vault, idx, embedder=embedder, progress=progress)
+            idx.last_scan = time.monotonic()
+            return report
+        except (CorruptIndex, sqlite3.DatabaseError) as exc:
+            return rebuild(vault, embedder, f"the search index is damaged ({exc})", progress)
+
+
+def exact_below(vault: Vault) -> int:
+    value = vault.config.get("index.exact_below", 20_000)
+    return (
+        int(value)
+        if isinstance(value, int) and not isinstance(value, bool) and value >= 0
+        else 20_000
+    )
+
+
+def scan_interval(vault: Vault, idx: Index) -> float:
+    """Seconds between drift scans (stat of every memory file) in a long-lived process:
+    ``index.scan_interval`` (default 0), and at least 20 times what the last scan took, so
+    scanning never costs more than 5 % of the time. A small vault is checked on nearly
+    every search; 100,000 files (0.3 s a scan) every few seconds."""
+    base = vault.config.get("index.scan_interval", 0.0)
+    base = float(base) if isinstance(base, (int, float)) and not isinstance(base, bool) else 0.0
+    return max(base, idx.scan_cost * 20)
+
+
+def ensure_fresh(vault: Vault) -> Index:
+    """The index, brought up to date first when the files changed.
+
+    Cheap when nothing changed: a look at the write generation and HEAD, and every few
+    seconds a stat of the memory files (hand edits). Never waits for another writer: if
+    the vault lock is taken, the index is used as it is (``Index.note`` says so).
+    """
+    embedder = embedder_for(vault)
+    header = expected_header(vault, embedder)
+    idx = current_index(vault)
+    if idx is not None and mismatch(idx.manifest, header) is not None:
+        _forget(vault.root)
+        idx = None
+    if idx is None:
+        idx, why = _open_existing(vault, header)
+        if idx is None or idx.note == "chroma-dirty":
+            return _repair(vault, embedder, why, idx)
+        _remember(idx)
+    idx.note = None
+    gen, head = generation(vault.root), read_head(vault.root)
+    now = time.monotonic()
+    moved = gen != idx.seen_generation or head != idx.seen_head
+    if not moved and now - idx.last_scan < scan_interval(vault, idx):
+        return idx
+    started = time.perf_counter()
+    files = stat_files(vault.root)
+    drift = files != recorded_files(idx)
+    idx.scan_cost = time.perf_counter() - started
+    idx.last_scan = now
+    if not drift and not moved:
+        return idx
+    with try_lock(vault.root / LOCK_PATH) as got:
+        if not got:
+            idx.note = "another memvault process is writing: searched the index as it was"
+            return idx
+        if drift:
+            try:
+                sync(vault, idx, embedder=embedder, files=files)
+            except (CorruptIndex, sqlite3.DatabaseError) as exc:
+                rebuild(vault, embedder, f"the search index is damaged ({exc})")
+                fresh = current_index(vault)
+                assert fresh is not None
+                return fresh
+        else:
+            _write_manifest(vault, idx, embedder)
+    return idx
+
+
+def _repair(vault: Vault, embedder: Any, why: str | None, stale: Index | None) -> Index:
+    """No usable index: build one (or reload Chroma), waiting a few seconds at most for a writer."""
+    if stale is not None:
+        stale.close()
+    deadline = time.monotonic() + 5.0
+    while True:
+        with try_lock(vault.root / LOCK_PATH) as got:
+            if got:
+                idx, why2 = open_for_write(vault, embedder)
+                if idx is None:
+                    rebuild(vault, embedder, why2 or why or "")
+                else:
+                    sync(vault, idx, embedder=embedder)
+                    idx.last_scan = time.monotonic()
+                fresh = current_index(vault)
+                if fresh is None:
+                    raise IndexError_(
+                        "the search index could not be opened after a rebuild", store.INDEX_DIR
+                    )
+                return fresh
+        if time.monotonic() > deadline:
+            raise IndexError_(
+                "the search index is being built by another memvault process; try again in a moment",
+                store.INDEX_DIR,
+            )
+        time.sleep(0.05)
+
+
+def health(vault: Vault) -> list[str]:
+    """Notes for ``memvault doctor``: how far behind the index is, and why it can't be used."""
+    notes: list[str] = []
+    try:
+        embedder = embedder_for(vault)
+        header = expected_header(vault, embedder)
+    except Exception as exc:  # noqa: BLE001 - doctor reports, never crashes
+        return [f"embedder {vault.config.get('embedder')!r} is not available: {exc}"]
+    try:
+        manifest = store.read_manifest(vault.root)
+    except CorruptIndex as exc:
+        return [
+            f"search index is damaged ({exc}); the next search or 'memvault reindex' rebuilds it"
+        ]
+    if manifest is None:
+        return [
+            "search index not built yet; the first search builds it (or run 'memvault reindex')"
+        ]
+    why = mismatch(manifest, header)
+    if why:
+        return [f"{why}: the next search rebuilds the index"]
+    if manifest.get("dirty"):
+        notes.append("the vector store missed the end of an update; the next search reloads it")
+    try:
+        conn = store.connect(vault.root, create=False)
+    except CorruptIndex as exc:
+        return [f"search index is damaged ({exc}); the next search rebuilds it"]
+    try:
+        indexed = {p: s for p, s in conn.execute("SELECT path, sha FROM docs")}
+    finally:
+        conn.close()
+    scan = _scan(vault)
+    live = {p: e.sha for p, e in scan.entries.items() if e.memory is not None}
+    behind = sum(1 for p, s in live.items() if indexed.get(p) != s) + sum(
+        1 for p in indexed if p not in live
+    )
+    if behind:
+        notes.append(
+            f"search index is {behind} memor{'y' if behind == 1 else 'ies'} behind the files (the next search catches up)"
+        )
+    head = read_head(vault.root)
+    if manifest.get("commit") and head and manifest["commit"] != head and not behind:
+        notes.append(
+            f"index manifest reflects commit {str(manifest['commit'])[:10]}, HEAD is {head[:10]} (same files)"
+        )
+    return notes

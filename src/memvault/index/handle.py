@@ -1,0 +1,285 @@
+"""The open index of a vault, cached per process, and the cheap checks that tell whether
+the files moved on since it was last brought up to date."""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import sys
+import threading
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ..catalog import ALL_TREES
+from ..files import iter_memory_files
+from . import store
+from .text import TEXT_FORMAT
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..vault import Vault
+
+Progress = Callable[[int, int], None]
+TYPES = ("episodic", "semantic", "procedural")
+GENERATION_PATH = ".memvault/index/generation"
+LOCK_PATH = ".memvault/lock"
+
+
+def say(message: str) -> None:
+    print(f"memvault: {message}", file=sys.stderr)
+
+
+# --- the open index -------------------------------------------------------------------
+
+
+class Index:
+    """One vault's open index (cached per process: a long-lived server reuses it)."""
+
+    def __init__(
+        self,
+        root: Path,
+        conn: sqlite3.Connection,
+        manifest: dict[str, Any],
+        url: str | None,
+        exact_below: int = 20_000,
+    ) -> None:
+        self.root = root
+        self.conn = conn
+        self.manifest = manifest
+        self.url = url
+        self.exact_below = 0 if url else exact_below
+        self.dimensions = int(manifest.get("dimensions") or 0)
+        self.lock = threading.RLock()
+        self.manifest_mtime = store.manifest_mtime(root)
+        self.last_scan = 0.0
+        self.scan_cost = 0.0
+        self.seen_generation = int(manifest.get("generation") or 0)
+        self.seen_head = manifest.get("commit")
+        self._client: Any = None
+        self._collections: dict[str, Any] = {}
+        self._counts: dict[str, int] | None = None
+        self._matrices: dict[str, tuple[Any, Any]] = {}
+        self.note: str | None = None  # e.g. "index busy: results may miss the latest change"
+
+    # Chroma is imported only when a vector is needed (about 1 s of imports).
+    def client(self) -> Any:
+        if self._client is None:
+            self._client = store.chroma_client(self.root, self.url)
+        return self._client
+
+    def collection(self, doc_type: str, create: bool = False) -> Any:
+        col = self._collections.get(doc_type)
+        if col is None:
+            name = f"{store.collection_name(self.root, self.url)}-{doc_type}"
+            try:
+                col = store.get_collection(self.client(), name, create=create)
+            except Exception:  # noqa: BLE001 - chromadb raises several types for "not there"
+                if not create:
+                    return None
+                raise
+            self._collections[doc_type] = col
+        return col
+
+    def drop_collections(self) -> None:
+        client = self.client()
+        for doc_type in TYPES:
+            name = f"{store.collection_name(self.root, self.url)}-{doc_type}"
+            try:
+                client.delete_collection(name)
+            except Exception:  # noqa: BLE001 - not there is fine
+                pass
+        self._collections.clear()
+
+    def chunk_count(self, doc_type: str) -> int:
+        if self._counts is None:
+            self._counts = {t: 0 for t in TYPES}
+            rows = self.conn.execute(
+                "SELECT d.type, count(*) FROM chunks AS c JOIN docs AS d ON d.key = c.doc GROUP BY d.type"
+            )
+            for t, n in rows:
+                self._counts[str(t)] = int(n)
+        return self._counts.get(doc_type, 0)
+
+    def forget_counts(self) -> None:
+        """After a write: counts and in-memory vectors are reloaded when next needed."""
+        self._counts = None
+        self._matrices.clear()
+
+    @property
+    def in_memory(self) -> bool:
+        """Score vectors exactly in memory (small index) rather than through Chroma.
+
+        Below ``index.exact_below`` chunks (default 20,000: 30 MB of vectors) a numpy scan is
+        as fast as Chroma and saves a process the ~1 s it takes to import chromadb; the
+        vectors still live in Chroma too (a Chroma server, or the index growing past the
+        threshold, uses them). ``index.exact_below: 0`` always asks Chroma.
+        """
+        total = sum(self.chunk_count(t) for t in TYPES)
+        return total <= self.exact_below
+
+    def memory_vectors(self, doc_type: str) -> tuple[Any, Any]:
+        """``(rowids, matrix)`` of every stored vector of a type, loaded once from SQLite."""
+        import numpy as np
+
+        cached = self._matrices.get(doc_type)
+        if cached is None:
+            rows = self.conn.execute(
+                "SELECT c.rowid, c.vec FROM chunks AS c JOIN docs AS d ON d.key = c.doc "
+                "WHERE d.type = ? AND c.vec IS NOT NULL ORDER BY c.rowid",
+                (doc_type,),
+            ).fetchall()
+            rows = [(r, b) for r, b in rows if len(b) == self.dimensions * 4]
+            rowids = np.fromiter((r for r, _ in rows), dtype=np.int64, count=len(rows))
+            matrix = np.frombuffer(b"".join(b for _, b in rows), dtype=np.float32).reshape(
+                len(rows), self.dimensions
+            )
+            cached = self._matrices[doc_type] = (rowids, matrix)
+        return cached
+
+    def close(self) -> None:
+        try:
+            self.conn.close()
+        except sqlite3.Error:
+            pass
+        self._collections.clear()
+        self._client = None
+
+
+_open: dict[Path, Index] = {}
+_open_lock = threading.Lock()
+
+
+def _forget(root: Path) -> None:
+    with _open_lock:
+        idx = _open.pop(root, None)
+    if idx is not None:
+        idx.close()
+
+
+def forget_open_index(root: Path) -> None:
+    """Drop this process's handle on a vault's index (tests; after deleting the folder)."""
+    _forget(Path(root))
+    store.release_chroma(Path(root))
+
+
+# --- identity of what the index must be ----------------------------------------------
+
+
+def embedder_for(vault: Vault) -> Any:
+    from ..embeddings import get_embedder
+
+    return get_embedder(str(vault.config.get("embedder") or "default"))
+
+
+def expected_header(vault: Vault, embedder: Any) -> dict[str, Any]:
+    return {
+        "schema": store.SCHEMA,
+        "embedder": embedder.identity,
+        "dimensions": int(embedder.dimensions),
+        "chunk_words": int(vault.config.get("index.chunk_words", 180)),
+        "text_format": TEXT_FORMAT,
+    }
+
+
+def mismatch(manifest: Mapping[str, Any], header: Mapping[str, Any]) -> str | None:
+    """Why an index with ``manifest`` can't serve ``header`` (None: it can)."""
+    if manifest.get("schema") != header["schema"]:
+        return (
+            f"the index has schema {manifest.get('schema')}, this memvault uses {header['schema']}"
+        )
+    if manifest.get("embedder") != header["embedder"]:
+        return f"the index was built with embedder {manifest.get('embedder')!r}, the vault now uses {header['embedder']!r}"
+    if manifest.get("dimensions") != header["dimensions"]:
+        return f"the index holds {manifest.get('dimensions')}-d vectors, the embedder makes {header['dimensions']}-d"
+    if manifest.get("chunk_words") != header["chunk_words"]:
+        return (
+            f"index.chunk_words changed ({manifest.get('chunk_words')} -> {header['chunk_words']})"
+        )
+    if manifest.get("text_format") != header["text_format"]:
+        return "the indexed text format changed in this memvault version"
+    return None
+
+
+# --- cheap change detection ------------------------------------------------------------
+
+
+def generation(root: Path) -> int:
+    """How many writes memvault made (``Vault.bump_generation`` appends a byte per write)."""
+    try:
+        return (root / GENERATION_PATH).stat().st_size
+    except FileNotFoundError:
+        return 0
+
+
+def read_head(root: Path) -> str | None:
+    """HEAD's commit read straight from ``.git`` (no git process: this runs before every search)."""
+    git = root / ".git"
+    try:
+        if git.is_file():  # a worktree: "gitdir: <path>"
+            text = git.read_text(encoding="utf-8").strip()
+            if text.startswith("gitdir:"):
+                git = (root / text[7:].strip()).resolve()
+        head = (git / "HEAD").read_text(encoding="utf-8").strip()
+        if not head.startswith("ref:"):
+            return head or None
+        ref = head[4:].strip()
+        for base in (git, _common_dir(git)):
+            path = base / ref
+            if path.is_file():
+                return path.read_text(encoding="utf-8").strip() or None
+            packed = base / "packed-refs"
+            if packed.is_file():
+                for line in packed.read_text(encoding="utf-8").splitlines():
+                    if line.endswith(" " + ref):
+                        return line.split(" ", 1)[0]
+    except OSError:
+        return None
+    return None
+
+
+def _common_dir(git: Path) -> Path:
+    try:
+        text = (git / "commondir").read_text(encoding="utf-8").strip()
+        return (git / text).resolve()
+    except OSError:
+        return git
+
+
+def stat_files(root: Path) -> dict[str, tuple[int, int]]:
+    """``{path: (mtime_ns, size)}`` of every memory file: the drift check's view of the disk."""
+    out: dict[str, tuple[int, int]] = {}
+    for rel, path in iter_memory_files(root, ALL_TREES):
+        try:
+            st = os.lstat(path)
+        except FileNotFoundError:
+            continue
+        out[rel] = (st.st_mtime_ns, st.st_size)
+    return out
+
+
+def recorded_files(idx: Index) -> dict[str, tuple[int, int]]:
+    return {
+        p: (int(m), int(s))
+        for p, m, s in idx.conn.execute("SELECT path, mtime_ns, size FROM files")
+    }
+
+
+def current_index(vault: Vault) -> Index | None:
+    """This process's open index for the vault; None when another process rewrote it since
+    (Chroma clients cache their segments, so a changed index is reopened, not patched)."""
+    with _open_lock:
+        idx = _open.get(vault.root)
+    if idx is not None and store.manifest_mtime(vault.root) != idx.manifest_mtime:
+        _forget(vault.root)
+        store.release_chroma(vault.root)
+        return None
+    return idx
+
+
+def _remember(idx: Index) -> Index:
+    with _open_lock:
+        old = _open.get(idx.root)
+        _open[idx.root] = idx
+    if old is not None and old is not idx:
+        old.close()
+    return idx

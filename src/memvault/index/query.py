@@ -1,0 +1,324 @@
+"""Reading the index: filters as SQL, the keyword leg (FTS5) and the vector leg (Chroma).
+
+Filters are decided in SQLite, before ranking: a reader's visibility (another agent's
+``self`` memories never match), status, type, dates, tags. The keyword leg applies them
+inside the FTS5 query. The vector leg asks Chroma (one collection per memory type) for
+the nearest chunks *without* a ``where`` clause -- filtered Chroma queries cost 100-500 ms
+at 100k vectors, unfiltered ones 2-10 ms -- and keeps the allowed ones; when a filter is
+so selective that too few survive, it scores the allowed chunks exactly from the vectors
+kept in SQLite instead. Either way the result is the true top-k of what the reader may
+see: nothing hidden comes back, and hidden memories never starve the results.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # pragma: no cover
+    import numpy as np
+
+    from .build import Index
+
+# English function words plus the question words people start queries with; short lists
+# for the other languages of the seeds. Dropping them from the keyword OR-query lifted
+# LoCoMo turn R@5 from 49.4 to 54.8 (research/FINDINGS.md).
+STOPWORDS = frozenset(
+    """
+a about above after again against all am an and any are aren't as at be because been before being
+below between both but by can can't cannot could couldn't did didn't do does doesn't doing don't down
+during each few for from further had hadn't has hasn't have haven't having he he'd he'll he's her
+here here's hers herself him himself his how how's i i'd i'll i'm i've if in into is isn't it it's
+its itself let's me more most mustn't my myself no nor not of off on once only or other ought our
+ours ourselves out over own same shan't she she'd she'll she's should shouldn't so some such than
+that that's the their theirs them themselves then there there's these they they'd they'll they're
+they've this those through to too under until up very was wasn't we we'd we'll we're we've were
+weren't what what's when when's where where's which while who who's whom why why's with won't would
+wouldn't you you'd you'll you're you've your yours yourself yourselves
+s t d ll m re ve just also will shall might must
+o a os as um uma de da do das dos em no na nos nas por para com que qual quais quando como onde é
+foi são eu tu ele ela nós vós eles elas se ao aos à às e ou mas meu minha seu sua nosso nossa isso
+isto este esta
+и в во не на я что тот быть с а весь как он она оно они мы вы ты к у же по из за от о об для это
+этот когда где какой какая какие который ли или но да так бы был была были есть мне нам нас вас
+их его её
+і й та що це цей ця як де коли який яка які чи або але з із до від для про на у в ми ви ти він
+вона воно вони
+""".split()  # noqa: SIM905 - a word list reads better as text
+)
+_TOKEN_RE = re.compile(r"\w+", re.UNICODE)
+
+
+def query_tokens(text: str) -> list[str]:
+    """Lowercase word tokens of a query, stopwords dropped (all kept if nothing else is left)."""
+    text = text.replace("'s ", " ").replace("\u2019s ", " ")
+    tokens = [t.lower() for t in _TOKEN_RE.findall(text)]
+    kept = list(dict.fromkeys(t for t in tokens if t not in STOPWORDS))
+    return kept or list(dict.fromkeys(tokens))
+
+
+def match_expression(tokens: Sequence[str], limit: int = 64) -> str | None:
+    """An FTS5 OR-query of quoted tokens: valid whatever characters the query holds."""
+    if not tokens:
+        return None
+    return " OR ".join('"' + t.replace('"', '""') + '"' for t in tokens[:limit])
+
+
+@dataclass(frozen=True)
+class IndexFilter:
+    """What a reader may get back, as SQL over the ``docs`` table (alias ``d``)."""
+
+    types: tuple[str, ...] = ()
+    category: str | None = None
+    tags: tuple[str, ...] = ()
+    scope: str | None = None
+    author: str | None = None  # the memory's ``agent`` key
+    statuses: tuple[str, ...] = ("active", "disputed")
+    since: float | None = None
+    until: float | None = None
+    as_of: float | None = None
+    ids: tuple[str, ...] = ()
+    viewer_agent: str | None = None
+    viewer_team: str | None = None
+    extra: tuple[tuple[str, tuple[Any, ...]], ...] = field(default=())
+
+    def sql(self) -> tuple[str, list[Any]]:
+        clauses: list[str] = []
+        params: list[Any] = []
+        # Visibility first (AgentIdentity.can_see, in SQL).
+        if self.viewer_agent is not None:
+            clauses.append(
+                "(d.scope = 'global' OR (d.scope = 'self' AND d.agent = ?) "
+                "OR (d.scope NOT IN ('self', 'global') AND (d.team IS NULL OR d.team IS ?)))"
+            )
+            params += [self.viewer_agent, self.viewer_team]
+        else:
+            clauses.append(
+                "(d.scope = 'global' OR (d.scope NOT IN ('self', 'global') AND (d.team IS NULL OR d.team IS ?)))"
+            )
+            params.append(self.viewer_team)
+        if self.statuses:
+            clauses.append(f"d.status IN ({','.join('?' * len(self.statuses))})")
+            params += list(self.statuses)
+        if self.types:
+            clauses.append(f"d.type IN ({','.join('?' * len(self.types))})")
+            params += list(self.types)
+        if self.category:
+            clauses.append("d.category = ?")
+            params.append(self.category)
+        for tag in self.tags:
+            clauses.append("instr(d.tags, ?) > 0")
+            params.append(f"|{tag}|")
+        if self.scope:
+            clauses.append("d.scope = ?")
+            params.append(self.scope)
+        if self.author:
+            clauses.append("d.agent = ?")
+            params.append(self.author)
+        if self.since is not None:
+            clauses.append("d.created >= ?")
+            params.append(self.since)
+        if self.until is not None:
+            clauses.append("d.created <= ?")
+            params.append(self.until)
+        if self.as_of is not None:
+            # Valid time, not recording time: a fact counts from its valid_from (else from when
+            # it was written), until its valid_to; an episode once it happened.
+            clauses.append(
+                "(COALESCE(d.valid_from, d.created) IS NULL OR COALESCE(d.valid_from, d.created) <= ?) "
+                "AND (d.valid_to IS NULL OR d.valid_to > ?)"
+            )
+            params += [self.as_of, self.as_of]
+        if self.ids:
+            clauses.append(f"d.id IN ({','.join('?' * len(self.ids))})")
+            params += list(self.ids)
+        for clause, values in self.extra:
+            clauses.append(clause)
+            params += list(values)
+        return " AND ".join(clauses) or "1", params
+
+
+@dataclass
+class Candidate:
+    """One chunk found by either leg."""
+
+    rowid: int
+    doc: int
+    bm25: float = 0.0  # -bm25: higher is better, 0 when the keywords don't match
+    kw_rank: int | None = None
+    cosine: float | None = None
+    vec_rank: int | None = None
+
+
+# Keyword weights per FTS5 column: head (title, tags, subject, triggers), body, neighbours.
+COLUMN_WEIGHTS = (1.0, 1.0, 0.5)
+
+
+def keyword_leg(
+    index: Index, expr: str, filt: IndexFilter, limit: int
+) -> list[tuple[int, int, float]]:
+    """``(chunk rowid, doc key, score)`` of the best keyword matches allowed by ``filt``."""
+    where, params = filt.sql()
+    w = COLUMN_WEIGHTS
+    sql = (
+        f"SELECT f.rowid, c.doc, bm25(fts, {w[0]}, {w[1]}, {w[2]}) AS s "
+        "FROM fts AS f JOIN chunks AS c ON c.rowid = f.rowid JOIN docs AS d ON d.key = c.doc "
+        f"WHERE fts MATCH ? AND {where} ORDER BY s LIMIT ?"
+    )
+    rows = index.conn.execute(sql, [expr, *params, limit]).fetchall()
+    return [(int(r), int(d), -float(s)) for r, d, s in rows]
+
+
+def keyword_scores_for(index: Index, expr: str, rowids: Iterable[int]) -> dict[int, float]:
+    """Keyword scores of given chunks (absent = no match)."""
+    ids = list(rowids)
+    if not ids:
+        return {}
+    w = COLUMN_WEIGHTS
+    out: dict[int, float] = {}
+    for start in range(0, len(ids), 500):
+        part = ids[start : start + 500]
+        sql = (
+            f"SELECT rowid, bm25(fts, {w[0]}, {w[1]}, {w[2]}) FROM fts "
+            f"WHERE fts MATCH ? AND rowid IN ({','.join('?' * len(part))})"
+        )
+        for rowid, score in index.conn.execute(sql, [expr, *part]):
+            out[int(rowid)] = -float(score)
+    return out
+
+
+def allowed_chunks(index: Index, rowids: Sequence[int], filt: IndexFilter) -> dict[int, int]:
+    """``{chunk rowid: doc key}`` for the given chunks that pass ``filt``."""
+    where, params = filt.sql()
+    out: dict[int, int] = {}
+    for start in range(0, len(rowids), 500):
+        part = list(rowids[start : start + 500])
+        sql = (
+            "SELECT c.rowid, c.doc FROM chunks AS c JOIN docs AS d ON d.key = c.doc "
+            f"WHERE c.rowid IN ({','.join('?' * len(part))}) AND {where}"
+        )
+        for rowid, doc in index.conn.execute(sql, [*part, *params]):
+            out[int(rowid)] = int(doc)
+    return out
+
+
+def all_allowed_chunks(index: Index, filt: IndexFilter, doc_type: str) -> list[tuple[int, int]]:
+    where, params = filt.sql()
+    sql = (
+        "SELECT c.rowid, c.doc FROM chunks AS c JOIN docs AS d ON d.key = c.doc "
+        f"WHERE d.type = ? AND {where}"
+    )
+    return [(int(r), int(d)) for r, d in index.conn.execute(sql, [doc_type, *params])]
+
+
+def vectors(index: Index, rowids: Sequence[int]) -> dict[int, np.ndarray]:
+    """The stored vectors of given chunks."""
+    import numpy as np
+
+    out: dict[int, np.ndarray] = {}
+    dims = index.dimensions
+    for start in range(0, len(rowids), 900):
+        part = list(rowids[start : start + 900])
+        sql = f"SELECT rowid, vec FROM chunks WHERE rowid IN ({','.join('?' * len(part))})"
+        for rowid, blob in index.conn.execute(sql, part):
+            if blob is not None and len(blob) == dims * 4:
+                out[int(rowid)] = np.frombuffer(blob, dtype=np.float32)
+    return out
+
+
+# Exact scoring beats Chroma for small allowed sets (fetching <= this many vectors from
+# SQLite is cheaper than a restricted Chroma query).
+EXACT_LIMIT = 20_000
+
+
+def _nearest(
+    index: Index, doc_type: str, qvec: np.ndarray, n: int
+) -> tuple[list[int], list[float]]:
+    """The ``n`` chunks of a type nearest to ``qvec``, unfiltered: ``(rowids, cosines)``.
+
+    Small indexes are scored exactly from vectors held in memory (loaded once from SQLite:
+    cheaper than importing Chroma in a short-lived process); larger ones ask Chroma.
+    """
+    import numpy as np
+
+    if index.in_memory:
+        rowids, matrix = index.memory_vectors(doc_type)
+        if len(rowids) == 0:
+            return [], []
+        sims = matrix @ np.asarray(qvec, dtype=np.float32)
+        n = min(n, len(sims))
+        top = np.argpartition(-sims, n - 1)[:n] if n < len(sims) else np.arange(len(sims))
+        top = top[np.lexsort((rowids[top], -sims[top]))]
+        return [int(r) for r in rowids[top]], [float(s) for s in sims[top]]
+    col = index.collection(doc_type)
+    if col is None:
+        raise LookupError(f"no vector collection for {doc_type}")
+    result = col.query(query_embeddings=[qvec], n_results=n, include=["distances"])
+    return [int(x) for x in result["ids"][0]], [1.0 - float(d) for d in result["distances"][0]]
+
+
+def vector_leg(
+    index: Index, qvec: np.ndarray, filt: IndexFilter, types: Sequence[str], k: int
+) -> tuple[list[tuple[int, int, float]], str]:
+    """The ``k`` nearest allowed chunks: ``[(rowid, doc, cosine)]`` best first, and how.
+
+    Nearest chunks are fetched unfiltered and filtered in SQLite; if too few survive,
+    more are fetched (up to a few thousand), and for very selective filters the allowed
+    chunks are scored exactly instead. Nothing hidden is ever returned, and hidden chunks
+    never push allowed ones out of the top ``k``.
+    """
+    import numpy as np
+
+    found: list[tuple[int, int, float]] = []
+    how: list[str] = []
+    mode = "exact in memory" if index.in_memory else "ann"
+    for doc_type in types:
+        total = index.chunk_count(doc_type)
+        if total == 0:
+            continue
+        n = min(total, max(4 * k, 100))
+        kept: dict[int, tuple[int, float]] = {}
+        selective = False
+        while True:
+            ids, sims = _nearest(index, doc_type, qvec, n)
+            allowed = allowed_chunks(index, ids, filt)
+            kept = {r: (allowed[r], c) for r, c in zip(ids, sims, strict=True) if r in allowed}
+            if len(kept) >= k or len(ids) < n or n >= total:
+                how.append(f"{doc_type}: {mode} n={n}")
+                break
+            share = max(len(kept), 1) / len(ids)
+            if n >= 4000 or share < 0.05:
+                selective = True  # too selective for over-fetching: score the allowed set exactly
+                break
+            n = min(total, int(n * min(8.0, 1.5 / share)) + k)
+        if selective:
+            pairs = all_allowed_chunks(index, filt, doc_type)
+            doc_of = dict(pairs)
+            if len(pairs) > EXACT_LIMIT and not index.in_memory:
+                # Large allowed set but the nearest ones are hidden: ask Chroma with ids.
+                result = index.collection(doc_type).query(
+                    query_embeddings=[qvec],
+                    n_results=min(k, len(pairs)),
+                    ids=[str(r) for r, _ in pairs],
+                    include=["distances"],
+                )
+                kept = {
+                    int(r): (doc_of[int(r)], 1.0 - float(d))
+                    for r, d in zip(result["ids"][0], result["distances"][0], strict=True)
+                }
+                how.append(f"{doc_type}: restricted ann over {len(pairs)}")
+            else:
+                vecs = vectors(index, [r for r, _ in pairs])
+                rows = [r for r, _ in pairs if r in vecs]
+                kept = {}
+                if rows:
+                    matrix = np.stack([vecs[r] for r in rows])
+                    sims_all = matrix @ np.asarray(qvec, dtype=np.float32)
+                    for i in np.argsort(-sims_all, kind="stable")[:k]:
+                        kept[rows[i]] = (doc_of[rows[i]], float(sims_all[i]))
+                how.append(f"{doc_type}: exact over {len(rows)} allowed")
+        found.extend((r, d, c) for r, (d, c) in kept.items())
+    found.sort(key=lambda x: (-x[2], x[0]))
+    return found[: max(k, 0)], "; ".join(how)

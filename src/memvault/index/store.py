@@ -1,0 +1,226 @@
+"""Where the index lives: ``.memvault/index/`` (ignored by git, safe to delete).
+
+* ``manifest.json``: schema version, embedder identity and dimensions, chunk size, the
+  commit and write generation it reflects, counts. A mismatch with the settings means a
+  rebuild, never a mix of vectors from two models.
+* ``search.sqlite``: the per-memory part of the manifest (path, id, sha of the file,
+  hash of the indexed text, the filter columns), the chunks, and an FTS5 keyword index
+  (``porter unicode61``: English stemming, any script tokenised).
+* ``chroma/``: a Chroma ``PersistentClient`` holding one vector per chunk, id
+  ``"<doc key>:<chunk n>"``. Filters never go to Chroma: SQLite decides what a reader may
+  see, Chroma ranks (see :mod:`memvault.index.query`).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import sqlite3
+import threading
+from pathlib import Path
+from typing import Any
+
+from ..files import atomic_write
+
+SCHEMA = 2
+INDEX_DIR = ".memvault/index"
+DB_NAME = "search.sqlite"
+MANIFEST_NAME = "manifest.json"
+CHROMA_DIR = "chroma"
+COLLECTION = "memories"
+# Exact and reproducible HNSW: the same vectors give the same neighbours after a rebuild.
+HNSW = {"hnsw:space": "cosine", "hnsw:search_ef": 500, "hnsw:construction_ef": 200}
+
+DDL = """
+CREATE TABLE docs (
+  key INTEGER PRIMARY KEY,
+  path TEXT NOT NULL UNIQUE,
+  id TEXT NOT NULL,
+  type TEXT NOT NULL,
+  category TEXT,
+  scope TEXT,
+  agent TEXT,
+  team TEXT,
+  status TEXT,
+  created REAL,
+  valid_from REAL,
+  valid_to REAL,
+  importance INTEGER,
+  relevance REAL,
+  success_rate REAL,
+  session TEXT,
+  subject TEXT,
+  tags TEXT,
+  title TEXT,
+  speakers TEXT,
+  triggers TEXT,
+  lead TEXT,
+  doc TEXT,
+  ctx_hash TEXT,
+  sha TEXT NOT NULL,
+  text_hash TEXT NOT NULL,
+  nchunks INTEGER NOT NULL
+);
+CREATE INDEX docs_id ON docs(id);
+CREATE INDEX docs_session ON docs(session);
+CREATE INDEX docs_text ON docs(text_hash);
+CREATE TABLE chunks (
+  rowid INTEGER PRIMARY KEY,
+  doc INTEGER NOT NULL,
+  n INTEGER NOT NULL,
+  hash TEXT NOT NULL,
+  vec BLOB,
+  UNIQUE (doc, n)
+);
+CREATE TABLE files (
+  path TEXT PRIMARY KEY,
+  mtime_ns INTEGER NOT NULL,
+  size INTEGER NOT NULL
+);
+CREATE VIRTUAL TABLE fts USING fts5(head, body, ctx, tokenize = 'porter unicode61');
+"""
+
+
+class CorruptIndex(Exception):
+    """Raised inside the index package when its files can't be read; callers rebuild."""
+
+
+def index_dir(root: Path) -> Path:
+    return root / INDEX_DIR
+
+
+def read_manifest(root: Path) -> dict[str, Any] | None:
+    path = index_dir(root) / MANIFEST_NAME
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return None
+    except (OSError, ValueError, UnicodeDecodeError):
+        raise CorruptIndex("manifest.json is unreadable") from None
+    if not isinstance(data, dict):
+        raise CorruptIndex("manifest.json is not an object")
+    return data
+
+
+def write_manifest(root: Path, data: dict[str, Any]) -> None:
+    atomic_write(index_dir(root) / MANIFEST_NAME, json.dumps(data, indent=2, sort_keys=True) + "\n")
+
+
+def manifest_mtime(root: Path) -> int:
+    try:
+        return (index_dir(root) / MANIFEST_NAME).stat().st_mtime_ns
+    except FileNotFoundError:
+        return 0
+
+
+def connect(root: Path, create: bool) -> sqlite3.Connection:
+    """Open ``search.sqlite`` (creating the schema if asked). Raises :class:`CorruptIndex`."""
+    path = index_dir(root) / DB_NAME
+    if not create and not path.exists():
+        raise CorruptIndex("search.sqlite is missing")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        conn = sqlite3.connect(path, timeout=10, isolation_level=None, check_same_thread=False)
+        conn.execute("PRAGMA journal_mode=WAL")
+        conn.execute("PRAGMA synchronous=NORMAL")
+        version = conn.execute("PRAGMA user_version").fetchone()[0]
+        if version != SCHEMA:
+            if not create:
+                conn.close()
+                raise CorruptIndex(f"search.sqlite has schema {version}, expected {SCHEMA}")
+            tables = conn.execute(
+                "SELECT name FROM sqlite_master WHERE type IN ('table','view')"
+            ).fetchall()
+            if tables:
+                conn.close()
+                raise CorruptIndex(f"search.sqlite has schema {version}, expected {SCHEMA}")
+            conn.executescript(DDL)
+            conn.execute(f"PRAGMA user_version={SCHEMA}")
+        # Cheap probe: a garbled file fails here rather than in the middle of a search.
+        conn.execute("SELECT count(*) FROM docs").fetchone()
+    except sqlite3.DatabaseError as exc:
+        raise CorruptIndex(f"search.sqlite: {exc}") from None
+    return conn
+
+
+def remove_all(root: Path) -> None:
+    """Delete this index's files (not the catalog, which has its own life)."""
+    base = index_dir(root)
+    release_chroma(root)
+    for name in (MANIFEST_NAME, DB_NAME, DB_NAME + "-wal", DB_NAME + "-shm"):
+        try:
+            (base / name).unlink()
+        except FileNotFoundError:
+            pass
+        except IsADirectoryError:
+            shutil.rmtree(base / name, ignore_errors=True)
+    shutil.rmtree(base / CHROMA_DIR, ignore_errors=True)
+
+
+# --- Chroma -------------------------------------------------------------------------
+
+_chroma_lock = threading.Lock()
+
+
+def chroma_client(root: Path, url: str | None = None) -> Any:
+    """A Chroma client for this vault: embedded in ``.memvault/index/chroma`` or ``index.url``."""
+    import chromadb
+    from chromadb.config import Settings
+
+    settings = Settings(anonymized_telemetry=False, allow_reset=True)
+    if url:
+        from urllib.parse import urlparse
+
+        parsed = urlparse(url if "://" in url else f"http://{url}")
+        return chromadb.HttpClient(
+            host=parsed.hostname or "127.0.0.1",
+            port=parsed.port or 8000,
+            ssl=parsed.scheme == "https",
+            settings=settings,
+        )
+    path = index_dir(root) / CHROMA_DIR
+    path.mkdir(parents=True, exist_ok=True)
+    with _chroma_lock:
+        return chromadb.PersistentClient(path=str(path), settings=settings)
+
+
+def collection_name(root: Path, url: str | None) -> str:
+    if not url:
+        return COLLECTION
+    # One server may hold many vaults: name the collection after this one.
+    import hashlib
+
+    return f"memvault-{hashlib.sha1(str(root).encode()).hexdigest()[:16]}"
+
+
+def get_collection(client: Any, name: str, create: bool) -> Any:
+    if create:
+        return client.get_or_create_collection(name, metadata=dict(HNSW), embedding_function=None)
+    return client.get_collection(name, embedding_function=None)
+
+
+def release_chroma(root: Path) -> None:
+    """Forget cached Chroma systems for this path (before deleting or after a rebuild elsewhere)."""
+    try:
+        import sys
+
+        if "chromadb" not in sys.modules:
+            return
+        from chromadb.api.client import SharedSystemClient
+
+        with _chroma_lock:
+            SharedSystemClient.clear_system_cache()
+    except Exception:  # noqa: BLE001 - best effort: the cache is an optimisation
+        pass
+
+
+def dir_size(path: Path) -> int:
+    total = 0
+    for dirpath, _, files in os.walk(path):
+        for name in files:
+            try:
+                total += os.lstat(os.path.join(dirpath, name)).st_size
+            except OSError:
+                pass
+    return total

@@ -1,0 +1,317 @@
+"""``memvault watch``: keep the index in step with hand edits, debounced.
+
+:class:`WatchHandler` holds all the logic and is driven by plain calls, so tests feed it
+events directly: :meth:`WatchHandler.dispatch` takes watchdog-style events (from the
+observer thread), :meth:`WatchHandler.poll` runs due work (from the main loop). The
+loop in :func:`watch` is a thin wrapper around a watchdog ``Observer``.
+
+* Events under ``episodic/``, ``semantic/``, ``procedural/``, ``archive/``, ``inbox/``
+  count; ``.git/`` and ``.memvault/`` are never watched; hidden files, ``~`` backups and
+  non-memory names are ignored, so an editor's temp file only counts when it is renamed
+  onto a memory file.
+* A change is indexed after ``debounce`` seconds of quiet (0.4 s), and never later than
+  ``max_delay`` (1.5 s) after it happened, even while events keep coming.
+* An invalid file is reported once (again only if its problem changes); the reindex
+  drops its entry from the index. Errors never stop the loop.
+* ``commit_after`` (``--commit``) commits hand edits after that many quiet seconds.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+MEMORY_TREES = ("episodic", "semantic", "procedural", "archive", "inbox")
+EVENT_TYPES = frozenset(("created", "modified", "deleted", "moved", "closed"))
+DEFAULT_DEBOUNCE = 0.4
+DEFAULT_MAX_DELAY = 1.5
+DEFAULT_COMMIT_AFTER = 10.0
+
+
+def _stderr(line: str) -> None:
+    print(line, file=sys.stderr, flush=True)
+
+
+@dataclass
+class WatchStats:
+    reindexes: int = 0
+    commits: int = 0
+    errors: int = 0
+    reported: dict[str, str] = field(default_factory=dict)  # path -> problem text
+
+
+class WatchHandler:
+    """Debounces file events into reindexes (and optional commits) for one vault."""
+
+    def __init__(
+        self,
+        vault: Any,
+        *,
+        debounce: float = DEFAULT_DEBOUNCE,
+        max_delay: float = DEFAULT_MAX_DELAY,
+        commit_after: float | None = None,
+        reindex: Callable[[], Any] | None = None,
+        commit: Callable[[], Any] | None = None,
+        say: Callable[[str], None] = _stderr,
+        emit: Callable[[dict[str, Any]], None] | None = None,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.vault = vault
+        self.root = Path(vault.root)
+        self.debounce = debounce
+        self.max_delay = max(max_delay, debounce)
+        self.commit_after = commit_after
+        self._reindex = reindex or vault.reindex
+        self._commit = commit or self._commit_hand_edits
+        self.say = say
+        self.emit = emit
+        self.clock = clock
+        self.stats = WatchStats()
+        self._lock = threading.Lock()
+        self._pending: set[str] = set()
+        self._first: float | None = None  # when the oldest pending change happened
+        self._last: float | None = None  # when the newest one happened
+        self._uncommitted_since: float | None = None
+        self._retry_at: float | None = None  # after a failed reindex: back off until then
+        self._backoff = 0.0
+        self._last_error: str | None = None
+
+    # --- events (observer thread) ---------------------------------------------------
+
+    def relevant(self, path: str | bytes | None, is_directory: bool = False) -> str | None:
+        """The vault-relative path if an event on ``path`` matters, else None."""
+        if not path:
+            return None
+        if isinstance(path, bytes):
+            path = os.fsdecode(path)
+        try:
+            rel = Path(os.path.abspath(path)).relative_to(self.root).as_posix()
+        except ValueError:
+            return None
+        parts = rel.split("/")
+        if not parts or parts[0] not in MEMORY_TREES:
+            return None
+        if any(p.startswith(".") for p in parts):
+            return None  # .git/.memvault are outside the trees; this skips editor temp files
+        if is_directory:
+            return rel
+        name = parts[-1]
+        from .files import is_memory_file
+
+        if len(parts) < 2 or not is_memory_file(name) or name.endswith("~"):
+            return None
+        return rel
+
+    def dispatch(self, event: Any) -> None:
+        """Watchdog's entry point (duck-typed: ``event_type``, ``src_path``, ``dest_path``)."""
+        kind = getattr(event, "event_type", None)
+        if kind not in EVENT_TYPES:
+            return  # opened / closed_no_write: our own reads must not feed back
+        is_dir = bool(getattr(event, "is_directory", False))
+        if is_dir and kind == "modified":
+            return  # a folder's mtime changes with every file event inside it
+        paths = [self.relevant(event.src_path, is_dir)]
+        if kind == "moved":
+            paths.append(self.relevant(getattr(event, "dest_path", None), is_dir))
+        hits = [p for p in paths if p]
+        if hits:
+            self.touch(*hits)
+
+    def touch(self, *rels: str) -> None:
+        """Record changed vault-relative paths (thread-safe)."""
+        now = self.clock()
+        with self._lock:
+            self._pending.update(rels)
+            if self._first is None:
+                self._first = now
+            self._last = now
+            self._uncommitted_since = now
+
+    # --- work (main loop) ---------------------------------------------------------
+
+    @property
+    def pending(self) -> set[str]:
+        with self._lock:
+            return set(self._pending)
+
+    def due(self, now: float | None = None) -> bool:
+        now = self.clock() if now is None else now
+        with self._lock:
+            if not self._pending or self._first is None or self._last is None:
+                return False
+            if self._retry_at is not None:
+                return now >= self._retry_at
+            return now - self._last >= self.debounce or now - self._first >= self.max_delay
+
+    def poll(self, now: float | None = None) -> dict[str, Any] | None:
+        """Do whatever is due: a reindex, then possibly a commit. Returns the reindex event."""
+        now = self.clock() if now is None else now
+        event = self.flush() if self.due(now) else None
+        if self.commit_after is not None:
+            with self._lock:
+                since = self._uncommitted_since
+                quiet = not self._pending and since is not None and now - since >= self.commit_after
+            if quiet:
+                self.commit_now()
+        return event
+
+    def flush(self, kind: str = "reindex") -> dict[str, Any] | None:
+        """Reindex now for whatever is pending; report newly invalid files once."""
+        with self._lock:
+            paths = sorted(self._pending)
+            self._pending.clear()
+            self._first = self._last = None
+        if not paths:
+            return None
+        started = time.monotonic()
+        event: dict[str, Any] = {"event": kind, "paths": paths}
+        try:
+            report = self._reindex()
+            from .sync import summarize
+
+            event["summary"] = summarize(report)
+            self.stats.reindexes += 1
+            with self._lock:
+                self._retry_at, self._backoff, self._last_error = None, 0.0, None
+        except Exception as exc:  # noqa: BLE001 - the loop must survive anything
+            self.stats.errors += 1
+            event["event"] = "error"
+            event["error"] = f"{type(exc).__name__}: {exc}".splitlines()[0]
+            now = self.clock()
+            with self._lock:
+                # Keep the changes and try again later, backing off (1, 2, 4 ... 30 s).
+                self._pending.update(paths)
+                self._first = self._first or now
+                self._last = self._last or now
+                self._backoff = min(max(1.0, self._backoff * 2), 30.0)
+                self._retry_at = now + self._backoff
+                repeated = self._last_error == event["error"]
+                self._last_error = event["error"]
+            if not repeated:  # one line per distinct failure, not one per retry
+                self.say(f"memvault watch: reindex failed ({event['error']}); will keep retrying")
+        event["invalid"] = self._report_invalid()
+        event["ms"] = round((time.monotonic() - started) * 1000, 1)
+        if self.emit:
+            self.emit(event)
+        return event
+
+    def _report_invalid(self) -> list[str]:
+        """Report each invalid memory file once (and again only if its problem changes)."""
+        try:
+            scan = self.vault.scan()
+        except Exception as exc:  # noqa: BLE001
+            self.say(f"memvault watch: cannot scan the vault ({type(exc).__name__}: {exc})")
+            return []
+        current: dict[str, str] = {}
+        for entry in scan.invalid:
+            text = "; ".join(str(p) for p in entry.problems) or f"{entry.path}: invalid"
+            current[entry.path] = text
+        newly = []
+        for path, text in sorted(current.items()):
+            if self.stats.reported.get(path) != text:
+                self.say(f"memvault watch: {text} (not indexed until fixed)")
+                newly.append(path)
+        self.stats.reported = current
+        return newly
+
+    def catch_up(self) -> dict[str, Any] | None:
+        """Index whatever changed while nobody was watching (called once at start)."""
+        self.touch(".")
+        with self._lock:
+            self._uncommitted_since = None
+        return self.flush("catch-up")
+
+    def _commit_hand_edits(self) -> Any:
+        from .sync import WATCH_MESSAGE, commit_hand_edits
+
+        return commit_hand_edits(self.vault, WATCH_MESSAGE)
+
+    def commit_now(self) -> Any:
+        """Commit hand edits (``--commit``), reporting but surviving any failure."""
+        with self._lock:
+            self._uncommitted_since = None
+        try:
+            result = self._commit()
+        except Exception as exc:  # noqa: BLE001
+            self.stats.errors += 1
+            self.say(
+                f"memvault watch: commit failed ({type(exc).__name__}: {exc}); "
+                "will retry after the next change"
+            )
+            return None
+        sha = getattr(result, "commit", None)
+        if sha:
+            self.stats.commits += 1
+            if self.emit:
+                data = result.as_dict() if hasattr(result, "as_dict") else {"commit": sha}
+                self.emit({"event": "commit", **data})
+            else:
+                n = len(getattr(result, "added", ())) + len(getattr(result, "removed", ()))
+                self.say(f"memvault watch: committed {n} hand-edited file(s) as {sha[:10]}")
+        return result
+
+
+def watch(
+    vault: Any,
+    *,
+    debounce: float = DEFAULT_DEBOUNCE,
+    max_delay: float = DEFAULT_MAX_DELAY,
+    commit_after: float | None = None,
+    say: Callable[[str], None] = _stderr,
+    emit: Callable[[dict[str, Any]], None] | None = None,
+    stop: threading.Event | None = None,
+    ready: Callable[[], None] | None = None,
+    tick: float = 0.1,
+) -> WatchStats:
+    """Watch the vault until ``stop`` is set or Ctrl-C; returns what was done."""
+    from watchdog.observers import Observer
+
+    stop = stop or threading.Event()
+    handler = WatchHandler(
+        vault, debounce=debounce, max_delay=max_delay, commit_after=commit_after, say=say, emit=emit
+    )
+    observer = Observer()
+    watches: dict[str, Any] = {}
+
+    def schedule_trees() -> None:
+        for tree in MEMORY_TREES:
+            folder = handler.root / tree
+            if tree in watches and not folder.is_dir():
+                observer.unschedule(watches.pop(tree))
+                handler.touch(tree)
+            elif tree not in watches and folder.is_dir() and not folder.is_symlink():
+                # Duck-typed: the Observer only calls ``dispatch``.
+                watches[tree] = observer.schedule(handler, str(folder), recursive=True)  # type: ignore[arg-type]
+                if observer.is_alive():
+                    handler.touch(tree)  # appeared while watching: index what it holds
+
+    schedule_trees()
+    observer.start()
+    try:
+        handler.catch_up()
+        if ready:
+            ready()
+        while not stop.is_set():
+            stop.wait(tick)
+            schedule_trees()
+            handler.poll()
+        handler.flush()
+    except KeyboardInterrupt:
+        say("memvault watch: stopped")
+    finally:
+        observer.stop()
+        observer.join(timeout=5)
+    return handler.stats
+
+
+def json_line(event: dict[str, Any]) -> None:
+    """``--json``: one object per line on stdout."""
+    sys.stdout.write(json.dumps(event, ensure_ascii=False) + "\n")
+    sys.stdout.flush()

@@ -1,0 +1,395 @@
+"""The search index: incremental = full rebuild, drift, embedder changes, damage, locking.
+
+Real Chroma and SQLite in ``tmp_path``, real git; the fake embedder (``MEMVAULT_EMBEDDER=fake``)
+stands in for the model.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import git, run_memvault, write
+
+from memvault import Vault
+from memvault.embeddings.fake import FakeEmbedder
+from memvault.index import (
+    ChangeReport,
+    DiskDoc,
+    IndexedDoc,
+    forget_open_index,
+    index_health,
+    plan_changes,
+    store,
+)
+
+
+@pytest.fixture
+def embed_calls(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """Every text the (fake) embedder is asked to embed as a document."""
+    calls: list[str] = []
+    original = FakeEmbedder.embed_documents
+
+    def counting(self: FakeEmbedder, texts: Any) -> Any:
+        calls.extend(texts)
+        return original(self, texts)
+
+    def query(self: FakeEmbedder, text: str) -> Any:
+        return original(self, [text])[0]  # queries are not documents: not counted
+
+    monkeypatch.setattr(FakeEmbedder, "embed_documents", counting)
+    monkeypatch.setattr(FakeEmbedder, "embed_query", query)
+    return calls
+
+
+def memory_text(mid: str, body: str, mtype: str = "semantic", **keys: object) -> str:
+    lines = ["---", f"id: {mid}", f"type: {mtype}"]
+    lines += [f"{k}: {v}" for k, v in keys.items()]
+    return "\n".join([*lines, "---", "", body, ""])
+
+
+def seed(vault: Vault) -> None:
+    vault.add(
+        "semantic",
+        "The API rate limit is 100 requests per second",
+        subject="api.rate-limit",
+        tags=["api"],
+    )
+    vault.add("semantic", "PostgreSQL is the primary database for billing", category="decisions")
+    vault.add(
+        "procedural",
+        "Release steps",
+        title="Release",
+        steps=["run tests", "tag", "push"],
+        trigger=["release"],
+    )
+    for i, text in enumerate(
+        [
+            "Alice: we should move billing to postgres",
+            "Bob: agreed, the migration starts monday",
+            "Alice: remember the rate limit during the migration",
+            "Bob: the deploy failed on friday",
+        ]
+    ):
+        vault.add("episodic", text, session="planning", created=f"2026-03-0{i + 1}T10:00:00Z")
+
+
+def results(vault: Vault, queries: list[str]) -> list[list[tuple[str, float]]]:
+    out = []
+    for q in queries:
+        found = vault.search(q, limit=10, log=False)
+        out.append([(h.id, round(h.score, 5)) for h in found])
+    return out
+
+
+QUERIES = [
+    "rate limit",
+    "billing database",
+    "release steps",
+    "migration monday",
+    "deploy friday",
+    "postgres",
+]
+
+
+def test_plan_changes_classifies_every_kind_of_change() -> None:
+    indexed = {
+        "semantic/facts/a.md": IndexedDoc("sha-a", "text-a"),
+        "semantic/facts/b.md": IndexedDoc("sha-b", "text-b"),
+        "semantic/facts/c.md": IndexedDoc("sha-c", "text-c"),
+        "semantic/facts/d.md": IndexedDoc("sha-d", "text-d"),
+        "semantic/facts/e.md": IndexedDoc("sha-e", "text-e"),
+    }
+    disk = {
+        "semantic/facts/a.md": DiskDoc("sha-a", None),  # unchanged
+        "semantic/facts/b.md": DiskDoc("sha-b2", "text-b2"),  # new text
+        "semantic/facts/c.md": DiskDoc("sha-c2", "text-c"),  # keys only
+        "archive/semantic/facts/d.md": DiskDoc("sha-d2", "text-d"),  # moved
+        "semantic/facts/f.md": DiskDoc("sha-f", "text-f"),  # new
+    }
+    plan = plan_changes(disk, indexed)
+    assert plan == ChangeReport(
+        added=("semantic/facts/f.md",),
+        changed=("semantic/facts/b.md",),
+        updated=("semantic/facts/c.md",),
+        moved=(("semantic/facts/d.md", "archive/semantic/facts/d.md"),),
+        removed=("semantic/facts/e.md",),
+        unchanged=1,
+    )
+    assert plan.to_embed == ("semantic/facts/f.md", "semantic/facts/b.md")
+    assert plan_changes(disk, indexed) == plan  # pure: same input, same plan
+    assert plan_changes({}, {}).empty
+
+
+@pytest.mark.parametrize("vectors", ["memory", "chroma"])
+def test_incremental_equals_full_rebuild(vault: Vault, vectors: str) -> None:
+    if vectors == "chroma":
+        vault.set_config("index.exact_below", 0, "test the Chroma path")
+    seed(vault)
+    before = results(vault, QUERIES)  # builds the index
+    assert before[0][0][0] == "the-api-rate-limit-is-100-requests-per"
+    # A mix of changes: new memory, edited text, keys only, a move, a delete, a session change.
+    vault.add("semantic", "Deploys happen on Tuesdays and Thursdays", subject="deploy.days")
+    postgres = vault.get("postgresql-is-the-primary-database-for-billing")
+    vault.update(
+        postgres.id,
+        {},
+        "reword",
+        content="PostgreSQL 16 is the primary database for billing and reports",
+    )
+    vault.update("release", {"importance": 5}, "more important")
+    old = vault.get("the-api-rate-limit-is-100-requests-per")
+    (vault.root / "archive/semantic/facts").mkdir(parents=True, exist_ok=True)
+    git(vault.root, "mv", old.path, f"archive/{old.path}")
+    git(vault.root, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "archive")
+    episode = next(m for m in vault.all_memories() if "deploy failed" in m.content)
+    vault.forget(episode.id, "wrong")
+    incremental = vault.reindex()
+    assert incremental.changes.moved and incremental.changes.removed and incremental.changes.updated
+    queries = [*QUERIES, "tuesdays", "reports"]
+    after = results(vault, queries)
+    archived = vault.search("rate limit", include_archive=True, log=False)
+    full = vault.reindex(full=True)
+    assert full.rebuilt
+    assert results(vault, queries) == after
+    assert [
+        (h.id, round(h.score, 5))
+        for h in vault.search("rate limit", include_archive=True, log=False)
+    ] == [(h.id, round(h.score, 5)) for h in archived]
+    assert "the-api-rate-limit-is-100-requests-per" in [h.id for h in archived]
+    assert "the-api-rate-limit-is-100-requests-per" not in [
+        h.id for h in vault.search("rate limit", log=False)
+    ]
+
+
+def test_unchanged_text_is_never_embedded_again(vault: Vault, embed_calls: list[str]) -> None:
+    seed(vault)
+    vault.reindex()
+    embed_calls.clear()
+    vault.update("release", {"importance": 4}, "keys only")
+    report = vault.reindex()
+    assert report.changes.updated == (vault.get("release").path,)
+    assert embed_calls == []
+    # A move (same text, new path) keeps its vectors.
+    fact = vault.get("the-api-rate-limit-is-100-requests-per")
+    target = vault.root / "semantic" / "facts" / "renamed-rate-limit.md"
+    os.replace(vault.root / fact.path, target)
+    report = vault.reindex()
+    assert report.changes.moved == ((fact.path, "semantic/facts/renamed-rate-limit.md"),)
+    assert embed_calls == []
+    assert vault.search("rate limit", log=False)[0].path == "semantic/facts/renamed-rate-limit.md"
+    # One edited memory: exactly its chunk is embedded.
+    vault.update("release", {}, "reword", content="Release steps, carefully")
+    report = vault.reindex()
+    assert report.embedded == 1 and len(embed_calls) == 1
+    assert "Release steps, carefully" in embed_calls[0]
+    embed_calls.clear()
+    assert vault.reindex().changes.empty and embed_calls == []
+
+
+def test_long_memories_are_chunked_and_scored_by_their_best_chunk(
+    vault: Vault, embed_calls: list[str]
+) -> None:
+    vault.config.set("index.chunk_words", 40)
+    words = " ".join(f"filler{i}" for i in range(200))
+    vault.add(
+        "episodic",
+        f"{words} the zeppelin landed safely {words}",
+        title="Long transcript",
+        category="transcript",
+    )
+    vault.add("episodic", "A short note about lunch")
+    hits = vault.search("zeppelin landed", log=False)
+    assert [h.title for h in hits][:1] == ["Long transcript"]
+    assert len([h for h in hits if h.title == "Long transcript"]) == 1
+    assert "zeppelin" in hits[0].snippet
+    chunks = (
+        store.connect(vault.root, create=False).execute("SELECT count(*) FROM chunks").fetchone()[0]
+    )
+    assert chunks > 5
+    # Appending to the end re-embeds only the last chunk(s), not the whole transcript.
+    memory = vault.get(hits[0].id)
+    embed_calls.clear()
+    vault.update(memory.id, {}, "append", content=memory.content + " and then it rained")
+    vault.reindex()
+    assert 1 <= len(embed_calls) <= 2
+
+
+def test_hand_edit_without_commit_is_found(vault: Vault) -> None:
+    seed(vault)
+    vault.search("anything", log=False)
+    # A long-lived process rescans the files at most every 20x the cost of a scan
+    # (a few ms here): give it that long, as any real session does between queries.
+    wait = 0.3
+    write(
+        vault.root,
+        "semantic/facts/hand.md",
+        memory_text("hand", "The office cat is called Biscuit"),
+    )
+    time.sleep(wait)
+    assert vault.search("Biscuit", log=False)[0].id == "hand"
+    # Editing it by hand again (still no commit) replaces what the index knows.
+    time.sleep(0.01)
+    write(
+        vault.root, "semantic/facts/hand.md", memory_text("hand", "The office cat is called Waffle")
+    )
+    time.sleep(wait)
+    assert [h.id for h in vault.search("Waffle", log=False)][:1] == ["hand"]
+    assert "hand" not in [h.id for h in vault.search("Biscuit", log=False)]
+    # Deleted by hand: gone from results.
+    (vault.root / "semantic/facts/hand.md").unlink()
+    time.sleep(wait)
+    assert "hand" not in [h.id for h in vault.search("Waffle cat", log=False)]
+    # An invalid file is not indexed and does not break search.
+    write(vault.root, "semantic/facts/broken.md", "---\nid: Broken Id\n---\nno type\n")
+    time.sleep(wait)
+    assert vault.search("rate limit", log=False)[0].id == "the-api-rate-limit-is-100-requests-per"
+
+
+def test_a_fresh_process_sees_drift_made_while_it_was_not_running(vault: Vault) -> None:
+    seed(vault)
+    vault.reindex()
+    write(
+        vault.root,
+        "semantic/facts/late.md",
+        memory_text("late", "Quarterly planning happens in Lisbon"),
+    )
+    proc = run_memvault("--vault", vault.root, "fact", "Lisbon planning", "--json")
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout)["hits"][0]["id"] == "late"
+
+
+def test_embedder_change_forces_a_rebuild(
+    vault: Vault, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    seed(vault)
+    vault.search("rate limit", log=False)
+    assert store.read_manifest(vault.root)["embedder"] == "fake:64"
+    capsys.readouterr()
+    monkeypatch.setenv("MEMVAULT_EMBEDDER", "fake:32")
+    reopened = Vault.open(vault.root)
+    hits = reopened.search("rate limit", log=False)
+    assert hits[0].id == "the-api-rate-limit-is-100-requests-per"
+    err = capsys.readouterr().err
+    assert "fake:64" in err and "rebuilding" in err and err.count("\n") == 1
+    manifest = store.read_manifest(vault.root)
+    assert (manifest["embedder"], manifest["dimensions"]) == ("fake:32", 32)
+    conn = store.connect(vault.root, create=False)
+    sizes = {len(blob) for (blob,) in conn.execute("SELECT vec FROM chunks")}
+    assert sizes == {32 * 4}  # no 64-d vector survived: nothing mixed
+    notes = index_health(Vault.open(vault.root))
+    assert notes == []
+    monkeypatch.setenv("MEMVAULT_EMBEDDER", "fake:16")
+    assert any("another" in n or "embedder" in n for n in index_health(Vault.open(vault.root)))
+
+
+@pytest.mark.parametrize("damage", ["garble", "delete", "manifest", "chroma"])
+def test_a_damaged_index_is_rebuilt_not_a_stack_trace(
+    vault: Vault, damage: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    seed(vault)
+    vault.search("rate limit", log=False)
+    forget_open_index(vault.root)  # as a new process would
+    base = vault.root / ".memvault" / "index"
+    if damage == "garble":
+        for name in ("search.sqlite", "manifest.json"):
+            (base / name).write_bytes(b"\x00garbage" * 100)
+        for path in (base / "chroma").rglob("*"):
+            if path.is_file():
+                path.write_bytes(b"\x00garbage" * 10)
+    elif damage == "delete":
+        shutil.rmtree(base)
+    elif damage == "manifest":
+        (base / "manifest.json").write_text("{not json", encoding="utf-8")
+    else:
+        shutil.rmtree(base / "chroma")
+    capsys.readouterr()
+    hits = Vault.open(vault.root).search("rate limit", log=False)
+    assert hits[0].id == "the-api-rate-limit-is-100-requests-per"
+    assert "Traceback" not in capsys.readouterr().err
+    if damage == "garble":  # and the CLI in a fresh process agrees (one case: it is slow)
+        for name in ("search.sqlite", "manifest.json"):
+            (base / name).write_bytes(b"\x00garbage" * 100)
+        proc = run_memvault("--vault", vault.root, "search", "billing database", "--json")
+        assert proc.returncode == 0, proc.stderr
+        assert json.loads(proc.stdout)["hits"]
+        assert "Traceback" not in proc.stderr
+
+
+def test_a_crash_between_sqlite_and_chroma_is_repaired_without_embedding(
+    vault: Vault, embed_calls: list[str]
+) -> None:
+    seed(vault)
+    vault.reindex()
+    forget_open_index(vault.root)
+    manifest = store.read_manifest(vault.root)
+    manifest["dirty"] = True
+    store.write_manifest(vault.root, manifest)
+    shutil.rmtree(vault.root / ".memvault/index/chroma")
+    embed_calls.clear()
+    hits = Vault.open(vault.root).search("primary database", log=False)
+    assert hits[0].id == "postgresql-is-the-primary-database-for-billing"
+    assert embed_calls == []  # vectors came back from SQLite
+    assert store.read_manifest(vault.root)["dirty"] is False
+
+
+def test_readers_never_wait_for_a_writer(vault: Vault) -> None:
+    seed(vault)
+    vault.search("rate limit", log=False)
+    write(
+        vault.root,
+        "semantic/facts/pending.md",
+        memory_text("pending", "The zebra crossing was repainted"),
+    )
+    time.sleep(0.3)
+    with vault.locked():  # another writer holds the lock
+        started = time.monotonic()
+        result = vault.search("zebra crossing", log=False)
+        assert time.monotonic() - started < 5
+        assert "pending" not in result.ids  # searched the index as it was
+        assert result.note and "writing" in result.note
+    time.sleep(0.3)
+    assert vault.search("zebra crossing", log=False)[0].id == "pending"  # caught up once free
+
+
+def test_reindex_cli_reports_and_index_is_ignored_by_git(vault: Vault, cli: Any) -> None:
+    seed(vault)
+    res = cli("--vault", vault.root, "reindex", "--json")
+    assert res.code == 0, res.err
+    data = json.loads(res.out)
+    assert data["memories"] >= 7 and data["embedded"] >= 7
+    res = cli("--vault", vault.root, "reindex", "--full", "--json")
+    assert res.code == 0 and json.loads(res.out)["rebuilt"] is True
+    res = cli("--vault", vault.root, "reindex")
+    assert res.code == 0 and "up to date" in res.err
+    assert git(vault.root, "status", "--porcelain").strip() == ""
+
+
+def test_doctor_reports_how_far_behind_the_index_is(vault: Vault) -> None:
+    seed(vault)
+    assert any("not built" in n for n in index_health(vault))
+    vault.reindex()
+    assert index_health(vault) == []
+    write(vault.root, "semantic/facts/x.md", memory_text("x", "one"))
+    write(vault.root, "semantic/facts/y.md", memory_text("y", "two"))
+    notes = index_health(vault)
+    assert any("2 memories behind" in n for n in notes), notes
+    from memvault.reports import doctor_report
+
+    assert any("behind" in n for n in doctor_report(vault)["notes"])
+
+
+def test_manifest_records_commit_generation_and_counts(vault: Vault) -> None:
+    seed(vault)
+    report = vault.reindex()
+    manifest = store.read_manifest(vault.root)
+    assert manifest["schema"] == store.SCHEMA
+    assert manifest["commit"] == git(vault.root, "rev-parse", "HEAD").strip()
+    assert manifest["memories"] == report.memories == len(vault.all_memories())
+    assert manifest["generation"] == (vault.root / ".memvault/index/generation").stat().st_size
+    assert isinstance(Path(vault.root / ".memvault/index/manifest.json").read_text(), str)

@@ -1,0 +1,358 @@
+"""The files in ``integrations/`` work: they parse, and every command, option and MCP tool
+they name exists. The MCP configs start a real server; the hook commands run for real.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shlex
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+from conftest import BIN
+
+from memvault import Vault
+
+ROOT = Path(__file__).resolve().parents[1]
+INTEGRATIONS = ROOT / "integrations"
+CLAUDE = INTEGRATIONS / "claude-code"
+VERBS = ("recall", "fact", "procedure", "validate", "stats", "consolidate", "episodes")
+
+
+def click_app() -> Any:
+    import typer
+
+    from memvault.cli import app
+
+    return typer.main.get_command(app)
+
+
+def command_options(name: str) -> set[str]:
+    cmd = click_app().commands[name]
+    return {opt for param in cmd.params for opt in (*param.opts, *param.secondary_opts)}
+
+
+ROOT_OPTIONS = {opt for p in click_app().params for opt in (*p.opts, *p.secondary_opts)}
+
+
+def check_invocation(argv: list[str]) -> str:
+    """``argv`` (after ``memvault``) names a real command with real options; returns the command."""
+    group = click_app()
+    i = 0
+    while i < len(argv) and argv[i].startswith("-"):
+        opt = argv[i].split("=", 1)[0]
+        assert opt in ROOT_OPTIONS, f"unknown root option {opt} in {argv}"
+        takes_value = not any(p.is_flag for p in group.params if opt in p.opts)
+        i += 2 if takes_value and "=" not in argv[i] else 1
+    assert i < len(argv), f"no command in {argv}"
+    name = argv[i]
+    assert name in group.commands, f"'memvault {name}' is not a command"
+    options = command_options(name)
+    for arg in argv[i + 1 :]:
+        if arg.startswith("--"):
+            assert arg.split("=", 1)[0] in options, f"'memvault {name}' has no option {arg}"
+    return name
+
+
+@pytest.fixture
+def tools(vault: Vault) -> dict[str, Any]:
+    """The MCP server's tools, from an in-process server (their names and input schemas)."""
+    from memvault.mcp_server import build_server
+
+    async def main() -> dict[str, Any]:
+        return {t.name: t for t in await build_server(vault).list_tools()}
+
+    return anyio.run(main)
+
+
+# --- every JSON file parses -------------------------------------------------------------
+
+
+def test_every_json_file_parses() -> None:
+    files = sorted(INTEGRATIONS.rglob("*.json"))
+    assert {f.relative_to(INTEGRATIONS).as_posix() for f in files} >= {
+        "claude-code/.mcp.json",
+        "claude-code/settings.json",
+        "cursor/mcp.json",
+    }
+    for file in files:
+        json.loads(file.read_text(encoding="utf-8"))
+
+
+# --- MCP client configs -----------------------------------------------------------------
+
+
+def expand(value: str, env: dict[str, str]) -> str:
+    """Claude Code's ${VAR} / ${VAR:-default} and Cursor's ${env:VAR} / ${userHome}."""
+
+    def sub(m: re.Match[str]) -> str:
+        body = m.group(1)
+        if body == "userHome":
+            return env["HOME"]
+        if body.startswith("env:"):
+            return env.get(body[4:], "")
+        name, _, default = body.partition(":-")
+        return env.get(name) or default
+
+    return re.sub(r"\$\{([^}]+)\}", sub, value)
+
+
+@pytest.mark.parametrize("config", ["claude-code/.mcp.json", "cursor/mcp.json"])
+def test_mcp_config_starts_a_real_server(config: str, tmp_path: Path) -> None:
+    from mcp import ClientSession
+    from mcp.client.stdio import StdioServerParameters, stdio_client
+
+    entry = json.loads((INTEGRATIONS / config).read_text(encoding="utf-8"))["mcpServers"][
+        "memvault"
+    ]
+    assert entry["command"] == "memvault"
+    assert entry["args"][-1] == "mcp"
+    home = tmp_path / "home"
+    Vault.init(home / "memory")
+    env = {"HOME": str(home), "MEMVAULT_VAULT": str(home / "memory")}
+    args = [expand(a, env) for a in entry["args"]]
+    check_invocation(args)
+    server_env = {k: expand(v, env) for k, v in entry.get("env", {}).items()}
+    for key in (
+        "MEMVAULT_EMBEDDER",
+        "MEMVAULT_CACHE_DIR",
+        "GIT_CONFIG_GLOBAL",
+        "GIT_CONFIG_NOSYSTEM",
+    ):
+        server_env[key] = os.environ[key]
+    server_env["HOME"] = str(home)
+    command = str(BIN / "memvault")
+
+    async def main() -> None:
+        params = StdioServerParameters(command=command, args=args, env=server_env)
+        with open(tmp_path / "stderr.log", "w") as errlog:
+            async with (
+                stdio_client(params, errlog=errlog) as (read, write),
+                ClientSession(read, write) as session,
+            ):
+                init = await session.initialize()
+                assert init.server_info.name == "memvault"
+                names = {t.name for t in (await session.list_tools()).tools}
+                assert {"remember", "recall", "context"} <= names
+                res = await session.call_tool(
+                    "remember", {"kind": "fact", "content": "Configured via " + config}
+                )
+                assert not res.is_error, res.content
+
+    anyio.run(main)
+    assert any("Configured via" in m.content for m in Vault.open(home / "memory").all_memories())
+
+
+# --- Claude Code hooks ------------------------------------------------------------------
+
+
+def hook_commands() -> dict[str, list[str]]:
+    settings = json.loads((CLAUDE / "settings.json").read_text(encoding="utf-8"))
+    out: dict[str, list[str]] = {}
+    for event, matchers in settings["hooks"].items():
+        for matcher in matchers:
+            for hook in matcher["hooks"]:
+                assert hook["type"] == "command"
+                out.setdefault(event, []).append(hook["command"])
+    return out
+
+
+def memvault_invocations(shell: str) -> list[list[str]]:
+    """The ``memvault ...`` calls inside a shell command line (up to a pipe, ``||`` or redirect)."""
+    found = []
+    for part in re.split(r"\|\||&&|\||;", shell):
+        words = shlex.split(part.replace("2>/dev/null", "").replace(">/dev/null", ""))
+        if words and words[0] == "memvault":
+            found.append(words[1:])
+    return found
+
+
+def test_hook_settings_name_real_commands() -> None:
+    commands = hook_commands()
+    assert set(commands) == {"SessionStart", "PreCompact", "SessionEnd"}
+    used = {
+        check_invocation(argv)
+        for cmds in commands.values()
+        for c in cmds
+        for argv in memvault_invocations(c)
+    }
+    assert used == {"context", "ingest"}
+    for cmds in commands.values():
+        for c in cmds:
+            assert c.rstrip().endswith("|| true"), f"hooks must fail open: {c}"
+
+
+def _bash(command: str, env: dict[str, str], stdin: str = "") -> subprocess.CompletedProcess[str]:
+    full = {**os.environ, **env, "PATH": f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}"}
+    return subprocess.run(
+        ["bash", "-c", command],
+        input=stdin,
+        capture_output=True,
+        text=True,
+        env=full,
+        timeout=120,
+        check=False,
+    )
+
+
+def test_session_start_hook_injects_context(vault: Vault, tmp_path: Path) -> None:
+    vault.add(
+        "semantic",
+        "The checkout service deploys with 'make ship'",
+        subject="checkout.deploy",
+        title="Checkout deploys",
+    )
+    project = tmp_path / "checkout"
+    project.mkdir()
+    [command] = hook_commands()["SessionStart"]
+    proc = _bash(command, {"MEMVAULT_VAULT": str(vault.root), "CLAUDE_PROJECT_DIR": str(project)})
+    assert proc.returncode == 0, proc.stderr
+    assert "make ship" in proc.stdout
+
+
+def test_session_end_and_pre_compact_hooks_ingest_the_transcript(
+    vault: Vault, tmp_path: Path
+) -> None:
+    transcript = tmp_path / "s.jsonl"
+    transcript.write_text(
+        json.dumps(
+            {
+                "type": "user",
+                "sessionId": "cc-1",
+                "uuid": "u1",
+                "timestamp": "2026-01-05T10:00:00Z",
+                "message": {"role": "user", "content": "Remember: staging is db-stg-2"},
+            }
+        )
+        + "\n",
+        encoding="utf-8",
+    )
+    hook_input = json.dumps(
+        {"session_id": "cc-1", "transcript_path": str(transcript), "hook_event_name": "SessionEnd"}
+    )
+    env = {"MEMVAULT_VAULT": str(vault.root)}
+    for event in ("PreCompact", "SessionEnd"):
+        [command] = hook_commands()[event]
+        proc = _bash(command, env, stdin=hook_input)
+        assert proc.returncode == 0, proc.stderr
+    memory = Vault.open(vault.root).get("session-cc-1")
+    assert memory.content.count("staging is db-stg-2") == 1  # the second hook added nothing
+
+
+def test_hooks_fail_open_without_a_vault(tmp_path: Path) -> None:
+    env = {"MEMVAULT_VAULT": str(tmp_path / "no-vault"), "CLAUDE_PROJECT_DIR": str(tmp_path)}
+    for event, commands in hook_commands().items():
+        for command in commands:
+            proc = _bash(command, env, stdin="{}")
+            assert proc.returncode == 0, (event, proc.stderr)
+
+
+# --- the /memory slash command ----------------------------------------------------------
+
+
+def slash_command() -> tuple[dict[str, Any], str]:
+    from ruamel.yaml import YAML
+
+    text = (CLAUDE / "commands" / "memory.md").read_text(encoding="utf-8")
+    assert text.startswith("---\n")
+    head, body = text[4:].split("\n---\n", 1)
+    return YAML(typ="safe").load(head), body
+
+
+def test_slash_command_mentions_every_memory_verb() -> None:
+    front, body = slash_command()
+    assert front["description"] and "$ARGUMENTS" in body
+    assert "Bash(memvault:*)" in front["allowed-tools"]
+    for verb in VERBS:
+        assert f"/memory {verb}" in body, verb
+        assert verb in front["argument-hint"], verb
+
+
+def test_slash_command_runs_real_commands_and_options() -> None:
+    _, body = slash_command()
+    spans = re.findall(r"`(memvault [^`]+)`", body)
+    used = set()
+    for span in spans:
+        argv = shlex.split(re.sub(r"<[^>]+>", "X", span.replace("...", "")))[1:]
+        used.add(check_invocation(argv))
+    assert {"recall", "fact", "procedure", "validate", "stats", "consolidate", "episodes"} <= used
+
+
+# --- prompt snippet, server instructions, docs ------------------------------------------
+
+
+def known_words(tools: dict[str, Any]) -> set[str]:
+    """Tool names, their argument names and the values their enums allow."""
+    known = set(tools)
+    for tool in tools.values():
+        for name, schema in tool.input_schema.get("properties", {}).items():
+            known.add(name)
+            known.update(str(v) for v in schema.get("enum", []))
+            for option in schema.get("anyOf", []):
+                known.update(str(v) for v in option.get("enum", []))
+    return known
+
+
+def test_protocol_snippet_names_only_real_tools_and_arguments(tools: dict[str, Any]) -> None:
+    text = (INTEGRATIONS / "agent-memory-protocol.md").read_text(encoding="utf-8")
+    known = known_words(tools)
+    for span in re.findall(r"`([^`]+)`", text):
+        head = re.split(r"[ :]", span)[0]
+        if "." in head or head.startswith("memvault") or head.isupper() or "|" in span:
+            continue  # example subjects (user.editor), CLI verbs, file names
+        assert head in known, f"agent-memory-protocol.md names `{span}`, which no tool has"
+    for tool in (
+        "context",
+        "recall",
+        "procedure",
+        "validate",
+        "remember",
+        "log_turn",
+        "insights",
+        "forget",
+    ):
+        assert f"`{tool}`" in text, tool
+
+
+def test_server_instructions_name_real_tools(tools: dict[str, Any]) -> None:
+    from memvault.mcp_server import INSTRUCTIONS
+
+    known = known_words(tools)
+    for name in re.findall(r"`([a-z_]+)`", INSTRUCTIONS):
+        assert name in known, name
+
+
+def test_docs_list_every_tool_and_integration(tools: dict[str, Any]) -> None:
+    agents = (ROOT / "docs" / "agents.md").read_text(encoding="utf-8")
+    for name in tools:
+        assert f"`{name}`" in agents, f"docs/agents.md does not document the {name} tool"
+    for file in (
+        "claude-code/.mcp.json",
+        "claude-code/settings.json",
+        "claude-code/commands/memory.md",
+        "cursor/mcp.json",
+        "agent-memory-protocol.md",
+    ):
+        assert f"integrations/{file}" in agents, file
+    api = (ROOT / "docs" / "python-api.md").read_text(encoding="utf-8")
+    for name in (
+        "Vault.open",
+        "Vault.init",
+        ".add(",
+        ".log(",
+        ".recall(",
+        ".fact(",
+        ".procedure(",
+        ".validate(",
+        ".context(",
+        ".forget(",
+        "consolidate(",
+        "ingest_file(",
+        "insights(",
+    ):
+        assert name in api, name

@@ -1,0 +1,146 @@
+"""The shape of the code: imports point one way, heavy libraries load lazily, modules stay small.
+
+adapters (cli, mcp_server, watch, hooks) -> services -> model (memory, files, embeddings)
+-> base (config, errors).
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+SRC = Path(__file__).resolve().parent.parent / "src" / "memvault"
+ADAPTERS = ("memvault.cli", "memvault.mcp_server", "memvault.watch", "memvault.hooks")
+BASE = ("memvault.errors", "memvault.config")
+MODEL = ("memvault.memory", "memvault.files", "memvault.embeddings")
+UI_LIBS = ("typer", "rich", "click")
+HEAVY = ("chromadb", "torch", "sentence_transformers", "mcp", "watchdog", "numpy", "onnxruntime")
+MAX_LINES = 800
+
+
+def _module_name(path: Path) -> str:
+    parts = list(path.relative_to(SRC.parent).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def _is_package(path: Path) -> bool:
+    return path.name == "__init__.py"
+
+
+def _imports(path: Path) -> set[str]:
+    """Every module a file imports, at any depth (function-level imports included)."""
+    module = _module_name(path)
+    package = module if _is_package(path) else module.rsplit(".", 1)[0]
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")
+                base = base[: len(base) - (node.level - 1)]
+                prefix = ".".join(base)
+                if node.module:
+                    found.add(f"{prefix}.{node.module}")
+                else:
+                    found.update(f"{prefix}.{alias.name}" for alias in node.names)
+            elif node.module:
+                found.add(node.module)
+    return found
+
+
+def _under(name: str, prefixes: tuple[str, ...]) -> bool:
+    return any(name == p or name.startswith(p + ".") for p in prefixes)
+
+
+SOURCES = sorted(SRC.rglob("*.py"))
+MODULES = {_module_name(p): p for p in SOURCES}
+
+
+def test_sources_found() -> None:
+    assert "memvault.vault" in MODULES and "memvault.cli" in MODULES
+
+
+def test_only_adapters_import_typer_rich_or_click() -> None:
+    offenders = {
+        name: sorted(i for i in _imports(path) if _under(i, UI_LIBS))
+        for name, path in MODULES.items()
+        if not _under(name, ADAPTERS)
+    }
+    assert {k: v for k, v in offenders.items() if v} == {}
+
+
+def test_core_never_imports_adapters() -> None:
+    offenders = {
+        name: sorted(i for i in _imports(path) if _under(i, ADAPTERS))
+        for name, path in MODULES.items()
+        if not _under(name, ADAPTERS) and name not in ("memvault.__main__",)
+    }
+    assert {k: v for k, v in offenders.items() if v} == {}
+
+
+def test_model_and_base_import_only_downwards() -> None:
+    offenders: dict[str, list[str]] = {}
+    for name, path in MODULES.items():
+        if _under(name, BASE):
+            allowed = BASE
+        elif _under(name, MODEL):
+            allowed = BASE + MODEL
+        else:
+            continue
+        bad = sorted(i for i in _imports(path) if i.startswith("memvault") and not _under(i, allowed))
+        if bad:
+            offenders[name] = bad
+    assert offenders == {}
+
+
+@pytest.mark.xfail(
+    reason="STYLE: src/memvault/hooks.py (1036 lines), search.py (883) and "
+    "embeddings/onnx_minilm.py (846) are over 800 lines: split them",
+    strict=True,
+)
+def test_no_source_file_over_800_lines() -> None:
+    long = {
+        str(p.relative_to(SRC.parent)): n
+        for p in SOURCES
+        if (n := len(p.read_text(encoding="utf-8").splitlines())) > MAX_LINES
+    }
+    assert long == {}
+
+
+def _modules_after(code: str) -> list[str]:
+    script = f"import json, sys\n{code}\nprint(json.dumps(sorted(sys.modules)))"
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120, check=False)
+    assert proc.returncode == 0, proc.stderr
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+@pytest.mark.parametrize(
+    "code",
+    [
+        "import memvault",
+        "import memvault.cli",
+        # running --help walks every command's signature: still nothing heavy
+        "import contextlib, io\nfrom memvault.cli import main\nwith contextlib.redirect_stdout(io.StringIO()):\n    main(['--help'])",
+    ],
+    ids=["import memvault", "import memvault.cli", "memvault --help"],
+)
+def test_startup_imports_nothing_heavy(code: str) -> None:
+    loaded = _modules_after(code)
+    heavy = sorted({m.split(".")[0] for m in loaded if m.split(".")[0] in HEAVY})
+    assert heavy == [], f"{code!r} imports {heavy}"
+
+
+def test_public_api_is_small() -> None:
+    import memvault
+
+    assert "Vault" in memvault.__all__ and "Memory" in memvault.__all__ and "MemvaultError" in memvault.__all__
+    for name in memvault.__all__:
+        assert getattr(memvault, name) is not None
