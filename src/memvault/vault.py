@@ -226,6 +226,10 @@ class Vault:
         vault = cls.open(root, **identity)
         if not gitstore.is_repo(root):
             gitstore.init_repo(root, vault.git_identity)
+        from .merge import register_driver
+
+        # .gitattributes routes memory files to the driver; git ignores it until it is defined.
+        register_driver(root)
         with vault.locked():
             gitstore.commit(root, "memvault: initialise vault", vault.git_identity, add=created)
         return vault
