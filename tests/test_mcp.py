@@ -286,6 +286,8 @@ def test_recall_fact_procedure_validate_context(root: Path) -> None:
                 await call(s, "recall", {"query": "what happened with the deploy migration?"})
             )
             assert fact["id"] in ids_in(await call(s, "fact", {"query": "API rate limit"}))
+            only_facts = await call(s, "recall", {"query": "rate limit deploy", "kind": "fact"})
+            assert only_facts["hits"] and {h["type"] for h in only_facts["hits"]} == {"semantic"}
             assert proc["id"] in ids_in(
                 await call(s, "procedure", {"query": "how do I release a new version?"})
             )

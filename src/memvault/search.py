@@ -347,6 +347,8 @@ class _Doc:
     score: float = 0.0
     boosts: dict[str, float] = field(default_factory=dict)
     row: tuple[Any, ...] = ()
+    own_cosine: float = 0.0
+    context_cosine: float | None = None
 
 
 _DOC_FIELDS = (
@@ -484,6 +486,7 @@ def _score(
             for rowid in missing_vec:
                 vec_r = stored.get(rowid)
                 chunks[rowid][1] = float(vec_r @ q) if vec_r is not None else 0.0
+        context = _context_cosines(idx, list(chunks), qvec)
         keys = sorted(set(doc_of.values()))
         rows = _doc_rows(idx, keys)
     best_bm25 = max((v[0] for v in chunks.values()), default=0.0)
@@ -496,7 +499,11 @@ def _score(
         vec_rank_doc.setdefault(doc, rank)
     hint = date_hint(query)
     docs: dict[int, _Doc] = {}
-    for rowid, (bm25, cos) in chunks.items():
+    for rowid, (bm25, own) in chunks.items():
+        # A memory with session neighbours also has a vector of itself in context: the
+        # dense score is the mean of both (LoCoMo: +1.5 turn R@5).
+        ctx_cos = context.get(rowid)
+        cos = own if ctx_cos is None else (own + ctx_cos) / 2
         key = doc_of[rowid]
         row = rows.get(key)
         if row is None:
@@ -521,6 +528,7 @@ def _score(
             docs[key] = _Doc(
                 key, rowid, bm25, cos, kw_rank_doc.get(key), vec_rank_doc.get(key), base, row=row
             )
+            docs[key].own_cosine, docs[key].context_cosine = own, ctx_cos
     # Nothing in common at all (no keyword, no positive similarity): not a result -- except
     # in a timeline ("what happened last week?"), where being in the window is the match.
     if plan.order != "time":
@@ -553,6 +561,22 @@ def _exact_fallback(
                 out.append((rowid, doc, float(v @ np.asarray(qvec, dtype=np.float32))))
     out.sort(key=lambda x: (-x[2], x[0]))
     return out[:k]
+
+
+def _context_cosines(idx: Index, rowids: Sequence[int], qvec: np.ndarray) -> dict[int, float]:
+    """Cosine of the query to each chunk's context vector (chunks that have one)."""
+    import numpy as np
+
+    out: dict[int, float] = {}
+    q = np.asarray(qvec, dtype=np.float32)
+    size = idx.dimensions * 4
+    for start in range(0, len(rowids), 500):
+        part = list(rowids[start : start + 500])
+        sql = f"SELECT rowid, cvec FROM chunks WHERE rowid IN ({','.join('?' * len(part))}) AND cvec IS NOT NULL"
+        for rowid, blob in idx.conn.execute(sql, part):
+            if len(blob) == size:
+                out[int(rowid)] = float(np.frombuffer(blob, dtype=np.float32) @ q)
+    return out
 
 
 def _doc_rows(idx: Index, keys: Sequence[int]) -> dict[int, tuple[Any, ...]]:
@@ -654,7 +678,12 @@ def _materialise(
                     "bm25": round(doc.bm25, 4),
                     "normalised": round(doc.bm25 / best_bm25, 4) if best_bm25 > 0 else 0.0,
                 },
-                "vector": {"rank": doc.vec_rank, "cosine": round(doc.cosine, 4)},
+                "vector": {
+                    "rank": doc.vec_rank,
+                    "cosine": round(doc.cosine, 4),
+                    "own": round(doc.own_cosine, 4),
+                    "in_context": None if doc.context_cosine is None else round(doc.context_cosine, 4),
+                },
                 "fusion": round(doc.base, 4),
                 "boosts": {k: round(v, 4) for k, v in doc.boosts.items()},
                 "score": round(doc.score, 4),

@@ -37,7 +37,8 @@ class ParsedTurn:
 
 
 def transcript_id(session: str) -> str:
-    return f"session-{slugify(str(session), max_words=12, max_len=80)}"
+    slug = slugify(str(session), max_words=12, max_len=80)
+    return slug if slug.startswith("session-") else f"session-{slug}"
 
 
 def turn_key(role: str, text: str, when: dt.datetime | None, given: str | None) -> str:

@@ -546,6 +546,10 @@ class Vault:
             raise ValidationError("say why (--reason): the commit message records it", key="reason")
         with self.locked():
             memory = self.get(memory_id)
+            if memory.scope == "global" and not self.identity.is_librarian:
+                raise PermissionDeniedError(
+                    "forgetting a 'global' memory needs the librarian role (--role librarian)", memory.path, "scope"
+                )
             msg = f"memvault: forget {memory_id}: {_short(reason)}\n\nRemoved {memory.path}."
             sha = self.commit_files({}, msg, removes=[memory.path])
         return WriteResult(memory, sha, message=msg)
@@ -586,6 +590,11 @@ class Vault:
         tid = transcript_id(session)
         with self.locked():
             existing = [m for m in self.all_memories() if m.id == tid]
+            if existing and not any(self.identity.can_see(m) for m in existing):
+                raise PermissionDeniedError(
+                    f"session {session!r} belongs to another agent; log to a session name of your own",
+                    key="session",
+                )
             if existing:
                 memory = existing[0]
                 doc = load_document(self.root / memory.path, memory.path)

@@ -189,7 +189,7 @@ def apply_changes(
             sessions.update(s for s in (old_session, info.session) if s)
         stats.embedded = len(to_embed)
         _embed_into(conn, idx, to_embed, embedder, progress)
-        _refresh_context(conn, sessions)
+        stats.context_embedded = _refresh_context(conn, sessions, embedder if idx.context_vectors else None, progress)
         conn.execute("COMMIT")
     except BaseException:
         conn.execute("ROLLBACK")
@@ -238,6 +238,7 @@ def _clear_context(conn: sqlite3.Connection, key: int) -> None:
             "INSERT INTO fts (rowid, head, body, ctx) VALUES (?, ?, ?, '')", (rowid, head, body)
         )
     conn.execute("UPDATE docs SET ctx_hash = NULL WHERE key = ?", (key,))
+    conn.execute("UPDATE chunks SET chash = NULL, cvec = NULL WHERE doc = ?", (key,))
 
 
 def _embed_into(
@@ -330,32 +331,72 @@ def _flush_chroma(idx: Index, ops: _ChromaOps) -> None:
             _upsert(idx.collection(doc_type, create=True), ids, np.stack(vecs))
 
 
-def _refresh_context(conn: sqlite3.Connection, sessions: Iterable[str]) -> None:
-    """Give each memory of these sessions the text of its neighbours (FTS ``ctx`` column)."""
+def _refresh_context(
+    conn: sqlite3.Connection,
+    sessions: Iterable[str],
+    embedder: Any = None,
+    progress: Progress | None = None,
+) -> int:
+    """Give each memory of these sessions its neighbours' text: the FTS ``ctx`` column
+    (two on each side) and, with ``embedder``, a context vector of the memory followed by
+    the one before and the one after it (one-chunk memories only). Returns how many
+    context vectors were embedded: only those whose text changed."""
     import hashlib
 
+    import numpy as np
+
+    pending: list[tuple[int, str, str]] = []  # (chunk rowid, text, hash)
     for session in sorted(sessions):
         members = conn.execute(
-            "SELECT key, lead, ctx_hash FROM docs WHERE session = ? ORDER BY created IS NULL, created, path",
+            "SELECT key, lead, ctx_hash, nchunks FROM docs WHERE session = ? "
+            "ORDER BY created IS NULL, created, path",
             (session,),
         ).fetchall()
         leads = [m[1] or "" for m in members]
-        for i, (key, _, old_hash) in enumerate(members):
+        for i, (key, _, old_hash, nchunks) in enumerate(members):
             ctx = neighbour_text(leads, i)
             digest = hashlib.sha1(ctx.encode("utf-8", "surrogatepass")).hexdigest()
-            if digest == old_hash:
-                continue
             rows = conn.execute(
-                "SELECT c.rowid, f.head, f.body FROM chunks AS c JOIN fts AS f ON f.rowid = c.rowid WHERE c.doc = ?",
+                "SELECT c.rowid, f.head, f.body, c.chash FROM chunks AS c JOIN fts AS f ON f.rowid = c.rowid "
+                "WHERE c.doc = ?",
                 (key,),
             ).fetchall()
-            for rowid, head, body in rows:
-                conn.execute("DELETE FROM fts WHERE rowid = ?", (rowid,))
-                conn.execute(
-                    "INSERT INTO fts (rowid, head, body, ctx) VALUES (?, ?, ?, ?)",
-                    (rowid, head, body, ctx),
-                )
-            conn.execute("UPDATE docs SET ctx_hash = ? WHERE key = ?", (digest, key))
+            if digest != old_hash:
+                for rowid, head, body, _ in rows:
+                    conn.execute("DELETE FROM fts WHERE rowid = ?", (rowid,))
+                    conn.execute(
+                        "INSERT INTO fts (rowid, head, body, ctx) VALUES (?, ?, ?, ?)",
+                        (rowid, head, body, ctx),
+                    )
+                conn.execute("UPDATE docs SET ctx_hash = ? WHERE key = ?", (digest, key))
+            if embedder is None:
+                continue
+            around = [leads[j] for j in (i - 1, i + 1) if 0 <= j < len(leads) and leads[j]]
+            for rowid, head, body, chash in rows:
+                if nchunks != 1 or not around:
+                    if chash is not None:
+                        conn.execute("UPDATE chunks SET chash = NULL, cvec = NULL WHERE rowid = ?", (rowid,))
+                    continue
+                # The memory first: a 256-token cut then drops context, not the memory.
+                text = "\n".join([f"{head}\n{body}" if head else body, *around])
+                text_hash = hashlib.sha1(text.encode("utf-8", "surrogatepass")).hexdigest()
+                if text_hash != chash:
+                    pending.append((rowid, text, text_hash))
+    if not pending or embedder is None:
+        return 0
+    order = sorted(range(len(pending)), key=lambda i: len(pending[i][1]))
+    if progress is not None:
+        progress(0, len(pending))
+    for start in range(0, len(order), EMBED_BATCH):
+        batch = [pending[i] for i in order[start : start + EMBED_BATCH]]
+        matrix = np.asarray(embedder.embed_documents([t for _, t, _ in batch]), dtype=np.float32)
+        conn.executemany(
+            "UPDATE chunks SET cvec = ?, chash = ? WHERE rowid = ?",
+            [(matrix[i].tobytes(), h, rowid) for i, (rowid, _, h) in enumerate(batch)],
+        )
+        if progress is not None:
+            progress(min(start + EMBED_BATCH, len(order)), len(pending))
+    return len(pending)
 
 
 def reload_chroma(idx: Index, progress: Progress | None = None) -> int:

@@ -53,6 +53,7 @@ class ReindexReport:
 
     changes: ChangeReport = field(default_factory=ChangeReport)
     embedded: int = 0
+    context_embedded: int = 0
     reused: int = 0
     seconds: float = 0.0
     rebuilt: bool = False
@@ -92,14 +93,16 @@ class ReindexReport:
             )
         head = "rebuilt" if self.rebuilt else self.changes.summary()
         return (
-            f"{head}: {self.memories} memories, {self.chunks} chunks; embedded {self.embedded}, "
-            f"reused {self.reused} ({self.seconds:.2f} s)"
+            f"{head}: {self.memories} memories, {self.chunks} chunks; embedded {self.embedded}"
+            + (f" (+{self.context_embedded} context)" if self.context_embedded else "")
+            + f", reused {self.reused} ({self.seconds:.2f} s)"
         )
 
     def as_dict(self) -> dict[str, Any]:
         return {
             **self.changes.as_dict(),
             "embedded": self.embedded,
+            "context_embedded": self.context_embedded,
             "reused": self.reused,
             "seconds": round(self.seconds, 3),
             "rebuilt": self.rebuilt,
@@ -199,6 +202,7 @@ def sync(
     return ReindexReport(
         changes=plan,
         embedded=stats.embedded,
+        context_embedded=stats.context_embedded,
         reused=stats.reused,
         seconds=time.perf_counter() - started,
         rebuilt=rebuilt,

@@ -43,6 +43,7 @@ class Index:
         url: str | None,
         exact_below: int = 20_000,
     ) -> None:
+        self.context_vectors = bool(manifest.get("context_vectors"))
         self.root = root
         self.conn = conn
         self.manifest = manifest
@@ -178,6 +179,7 @@ def expected_header(vault: Vault, embedder: Any) -> dict[str, Any]:
         "dimensions": int(embedder.dimensions),
         "chunk_words": int(vault.config.get("index.chunk_words", 180)),
         "text_format": TEXT_FORMAT,
+        "context_vectors": bool(vault.config.get("index.context_vectors", True)),
     }
 
 
@@ -197,6 +199,8 @@ def mismatch(manifest: Mapping[str, Any], header: Mapping[str, Any]) -> str | No
         )
     if manifest.get("text_format") != header["text_format"]:
         return "the indexed text format changed in this memvault version"
+    if bool(manifest.get("context_vectors")) != header["context_vectors"]:
+        return "index.context_vectors changed"
     return None
 
 

@@ -23,7 +23,7 @@ from typing import Any
 
 from ..files import atomic_write
 
-SCHEMA = 2
+SCHEMA = 3
 INDEX_DIR = ".memvault/index"
 DB_NAME = "search.sqlite"
 MANIFEST_NAME = "manifest.json"
@@ -71,6 +71,8 @@ CREATE TABLE chunks (
   n INTEGER NOT NULL,
   hash TEXT NOT NULL,
   vec BLOB,
+  chash TEXT,
+  cvec BLOB,
   UNIQUE (doc, n)
 );
 CREATE TABLE files (

@@ -1,26 +1,31 @@
 """The MCP tools: argument schemas, LLM-facing descriptions and thin bodies over a Vault.
 
 Each tool parses nothing itself (the SDK validates arguments against the signature),
-calls one core function and returns JSON. :mod:`memvault.mcp_server` registers them,
+calls one core function and returns JSON (shaped in :mod:`.results`).
+:mod:`memvault.mcp_server` registers them,
 runs each under its lock and turns errors into MCP error results. Names and
 descriptions are written for a model deciding when to call them.
 """
 
 from __future__ import annotations
 
-import datetime as dt
-import json
-from collections.abc import Callable, Mapping
-from dataclasses import fields, is_dataclass
-from pathlib import Path
+from collections.abc import Callable
 from typing import Annotated, Any, Literal
 
-from mcp.types import CallToolResult, TextContent, ToolAnnotations
+from mcp.types import CallToolResult, ToolAnnotations
 from pydantic import Field
 
-from ..errors import PermissionDeniedError, ValidationError
-from ..memory import Memory, format_time, parse_time
+from ..errors import PermissionDeniedError
 from ..vault import Vault
+from .results import (
+    consolidation_view,
+    hits_result,
+    jsonable,
+    result,
+    short_memory,
+    time_text,
+    when,
+)
 
 KIND_TYPE = {"episode": "episodic", "fact": "semantic", "procedure": "procedural"}
 READ = ToolAnnotations(read_only_hint=True, open_world_hint=False)
@@ -32,140 +37,6 @@ IDEMPOTENT_WRITE = ToolAnnotations(
 )
 DESTRUCTIVE = ToolAnnotations(read_only_hint=False, destructive_hint=True, open_world_hint=False)
 ToolSpec = tuple[Callable[..., CallToolResult], ToolAnnotations, str]
-
-# --- helpers ----------------------------------------------------------------------------
-
-
-def jsonable(value: Any, _depth: int = 0) -> Any:
-    """Plain JSON values from whatever the core returns (dataclasses, memories, times)."""
-    if _depth > 20:
-        return str(value)
-    if value is None or isinstance(value, (bool, int, float, str)):
-        return value
-    if isinstance(value, (dt.datetime, dt.date)):
-        return format_time(value)
-    if isinstance(value, Path):
-        return str(value)
-    if isinstance(value, Memory):
-        return value.to_dict(with_content=False)
-    if isinstance(value, Mapping):
-        return {str(k): jsonable(v, _depth + 1) for k, v in value.items()}
-    if isinstance(value, (list, tuple, set, frozenset)):
-        return [jsonable(v, _depth + 1) for v in value]
-    as_dict = getattr(value, "as_dict", None) or getattr(value, "to_dict", None)
-    if callable(as_dict):
-        return jsonable(as_dict(), _depth + 1)
-    if is_dataclass(value) and not isinstance(value, type):
-        return {f.name: jsonable(getattr(value, f.name), _depth + 1) for f in fields(value)}
-    return str(value)
-
-
-def result(data: Any, text: str | None = None) -> CallToolResult:
-    """A tool result: compact JSON for the model, the same data as structured content."""
-    plain = jsonable(data)
-    structured = plain if isinstance(plain, dict) else {"result": plain}
-    body = (
-        text if text is not None else json.dumps(plain, ensure_ascii=False, separators=(",", ":"))
-    )
-    return CallToolResult(
-        content=[TextContent(type="text", text=body)], structured_content=structured
-    )
-
-
-def _when(value: str | None, key: str) -> dt.datetime | None:
-    if value is None or not str(value).strip():
-        return None
-    try:
-        return parse_time(value)
-    except ValueError as exc:
-        raise ValidationError(
-            f"{exc} (use e.g. 2026-01-31 or 2026-01-31T09:00:00Z)", key=key
-        ) from None
-
-
-def _time_text(value: str | None, key: str) -> str | None:
-    when = _when(value, key)
-    return format_time(when) if when else None
-
-
-def _snippet(text: str, n: int = 300) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= n else text[: n - 1] + "…"
-
-
-def _short_memory(m: Memory, snippet: int = 300) -> dict[str, Any]:
-    text = m.content
-    if m.category == "transcript":  # turn headers are markup, not content
-        from ..transcripts import parse_turns
-
-        text = " / ".join(f"{t.role}: {t.text}" for t in parse_turns(m.content)) or text
-    out = {
-        k: m.meta.get(k)
-        for k in ("created", "outcome", "importance", "tags", "scope", "session")
-        if m.meta.get(k)
-    }
-    return {
-        "id": m.id,
-        "title": m.title,
-        "type": m.type,
-        "category": m.category,
-        **out,
-        "snippet": _snippet(text, snippet),
-    }
-
-
-def hidden_ids(vault: Vault, found: Any) -> set[str]:
-    """Defence in depth: ids of hits naming a memory this identity may not see.
-
-    The search already filters by identity inside the index query and again on the
-    loaded files; a third look costs nothing, since every hit carries its memory.
-    """
-    hidden: set[str] = set()
-    for hit in getattr(found, "hits", None) or ():
-        memory = getattr(hit, "memory", None)
-        if memory is not None and not vault.identity.can_see(memory):
-            hidden.add(memory.id)
-    return hidden
-
-
-def hits_result(vault: Vault, found: Any) -> CallToolResult:
-    """A search result as JSON, minus anything the identity may not see."""
-    hidden = hidden_ids(vault, found)
-    data = jsonable(found)
-    if isinstance(data, list):
-        data = {"hits": data}
-    if hidden and isinstance(data, dict) and isinstance(data.get("hits"), list):
-        data["hits"] = [
-            h for h in data["hits"] if not (isinstance(h, dict) and h.get("id") in hidden)
-        ]
-    return result(data)
-
-
-def consolidation_view(vault: Vault, plan: Any, sha: str | None, applied: bool) -> dict[str, Any]:
-    """The plan as the identity may see it: actions on invisible memories are only counted."""
-    visible = {m.id for m in vault.all_memories() if vault.identity.can_see(m)}
-    actions = [a for a in plan.actions if a.memory_id in visible]
-    hidden = len(plan.actions) - len(actions)
-    return {
-        "applied": applied,
-        "commit": sha,
-        "summary": plan.summary(),
-        "actions": [
-            {
-                "step": a.step,
-                "id": a.memory_id,
-                "what": a.what + (f" -> {a.move_to}" if a.move_to else ""),
-                "why": a.why,
-            }
-            for a in actions[:200]
-        ],
-        "more_actions": max(0, len(actions) - 200),
-        "actions_on_memories_not_visible_to_you": hidden,
-        "new_files": len(plan.new_files),
-        "note": "dry run: nothing written; call again with apply=true to perform it"
-        if not applied
-        else ("committed" if sha else "nothing to do"),
-    }
 
 
 # --- the tools --------------------------------------------------------------------------
@@ -291,7 +162,7 @@ def define_tools(vault: Vault) -> list[ToolSpec]:
             "confidence": confidence,
             "source": source,
             "related": related or [],
-            "valid_from": _time_text(valid_from, "valid_from"),
+            "valid_from": time_text(valid_from, "valid_from"),
         }
         res = vault.add(KIND_TYPE[kind], content, title=title, **fields_)
         m = res.memory
@@ -375,6 +246,10 @@ def define_tools(vault: Vault) -> list[ToolSpec]:
         include_archive: Annotated[
             bool, Field(description="Also search archived (decayed) memories.")
         ] = False,
+        kind: Annotated[
+            Kind | None,
+            Field(description="Only this kind of memory (default: decided by the question)."),
+        ] = None,
     ) -> CallToolResult:
         """Search long-term memory for anything relevant to a question or task.
 
@@ -383,10 +258,12 @@ def define_tools(vault: Vault) -> list[ToolSpec]:
         episodes, newest first; "how do I…" finds procedures; "what is…" finds facts. Returns
         the best matches (id, title, snippet, score); read a whole memory with `show`."""
         opts: dict[str, Any] = {"limit": limit, "include_archive": include_archive}
+        if kind:
+            opts["kind"] = kind
         if since:
-            opts["since"] = _when(since, "since")
+            opts["since"] = when(since, "since")
         if until:
-            opts["until"] = _when(until, "until")
+            opts["until"] = when(until, "until")
         return hits_result(vault, vault.recall(query, **opts))
 
     def fact(
@@ -402,7 +279,7 @@ def define_tools(vault: Vault) -> list[ToolSpec]:
         Superseded facts are left out, unless `as_of` asks what was true at a past date."""
         opts: dict[str, Any] = {"limit": limit}
         if as_of:
-            opts["as_of"] = _when(as_of, "as_of")
+            opts["as_of"] = when(as_of, "as_of")
         return hits_result(vault, vault.fact(query, **opts))
 
     def procedure(query: Query, limit: Limit = 3) -> CallToolResult:
@@ -500,7 +377,7 @@ def define_tools(vault: Vault) -> list[ToolSpec]:
         from ..reports import recent_episodes as core
 
         return result(
-            {"episodes": [_short_memory(m) for m in core(vault, last, include_transcripts)]}
+            {"episodes": [short_memory(m) for m in core(vault, last, include_transcripts)]}
         )
 
     def consolidate(
@@ -583,7 +460,7 @@ def define_tools(vault: Vault) -> list[ToolSpec]:
         from ..ingest import insights as core
 
         return result(
-            core(vault, by_agent, topic, _when(since, "since"), _when(until, "until"), limit)
+            core(vault, by_agent, topic, when(since, "since"), when(until, "until"), limit)
         )
 
     return [

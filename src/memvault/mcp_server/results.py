@@ -1,0 +1,151 @@
+"""Shaping core results into MCP tool results: plain JSON, minus what the identity may not see."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from collections.abc import Mapping
+from dataclasses import fields, is_dataclass
+from pathlib import Path
+from typing import Any
+
+from mcp.types import CallToolResult, TextContent
+
+from ..errors import ValidationError
+from ..memory import Memory, format_time, parse_time
+from ..vault import Vault
+
+
+def jsonable(value: Any, _depth: int = 0) -> Any:
+    """Plain JSON values from whatever the core returns (dataclasses, memories, times)."""
+    if _depth > 20:
+        return str(value)
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return value
+    if isinstance(value, (dt.datetime, dt.date)):
+        return format_time(value)
+    if isinstance(value, Path):
+        return str(value)
+    if isinstance(value, Memory):
+        return value.to_dict(with_content=False)
+    if isinstance(value, Mapping):
+        return {str(k): jsonable(v, _depth + 1) for k, v in value.items()}
+    if isinstance(value, (list, tuple, set, frozenset)):
+        return [jsonable(v, _depth + 1) for v in value]
+    as_dict = getattr(value, "as_dict", None) or getattr(value, "to_dict", None)
+    if callable(as_dict):
+        return jsonable(as_dict(), _depth + 1)
+    if is_dataclass(value) and not isinstance(value, type):
+        return {f.name: jsonable(getattr(value, f.name), _depth + 1) for f in fields(value)}
+    return str(value)
+
+
+def result(data: Any, text: str | None = None) -> CallToolResult:
+    """A tool result: compact JSON for the model, the same data as structured content."""
+    plain = jsonable(data)
+    structured = plain if isinstance(plain, dict) else {"result": plain}
+    body = (
+        text if text is not None else json.dumps(plain, ensure_ascii=False, separators=(",", ":"))
+    )
+    return CallToolResult(
+        content=[TextContent(type="text", text=body)], structured_content=structured
+    )
+
+
+def when(value: str | None, key: str) -> dt.datetime | None:
+    """A tool's date argument, or a one-line error naming the argument."""
+    if value is None or not str(value).strip():
+        return None
+    try:
+        return parse_time(value)
+    except ValueError as exc:
+        raise ValidationError(
+            f"{exc} (use e.g. 2026-01-31 or 2026-01-31T09:00:00Z)", key=key
+        ) from None
+
+
+def time_text(value: str | None, key: str) -> str | None:
+    parsed = when(value, key)
+    return format_time(parsed) if parsed else None
+
+
+def snippet(text: str, n: int = 300) -> str:
+    """One line of at most ``n`` characters."""
+    text = " ".join(text.split())
+    return text if len(text) <= n else text[: n - 1] + "…"
+
+
+def short_memory(m: Memory, size: int = 300) -> dict[str, Any]:
+    """A memory as a list entry: id, title, kind, a few keys and a one-line snippet."""
+    text = m.content
+    if m.category == "transcript":  # turn headers are markup, not content
+        from ..transcripts import parse_turns
+
+        text = " / ".join(f"{t.role}: {t.text}" for t in parse_turns(m.content)) or text
+    out = {
+        k: m.meta.get(k)
+        for k in ("created", "outcome", "importance", "tags", "scope", "session")
+        if m.meta.get(k)
+    }
+    return {
+        "id": m.id,
+        "title": m.title,
+        "type": m.type,
+        "category": m.category,
+        **out,
+        "snippet": snippet(text, size),
+    }
+
+
+def hidden_ids(vault: Vault, found: Any) -> set[str]:
+    """Defence in depth: ids of hits naming a memory this identity may not see.
+
+    The search already filters by identity inside the index query and again on the
+    loaded files; a third look costs nothing, since every hit carries its memory.
+    """
+    hidden: set[str] = set()
+    for hit in getattr(found, "hits", None) or ():
+        memory = getattr(hit, "memory", None)
+        if memory is not None and not vault.identity.can_see(memory):
+            hidden.add(memory.id)
+    return hidden
+
+
+def hits_result(vault: Vault, found: Any) -> CallToolResult:
+    """A search result as JSON, minus anything the identity may not see."""
+    hidden = hidden_ids(vault, found)
+    data = jsonable(found)
+    if isinstance(data, list):
+        data = {"hits": data}
+    if hidden and isinstance(data, dict) and isinstance(data.get("hits"), list):
+        data["hits"] = [
+            h for h in data["hits"] if not (isinstance(h, dict) and h.get("id") in hidden)
+        ]
+    return result(data)
+
+
+def consolidation_view(vault: Vault, plan: Any, sha: str | None, applied: bool) -> dict[str, Any]:
+    """The plan as the identity may see it: actions on invisible memories are only counted."""
+    visible = {m.id for m in vault.all_memories() if vault.identity.can_see(m)}
+    actions = [a for a in plan.actions if a.memory_id in visible]
+    hidden = len(plan.actions) - len(actions)
+    return {
+        "applied": applied,
+        "commit": sha,
+        "summary": plan.summary(),
+        "actions": [
+            {
+                "step": a.step,
+                "id": a.memory_id,
+                "what": a.what + (f" -> {a.move_to}" if a.move_to else ""),
+                "why": a.why,
+            }
+            for a in actions[:200]
+        ],
+        "more_actions": max(0, len(actions) - 200),
+        "actions_on_memories_not_visible_to_you": hidden,
+        "new_files": len(plan.new_files),
+        "note": "dry run: nothing written; call again with apply=true to perform it"
+        if not applied
+        else ("committed" if sha else "nothing to do"),
+    }
