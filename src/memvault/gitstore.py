@@ -13,6 +13,7 @@ import subprocess
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from .errors import GitError
 
@@ -82,8 +83,17 @@ def run_git(
     return proc
 
 
+def _repo(root: Path) -> Any:
+    """A GitPython ``Repo`` for the richer, off-the-hot-path operations."""
+    import git  # GitPython: ~0.1 s to import, so only where a command needs it
+
+    return git.Repo(root)
+
+
 def init_repo(root: Path, identity: Identity) -> None:
-    run_git(root, ["init", "-q", "-b", "main"])
+    import git
+
+    git.Repo.init(root, initial_branch="main")
 
 
 def is_repo(root: Path) -> bool:
@@ -145,24 +155,26 @@ class Change:
 
 
 def history(root: Path, rel_path: str, limit: int = 50) -> list[Change]:
-    """Commits that touched a file, newest first, following renames."""
-    fmt = "%x1e%H%x1f%an <%ae>%x1f%aI%x1f%s"  # names (--name-only) follow the header
-    proc = run_git(
-        root,
-        ["log", f"-n{limit}", "--follow", "--name-only", f"--format={fmt}", "--", rel_path],
-        check=False,
-    )
+    """Commits that touched a file, newest first, following moves (e.g. into archive/)."""
+    import git
+
+    repo = _repo(root)
     changes: list[Change] = []
-    for record in proc.stdout.split("\x1e"):
-        record = record.strip("\n")
-        if not record:
+    path = rel_path
+    try:
+        # iter_commits doesn't follow renames; ask log for the path each commit used.
+        out = repo.git.log(f"-n{limit}", "--follow", "--name-only", "--format=%x1e%H", "--", rel_path)
+    except git.GitCommandError:
+        return []
+    for record in out.split("\x1e"):
+        lines = [ln for ln in record.strip("\n").split("\n") if ln]
+        if not lines:
             continue
-        head_line, _, names = record.partition("\n")
-        parts = head_line.split("\x1f")
-        if len(parts) < 4:
-            continue
-        name = next((n for n in names.splitlines() if n.strip()), rel_path)
-        changes.append(Change(parts[0], parts[1], parts[2], parts[3], name))
+        commit = repo.commit(lines[0])
+        path = lines[1] if len(lines) > 1 else path
+        author = f"{commit.author.name} <{commit.author.email}>"
+        date = commit.authored_datetime.isoformat()
+        changes.append(Change(commit.hexsha, author, date, commit.summary if isinstance(commit.summary, str) else str(commit.summary), path))
     return changes
 
 
