@@ -192,6 +192,31 @@ def test_unchanged_text_is_never_embedded_again(vault: Vault, embed_calls: list[
     assert vault.reindex().changes.empty and embed_calls == []
 
 
+def test_context_vectors_follow_session_neighbours(vault: Vault, embed_calls: list[str]) -> None:
+    seed(vault)  # four episodes in session "planning"
+    report = vault.reindex()
+    assert report.context_embedded == 4  # each planning turn, with its neighbours
+    conn = store.connect(vault.root, create=False)
+    with_context = conn.execute("SELECT count(*) FROM chunks WHERE cvec IS NOT NULL").fetchone()[0]
+    assert with_context == 4
+    episodes = sorted((m for m in vault.all_memories() if m.type == "episodic"), key=lambda m: m.meta["created"])
+    embed_calls.clear()
+    vault.update(episodes[1].id, {}, "reword", content="Bob: agreed, the migration starts tuesday")
+    report = vault.reindex()
+    # the memory itself, and the context vectors of itself and its two neighbours
+    assert (report.embedded, report.context_embedded) == (1, 3)
+    assert len(embed_calls) == 4 and sum("starts tuesday" in t for t in embed_calls) == 4
+    # leaving the session drops its context vector (and its neighbours' change)
+    embed_calls.clear()
+    vault.update(episodes[3].id, {"session": None}, "leave the session")
+    report = vault.reindex()
+    assert report.embedded == 0 and report.context_embedded == 1  # episodes[2] lost its next neighbour
+    rows = dict(conn.execute(
+        "SELECT d.id, c.cvec IS NOT NULL FROM chunks AS c JOIN docs AS d ON d.key = c.doc WHERE d.type = 'episodic'"
+    ).fetchall())
+    assert rows[episodes[3].id] == 0 and rows[episodes[2].id] == 1
+
+
 def test_long_memories_are_chunked_and_scored_by_their_best_chunk(
     vault: Vault, embed_calls: list[str]
 ) -> None:
