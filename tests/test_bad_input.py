@@ -130,11 +130,6 @@ def test_duplicate_ids_across_files(cli: Cli, seeded: Vault) -> None:
     assert r.code == 1 and "several files" in r.err and len(_lines(r.err)) == 1
 
 
-@pytest.mark.xfail(
-    reason="BUG: reports.check_files only validates files one by one; duplicate ids across files "
-    "pass 'memvault check' (and so the pre-commit hook) and are only found by 'doctor'",
-    strict=True,
-)
 def test_check_reports_duplicate_ids(cli: Cli, seeded: Vault) -> None:
     v = seeded.root
     write(v, "semantic/facts/copy.md", fact_text("good-one"))
@@ -207,12 +202,6 @@ def test_hand_written_file_memvault_cannot_rewrite_blocks_the_write_cleanly(cli:
     assert not (v / "semantic/facts/port-8080.md").exists()
 
 
-@pytest.mark.xfail(
-    reason="BUG: Vault.commit_files writes the files before git commits and does not undo them "
-    "when the commit fails: the new file stays on disk untracked (and a superseded fact stays "
-    "rewritten), so list shows a memory git never recorded",
-    strict=True,
-)
 def test_failed_commit_leaves_no_half_write(seeded: Vault, monkeypatch: pytest.MonkeyPatch) -> None:
     """If git fails after the files are written, they are rolled back: nothing half-way."""
     from memvault import gitstore
@@ -253,11 +242,6 @@ def test_import_with_bad_records_names_the_line_and_key(cli: Cli, seeded: Vault,
     assert not list(v.rglob("bad-imp.md"))
 
 
-@pytest.mark.xfail(
-    reason="BUG: cli/write.py import exits 0 when records were rejected and commits the valid "
-    "ones: a bad import should exit 1 and write nothing (or only with an explicit --skip-bad)",
-    strict=True,
-)
 def test_import_with_a_bad_record_exits_1_and_writes_nothing(cli: Cli, seeded: Vault, tmp_path: Path) -> None:
     v = seeded.root
     src = tmp_path / "in.jsonl"

@@ -321,11 +321,6 @@ def test_edit_keeps_crlf_and_bom(cli: Cli, v: Path, editor: Callable[[str], None
     assert after.startswith("\ufeff---\r\nid: crlf\r\ntype: semantic\r\nimportance: 4  # keep\r\n---\r\n\r\nBody.\r\n")
 
 
-@pytest.mark.xfail(
-    reason="BUG: cli/write.py edit decodes the edited temp file without catching "
-    "UnicodeDecodeError: a non-UTF-8 save crashes (exit 3) instead of exit 1 naming the temp file",
-    strict=True,
-)
 def test_edit_saving_non_utf8_is_an_expected_error(cli: Cli, v: Path, editor: Callable[[str], None]) -> None:
     mid, rel = ok(cli("--vault", v, "add", "fact", "Binary edit")).out.strip().split("\t")
     before = (v / rel).read_bytes()

@@ -130,7 +130,9 @@ def test_import_refuses_unsafe_paths_and_secrets(vault: Vault, tmp_path: Path) -
     ]
     src.write_text("".join(json.dumps(r) + "\n" for r in records))
     before = commit_count(vault.root)
-    report = import_file(vault, src)
+    assert import_file(vault, src).added == 0  # a bad record: nothing written by default
+    assert commit_count(vault.root) == before
+    report = import_file(vault, src, skip_bad=True)
     # an unsafe path is ignored: the record is re-homed by its id and type, never outside the trees
     assert report.ids == ["evil"] and vault.get("evil").path == "semantic/facts/evil.md"
     assert not (vault.root.parent / "evil.md").exists()

@@ -527,12 +527,6 @@ def test_pause_refuses_writes_for_that_scope(vault: Vault) -> None:
     assert Vault.open(vault.root).add("semantic", "writes again").memory
 
 
-@pytest.mark.xfail(
-    reason="BUG: Vault.set_config (vault.py) re-dumps the whole config with ruamel: every "
-    "'key: null' becomes 'key:' and flow lists turn into block lists, so 'memvault pause' "
-    "rewrites lines it never meant to change",
-    strict=True,
-)
 def test_set_config_keeps_comments(vault: Vault) -> None:
     path = vault.root / ".memvault/config.yaml"
     before = path.read_text()

@@ -142,11 +142,19 @@ def check_files(vault: Vault, paths: Sequence[Path]) -> list[Problem]:
     if not paths:
         scan = vault.scan()
         problems = [p for e in scan.invalid for p in e.problems]
+        seen: dict[str, str] = {}
+        for entry in sorted(scan.entries.values(), key=lambda e: e.path):
+            if entry.valid and entry.id:
+                if entry.id in seen:
+                    problems.append(Problem(entry.path, "id", f"duplicate id {entry.id!r} (also in {seen[entry.id]})"))
+                else:
+                    seen[entry.id] = entry.path
         for m in scan.memories:
             problems.extend(_secret_problems(vault, m.path))
         return problems
     problems = []
     max_bytes = vault.config.int("limits.max_file_bytes")
+    checked: dict[str, str] = {}  # id -> rel path, to catch duplicate ids
     for path in paths:
         abs_path = path if path.is_absolute() else (Path.cwd() / path)
         if not path.is_absolute() and not abs_path.exists() and (vault.root / path).exists():
@@ -162,6 +170,13 @@ def check_files(vault: Vault, paths: Sequence[Path]) -> list[Problem]:
         problems.extend(found)
         if memory is not None:
             problems.extend(_secret_problems(vault, rel))
+            if memory.id in checked:
+                problems.append(Problem(rel, "id", f"duplicate id {memory.id!r} (also in {checked[memory.id]})"))
+            checked[memory.id] = rel
+    if checked:
+        for entry in vault.scan().entries.values():
+            if entry.valid and entry.id in checked and entry.path != checked[entry.id] and entry.path not in checked.values():
+                problems.append(Problem(checked[entry.id], "id", f"duplicate id {entry.id!r} (also in {entry.path})"))
     return problems
 
 

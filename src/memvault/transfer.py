@@ -171,8 +171,20 @@ def _detect(path: Path, text: str) -> str:
     return "yaml-episodes"
 
 
-def import_file(vault: Vault, path: Path, fmt: str = "auto", *, allow_secrets: bool = False, progress: bool = False) -> ImportReport:
-    """Import memories from a file in one commit; existing ids are skipped (idempotent)."""
+def import_file(
+    vault: Vault,
+    path: Path,
+    fmt: str = "auto",
+    *,
+    allow_secrets: bool = False,
+    progress: bool = False,
+    skip_bad: bool = False,
+) -> ImportReport:
+    """Import memories from a file in one commit; existing ids are skipped (idempotent).
+
+    A file with any bad record writes nothing (the report lists every problem) unless
+    ``skip_bad``, which imports the good records and reports the rest.
+    """
     source = str(path)
     try:
         text = path.read_bytes().decode("utf-8")  # no newline translation: CRLF files round-trip
@@ -227,6 +239,9 @@ def import_file(vault: Vault, path: Path, fmt: str = "auto", *, allow_secrets: b
             existing[memory.id] = rel
             writes[rel] = body
             report.ids.append(memory.id)
+        if report.problems and not skip_bad:
+            report.skipped += len(writes)
+            return report
         if writes:
             report.commit = vault.commit_files(writes, f"memvault: import {len(writes)} memories from {path.name}")
         report.added = len(writes)

@@ -285,24 +285,48 @@ class Vault:
                 check_text(text, rel)
         removes = list(removes)
         moves = dict(moves or {})
-        for src, dst in moves.items():
-            (self.root / dst).parent.mkdir(parents=True, exist_ok=True)
-            os.replace(self.root / src, self.root / dst)
-        for rel, text in writes.items():
-            atomic_write(self.root / rel, text)
-        for rel in removes:
-            try:
-                (self.root / rel).unlink()
-            except FileNotFoundError:
-                pass
         touched_add = [*writes.keys(), *moves.values()]
         touched_rm = [*removes, *moves.keys()]
-        sha = None
-        if self.config.get("git.commit", True):
-            sha = gitstore.commit(self.root, message, self.git_identity, add=touched_add, remove=touched_rm)
-        self.catalog.refresh([*touched_add, *touched_rm])
-        self.bump_generation()
+        # Old bytes of everything we touch, so a failed commit can put the files back.
+        before: dict[str, bytes | None] = {}
+        for rel in {*touched_add, *touched_rm}:
+            path = self.root / rel
+            before[rel] = path.read_bytes() if path.is_file() and not path.is_symlink() else None
+        try:
+            for src, dst in moves.items():
+                (self.root / dst).parent.mkdir(parents=True, exist_ok=True)
+                os.replace(self.root / src, self.root / dst)
+            for rel, text in writes.items():
+                atomic_write(self.root / rel, text)
+            for rel in removes:
+                try:
+                    (self.root / rel).unlink()
+                except FileNotFoundError:
+                    pass
+            sha = None
+            if self.config.get("git.commit", True):
+                sha = gitstore.commit(self.root, message, self.git_identity, add=touched_add, remove=touched_rm)
+        except BaseException:
+            self._roll_back(before)
+            raise
+        finally:
+            self.catalog.refresh(list(before))
+            self.bump_generation()
         return sha
+
+    def _roll_back(self, before: Mapping[str, bytes | None]) -> None:
+        """Restore files to their bytes before a failed write; unstage them. Best effort."""
+        for rel, data in before.items():
+            path = self.root / rel
+            try:
+                if data is None:
+                    path.unlink(missing_ok=True)
+                else:
+                    path.parent.mkdir(parents=True, exist_ok=True)
+                    atomic_write(path, data.decode("utf-8"))
+            except OSError:
+                pass
+        gitstore.run_git(self.root, ["reset", "-q", "--", *before], check=False)
 
     # --- reading -------------------------------------------------------------------
 
@@ -657,33 +681,37 @@ class Vault:
         return reindex(self, full=full, progress=progress)
 
     def set_config(self, dotted: str, value: Any, message: str) -> str | None:
-        """Change one setting in ``.memvault/config.yaml`` (comments kept) and commit it."""
-        from ruamel.yaml import YAML
+        """Change one setting in ``.memvault/config.yaml`` and commit it.
+
+        Only the top-level key that holds the setting is rewritten; every other line
+        (comments, nulls, flow lists) stays as it was.
+        """
+        import copy
+
+        from .files import parse_text
 
         with self.locked():
             path = self.root / CONFIG_PATH
-            yaml = YAML()
-            yaml.preserve_quotes = True
-            data = yaml.load(path.read_text(encoding="utf-8")) if path.exists() else None
-            if data is None:
-                from ruamel.yaml.comments import CommentedMap
-
-                data = CommentedMap()
-            node = data
+            text = path.read_bytes().decode("utf-8") if path.exists() else ""
+            doc = parse_text(text if text.strip() else "version: 1\n", CONFIG_PATH)
             parts = dotted.split(".")
-            for part in parts[:-1]:
-                if part not in node or node[part] is None:
-                    node[part] = {}
-                node = node[part]
-            node[parts[-1]] = value
-            import io
-
-            out = io.StringIO()
-            yaml.dump(data, out)
-            atomic_write(path, out.getvalue())
-            sha = gitstore.commit(self.root, f"memvault: {message}", self.git_identity, add=[CONFIG_PATH])
+            top = parts[0]
+            new_top: Any = value
+            if len(parts) > 1:
+                new_top = copy.deepcopy(doc.meta.get(top)) if isinstance(doc.meta.get(top), dict) else {}
+                node = new_top
+                for part in parts[1:-1]:
+                    if not isinstance(node.get(part), dict):
+                        node[part] = {}
+                    node = node[part]
+                node[parts[-1]] = value
+            if doc.meta.get(top, object()) == new_top:
+                self.config.set(dotted, value)
+                return None
+            new_text = update_text(doc, {top: new_top})
+            commit = self.commit_files({CONFIG_PATH: new_text}, f"memvault: {message}")
             self.config.set(dotted, value)
-        return sha
+        return commit
 
 
 def _short(text: str, n: int = 72) -> str:

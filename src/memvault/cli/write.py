@@ -209,7 +209,13 @@ def edit(
     proc = subprocess.run([*shlex.split(editor), tmp])
     if proc.returncode != 0:
         raise MemvaultError(f"editor exited with {proc.returncode}; nothing changed (your text: {tmp})", memory.path)
-    new_text = Path(tmp).read_bytes().decode("utf-8")  # keep CRLF: no newline translation
+    try:
+        new_text = Path(tmp).read_bytes().decode("utf-8")  # keep CRLF: no newline translation
+    except UnicodeDecodeError as exc:
+        raise MemvaultError(
+            f"the edited text is not UTF-8 (byte {exc.start}); nothing changed (your edit is in {tmp})",
+            memory.path,
+        ) from None
     if new_text == original:
         os.unlink(tmp)
         info("no changes")
@@ -227,22 +233,32 @@ def import_(
     file: Path = typer.Argument(..., help="A JSONL export, a Markdown bundle, or a YAML file with an 'episodes:' list."),
     format: str = typer.Option("auto", "--format", help="auto|jsonl|markdown|yaml-episodes."),
     allow_secrets: bool = typer.Option(False, "--allow-secrets", help="Store text that looks like a credential."),
+    skip_bad: bool = typer.Option(False, "--skip-bad", help="Import the good records even if some are bad."),
     json_out: bool = typer.Option(False, "--json", help="Print the import report as JSON."),
 ) -> None:
     """Import memories (one commit). JSONL from 'memvault export' round-trips exactly.
+
+    If any record is bad, nothing is written and each problem is listed (file:line: key:
+    what is wrong); --skip-bad imports the good ones anyway.
 
     Example: memvault import backup.jsonl
     """
     from ..transfer import import_file
 
     vault = open_vault()
-    report = import_file(vault, file, format, allow_secrets=allow_secrets, progress=not state.quiet)
+    report = import_file(vault, file, format, allow_secrets=allow_secrets, progress=not state.quiet, skip_bad=skip_bad)
+    failed = bool(report.problems) and not skip_bad
     if json_out:
         emit_json(report.as_dict())
-        return
-    print(f"imported {report.added}, skipped {report.skipped} (already there)")
-    for problem in report.problems:
-        print(f"  {problem}", file=sys.stderr)
+    else:
+        for problem in report.problems:
+            print(f"Error: {problem}", file=sys.stderr)
+        if failed:
+            print(f"nothing imported: {len(report.problems)} bad record(s); fix them or pass --skip-bad", file=sys.stderr)
+        else:
+            print(f"imported {report.added}, skipped {report.skipped} (already there)")
+    if failed:
+        raise typer.Exit(1)
 
 
 @app.command()
