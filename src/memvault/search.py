@@ -474,11 +474,8 @@ def _score(
             doc_of[rowid] = doc
         if not chunks:
             return []
-        kw_set = {r for r, _, _ in kw}
-        if expr:
-            missing_kw = [r for r in chunks if r not in kw_set]
-            for rowid, score in iq.keyword_scores_for(idx, expr, missing_kw).items():
-                chunks[rowid][0] = score
+        # A chunk outside the keyword leg's top list counts as no keyword match: scoring
+        # those exactly costs a second FTS5 query and changed nothing on LoCoMo (71.8/89.0).
         missing_vec = [r for r, v in chunks.items() if math.isnan(v[1])]
         if missing_vec:
             stored = iq.vectors(idx, missing_vec)

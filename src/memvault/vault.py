@@ -346,7 +346,9 @@ class Vault:
         """One memory by id (archived and inbox included). Another agent's ``self`` is not found."""
         if not isinstance(memory_id, str) or not ID_RE.match(memory_id):
             raise NotFoundError(f"not a memory id: {memory_id!r}", key="id")
-        matches = [m for m in self.all_memories() if m.id == memory_id]
+        # match on the catalog's id column: only the matching file is decoded
+        matches = [e.memory for e in self.scan().entries.values() if e.valid and e.id == memory_id]
+        matches = [m for m in matches if m is not None]
         if not any_scope:
             matches = [m for m in matches if self.identity.can_see(m)]
         if not matches:

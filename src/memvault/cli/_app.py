@@ -64,7 +64,9 @@ def open_vault() -> Any:
 
 
 def emit_json(data: Any) -> None:
-    sys.stdout.write(json.dumps(data, ensure_ascii=False, indent=2, default=_json_default) + "\n")
+    # Indented for people at a terminal; compact for programs (json's C encoder, ~2x faster).
+    indent = 2 if sys.stdout.isatty() else None
+    sys.stdout.write(json.dumps(data, ensure_ascii=False, indent=indent, default=_json_default) + "\n")
 
 
 def _json_default(value: Any) -> Any:

@@ -222,6 +222,7 @@ def _record_files(idx: Index, files: Mapping[str, tuple[int, int]]) -> None:
                 "INSERT OR REPLACE INTO files (path, mtime_ns, size) VALUES (?,?,?)", upserts
             )
             idx.conn.executemany("DELETE FROM files WHERE path = ?", gone)
+    idx._recorded = dict(files)
 
 
 def _write_manifest(vault: Vault, idx: Index, embedder: Any, dirty: bool = False) -> None:
@@ -327,21 +328,16 @@ def exact_below(vault: Vault) -> int:
     )
 
 
-def scan_interval(vault: Vault, idx: Index) -> float:
-    """Seconds between drift scans (stat of every memory file) in a long-lived process:
-    ``index.scan_interval`` (default 0), and at least 20 times what the last scan took, so
-    scanning never costs more than 5 % of the time. A small vault is checked on nearly
-    every search; 100,000 files (0.3 s a scan) every few seconds."""
-    base = vault.config.get("index.scan_interval", 0.0)
-    base = float(base) if isinstance(base, (int, float)) and not isinstance(base, bool) else 0.0
-    return max(base, idx.scan_cost * 20)
+# Files checked for hand edits per search in a long-lived process (see DriftSweep).
+SWEEP_BUDGET = 500
 
 
 def ensure_fresh(vault: Vault) -> Index:
     """The index, brought up to date first when the files changed.
 
-    Cheap when nothing changed: a look at the write generation and HEAD, and every few
-    seconds a stat of the memory files (hand edits). Never waits for another writer: if
+    Cheap when nothing changed: a look at the write generation and HEAD, a stat of every
+    memory file on a handle's first search, and after that a few hundred files per search
+    (hand edits; see :class:`DriftSweep`). Never waits for another writer: if
     the vault lock is taken, the index is used as it is (``Index.note`` says so).
     """
     embedder = embedder_for(vault)
@@ -357,15 +353,17 @@ def ensure_fresh(vault: Vault) -> Index:
         _remember(idx)
     idx.note = None
     gen, head = generation(vault.root), read_head(vault.root)
-    now = time.monotonic()
     moved = gen != idx.seen_generation or head != idx.seen_head
-    if not moved and now - idx.last_scan < scan_interval(vault, idx):
-        return idx
-    started = time.perf_counter()
-    files = stat_files(vault.root)
-    drift = files != recorded_files(idx)
-    idx.scan_cost = time.perf_counter() - started
-    idx.last_scan = now
+    files: dict[str, tuple[int, int]] | None = None
+    if moved or idx.last_scan == 0.0:
+        # memvault or git changed files, or this is the handle's first search (a fresh
+        # process must see edits made while it was not running): compare every file.
+        files = stat_files(vault.root)
+        drift = files != recorded_files(idx)
+        idx.last_scan = time.monotonic()
+        idx.sweep.reset()
+    else:
+        drift = idx.sweep.step(recorded_files(idx), SWEEP_BUDGET)
     if not drift and not moved:
         return idx
     with try_lock(vault.root / LOCK_PATH) as got:

@@ -7,7 +7,7 @@ import os
 import sqlite3
 import sys
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -53,13 +53,14 @@ class Index:
         self.lock = threading.RLock()
         self.manifest_mtime = store.manifest_mtime(root)
         self.last_scan = 0.0
-        self.scan_cost = 0.0
         self.seen_generation = int(manifest.get("generation") or 0)
         self.seen_head = manifest.get("commit")
         self._client: Any = None
         self._collections: dict[str, Any] = {}
         self._counts: dict[str, int] | None = None
         self._matrices: dict[str, tuple[Any, Any]] = {}
+        self._recorded: dict[str, tuple[int, int]] | None = None
+        self.sweep = DriftSweep(root)
         self.note: str | None = None  # e.g. "index busy: results may miss the latest change"
 
     # Chroma is imported only when a vector is needed (about 1 s of imports).
@@ -262,6 +263,13 @@ def stat_files(root: Path) -> dict[str, tuple[int, int]]:
 
 
 def recorded_files(idx: Index) -> dict[str, tuple[int, int]]:
+    """``{path: (mtime_ns, size)}`` of the files as last indexed (cached on the handle)."""
+    if idx._recorded is None:
+        idx._recorded = _read_recorded(idx)
+    return idx._recorded
+
+
+def _read_recorded(idx: Index) -> dict[str, tuple[int, int]]:
     return {
         p: (int(m), int(s))
         for p, m, s in idx.conn.execute("SELECT path, mtime_ns, size FROM files")
@@ -287,3 +295,41 @@ def _remember(idx: Index) -> Index:
     if old is not None and old is not idx:
         old.close()
     return idx
+
+
+class DriftSweep:
+    """Looks for hand edits a few hundred files per search, so that a long-lived process
+    never pays for a stat of the whole vault in one query (at 100,000 files that is a
+    third of a second); a full pass completes every few dozen searches."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self._files: Iterator[tuple[str, Path]] | None = None
+        self._seen: set[str] = set()
+
+    def reset(self) -> None:
+        self._files = None
+        self._seen = set()
+
+    def step(self, recorded: Mapping[str, tuple[int, int]], budget: int) -> bool:
+        """Check up to ``budget`` more files; True when one differs from the index."""
+        if self._files is None:
+            self._files = iter(iter_memory_files(self.root, ALL_TREES))
+            self._seen = set()
+        for _ in range(budget):
+            try:
+                rel, path = next(self._files)
+            except StopIteration:
+                gone = len(self._seen) != len(recorded) or not self._seen.issuperset(recorded)
+                self.reset()
+                return gone
+            self._seen.add(rel)
+            try:
+                st = os.lstat(path)
+            except FileNotFoundError:
+                self.reset()
+                return True
+            if recorded.get(rel) != (st.st_mtime_ns, st.st_size):
+                self.reset()
+                return True
+        return False

@@ -13,7 +13,7 @@ see: nothing hidden comes back, and hidden memories never starve the results.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -159,34 +159,30 @@ COLUMN_WEIGHTS = (1.0, 1.0, 0.5)
 def keyword_leg(
     index: Index, expr: str, filt: IndexFilter, limit: int
 ) -> list[tuple[int, int, float]]:
-    """``(chunk rowid, doc key, score)`` of the best keyword matches allowed by ``filt``."""
+    """``(chunk rowid, doc key, score)`` of the best keyword matches allowed by ``filt``.
+
+    The plain FTS5 query is cheapest; its best matches are filtered in SQLite, and only if
+    too few survive is the filter joined into the FTS5 query itself.
+    """
+    w = COLUMN_WEIGHTS
+    score = f"bm25(fts, {w[0]}, {w[1]}, {w[2]})"
+    fetch = 2 * limit
+    rows = index.conn.execute(
+        f"SELECT rowid, {score} AS s FROM fts WHERE fts MATCH ? ORDER BY s, rowid LIMIT ?",
+        (expr, fetch),
+    ).fetchall()
+    allowed = allowed_chunks(index, [int(r) for r, _ in rows], filt)
+    kept = [(int(r), allowed[int(r)], -float(s)) for r, s in rows if int(r) in allowed]
+    if len(kept) >= limit or len(rows) < fetch:
+        return kept[:limit]
     where, params = filt.sql()
-    w = COLUMN_WEIGHTS
     sql = (
-        f"SELECT f.rowid, c.doc, bm25(fts, {w[0]}, {w[1]}, {w[2]}) AS s "
+        f"SELECT f.rowid, c.doc, {score} AS s "
         "FROM fts AS f JOIN chunks AS c ON c.rowid = f.rowid JOIN docs AS d ON d.key = c.doc "
-        f"WHERE fts MATCH ? AND {where} ORDER BY s LIMIT ?"
+        f"WHERE fts MATCH ? AND {where} ORDER BY s, f.rowid LIMIT ?"
     )
-    rows = index.conn.execute(sql, [expr, *params, limit]).fetchall()
-    return [(int(r), int(d), -float(s)) for r, d, s in rows]
-
-
-def keyword_scores_for(index: Index, expr: str, rowids: Iterable[int]) -> dict[int, float]:
-    """Keyword scores of given chunks (absent = no match)."""
-    ids = list(rowids)
-    if not ids:
-        return {}
-    w = COLUMN_WEIGHTS
-    out: dict[int, float] = {}
-    for start in range(0, len(ids), 500):
-        part = ids[start : start + 500]
-        sql = (
-            f"SELECT rowid, bm25(fts, {w[0]}, {w[1]}, {w[2]}) FROM fts "
-            f"WHERE fts MATCH ? AND rowid IN ({','.join('?' * len(part))})"
-        )
-        for rowid, score in index.conn.execute(sql, [expr, *part]):
-            out[int(rowid)] = -float(score)
-    return out
+    found = index.conn.execute(sql, [expr, *params, limit]).fetchall()
+    return [(int(r), int(d), -float(s)) for r, d, s in found]
 
 
 def allowed_chunks(index: Index, rowids: Sequence[int], filt: IndexFilter) -> dict[int, int]:
@@ -233,25 +229,8 @@ def vectors(index: Index, rowids: Sequence[int]) -> dict[int, np.ndarray]:
 EXACT_LIMIT = 20_000
 
 
-def _nearest(
-    index: Index, doc_type: str, qvec: np.ndarray, n: int
-) -> tuple[list[int], list[float]]:
-    """The ``n`` chunks of a type nearest to ``qvec``, unfiltered: ``(rowids, cosines)``.
-
-    Small indexes are scored exactly from vectors held in memory (loaded once from SQLite:
-    cheaper than importing Chroma in a short-lived process); larger ones ask Chroma.
-    """
-    import numpy as np
-
-    if index.in_memory:
-        rowids, matrix = index.memory_vectors(doc_type)
-        if len(rowids) == 0:
-            return [], []
-        sims = matrix @ np.asarray(qvec, dtype=np.float32)
-        n = min(n, len(sims))
-        top = np.argpartition(-sims, n - 1)[:n] if n < len(sims) else np.arange(len(sims))
-        top = top[np.lexsort((rowids[top], -sims[top]))]
-        return [int(r) for r in rowids[top]], [float(s) for s in sims[top]]
+def _nearest(index: Index, doc_type: str, qvec: np.ndarray, n: int) -> tuple[list[int], list[float]]:
+    """The ``n`` chunks of a type nearest to ``qvec`` by Chroma, unfiltered: ``(rowids, cosines)``."""
     col = index.collection(doc_type)
     if col is None:
         raise LookupError(f"no vector collection for {doc_type}")
@@ -271,9 +250,11 @@ def vector_leg(
     """
     import numpy as np
 
+    if index.in_memory:
+        return _vector_leg_in_memory(index, qvec, filt, types, k)
     found: list[tuple[int, int, float]] = []
     how: list[str] = []
-    mode = "exact in memory" if index.in_memory else "ann"
+    mode = "ann"
     for doc_type in types:
         total = index.chunk_count(doc_type)
         if total == 0:
@@ -322,3 +303,41 @@ def vector_leg(
         found.extend((r, d, c) for r, (d, c) in kept.items())
     found.sort(key=lambda x: (-x[2], x[0]))
     return found[: max(k, 0)], "; ".join(how)
+
+
+def _vector_leg_in_memory(
+    index: Index, qvec: np.ndarray, filt: IndexFilter, types: Sequence[str], k: int
+) -> tuple[list[tuple[int, int, float]], str]:
+    """Every chunk of the wanted types scored exactly (a matrix product), then the best
+    allowed ones kept: over-fetch and filter, or the whole allowed set when selective."""
+    import numpy as np
+
+    q = np.asarray(qvec, dtype=np.float32)
+    parts = [index.memory_vectors(t) for t in types]
+    parts = [(r, m) for r, m in parts if len(r)]
+    if not parts:
+        return [], "exact in memory: empty"
+    rowids = np.concatenate([r for r, _ in parts])
+    sims = np.concatenate([m @ q for _, m in parts])
+    total = len(rowids)
+    order = np.lexsort((rowids, -sims))  # best first, ties by rowid
+    n = min(total, max(4 * k, 100))
+    while True:
+        top = order[:n]
+        ids = [int(r) for r in rowids[top]]
+        allowed = allowed_chunks(index, ids, filt)
+        kept = [(r, allowed[r], float(c)) for r, c in zip(ids, sims[top], strict=True) if r in allowed]
+        if len(kept) >= k or n >= total:
+            return kept[:k], f"exact in memory n={n}"
+        share = max(len(kept), 1) / n
+        if n >= 4000 or share < 0.05:
+            break
+        n = min(total, int(n * min(8.0, 1.5 / share)) + k)
+    # Selective filter: take the allowed set from SQLite and rank it.
+    doc_of: dict[int, int] = {}
+    for doc_type in types:
+        doc_of.update(all_allowed_chunks(index, filt, doc_type))
+    position = {int(r): i for i, r in enumerate(rowids)}
+    scored = [(r, d, float(sims[position[r]])) for r, d in doc_of.items() if r in position]
+    scored.sort(key=lambda x: (-x[2], x[0]))
+    return scored[:k], f"exact in memory over {len(doc_of)} allowed"

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import sqlite3
 import threading
@@ -187,13 +188,37 @@ def chroma_client(root: Path, url: str | None = None) -> Any:
         return chromadb.PersistentClient(path=str(path), settings=settings)
 
 
-def collection_name(root: Path, url: str | None) -> str:
+def collection_name(
+    url: str | None, vault_id: str = "", branch: str = "", embedder: str = ""
+) -> str:
+    """The stem of a vault's collections (``-<type>`` is appended).
+
+    Embedded, the Chroma folder belongs to one checkout: ``memories``. On a shared server
+    the name says which vault (``index.vault_id``, or the root commit: the same in every
+    clone), which branch and which embedder the vectors belong to, so every clone of the
+    vault on that branch shares one collection and nothing else does. Within it a vector's
+    id is the hash of the text it embeds, not a local row number (see
+    :meth:`memvault.index.handle.Index.vector_ids`). Fits Chroma's rules: 3-512 characters of
+    ``[a-zA-Z0-9._-]``, alphanumeric at both ends.
+    """
     if not url:
         return COLLECTION
-    # One server may hold many vaults: name the collection after this one.
     import hashlib
 
-    return f"memvault-{hashlib.sha1(str(root).encode()).hexdigest()[:16]}"
+    def clean(text: str, size: int) -> str:
+        text = re.sub(r"[^A-Za-z0-9_-]+", "-", text)[:size]
+        return re.sub(r"^[^A-Za-z0-9]+|[^A-Za-z0-9]+$", "", text)
+
+    # The readable parts lose characters; the digest keeps "a/b" and "a-b" apart.
+    digest = hashlib.sha1(f"{vault_id}\0{branch}\0{embedder}".encode()).hexdigest()[:12]
+    parts = [p for p in (clean(vault_id, 40), clean(branch, 100)) if p]
+    return "-".join(["mv", *parts, digest])
+
+
+def ensure_hash_index(conn: sqlite3.Connection) -> None:
+    """Server mode maps Chroma ids (chunk hashes) back to rows: index them (under the lock;
+    embedded indexes never need it)."""
+    conn.execute("CREATE INDEX IF NOT EXISTS chunks_hash ON chunks(hash)")
 
 
 def get_collection(client: Any, name: str, create: bool) -> Any:
