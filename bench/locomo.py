@@ -83,7 +83,7 @@ def session_time(text: str) -> dt.datetime:
 
 
 def load(path: Path) -> list[dict[str, Any]]:
-    """Conversations as ``{"turns": [...], "questions": [...]}`` (categories 1-4, evidence parsed)."""
+    """Conversations as ``{"turns", "questions"}`` (categories 1-4, evidence parsed)."""
     data = json.loads(path.read_text(encoding="utf-8"))
     out = []
     for ci, sample in enumerate(data):
@@ -355,7 +355,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             if not args.json:
                 part = summarise(rows)["turn"]["overall"]
                 print(
-                    f"conversation {ci + 1}/{len(convs)}: {len(conv['turns'])} turns, {len(conv['questions'])} "
+                    f"conversation {ci + 1}/{len(convs)}: {len(conv['turns'])} turns, "
+                    f"{len(conv['questions'])} "
                     f"questions, index {indexed:.1f} s; running turn R@5 {part['R@5']}",
                     file=sys.stderr,
                 )
@@ -383,7 +384,8 @@ def table(result: dict[str, Any]) -> str:
 
     names = {"1": "multi-hop", "2": "temporal", "3": "open-domain", "4": "single-hop"}
     lines.append(
-        f"LoCoMo, categories 1-4: {result['turn']['n']} questions, {result['conversations']} conversations"
+        f"LoCoMo, categories 1-4: {result['turn']['n']} questions, "
+        f"{result['conversations']} conversations"
     )
     lines.append(f"embedder: {result['embedder']}")
     lines.append("")

@@ -238,16 +238,21 @@ def register_precomputed() -> None:
 
 def run_measured(argv: list[str], env: dict[str, str] | None = None) -> tuple[float, float, str]:
     """Run a process and return (wall seconds, its own peak RSS in MB, stdout)."""
-    out_file = tempfile.TemporaryFile(mode="w+")
-    err_file = tempfile.TemporaryFile(mode="w+")
-    started = time.perf_counter()
-    proc = subprocess.Popen(argv, stdout=out_file, stderr=err_file, env=env or _env(), text=True)
-    _, status, usage = os.wait4(proc.pid, 0)
-    wall = time.perf_counter() - started
-    proc.returncode = os.waitstatus_to_exitcode(status)
-    out_file.seek(0)
-    err_file.seek(0)
-    out, err = out_file.read(), err_file.read()
+    with (
+        tempfile.TemporaryFile(mode="w+") as out_file,
+        tempfile.TemporaryFile(mode="w+") as err_file,
+    ):
+        started = time.perf_counter()
+        proc = subprocess.Popen(
+            argv, stdout=out_file, stderr=err_file, env=env or _env(), text=True
+        )
+        # wait4 gives this child's own peak RSS (RUSAGE_CHILDREN would mix all children).
+        _, status, usage = os.wait4(proc.pid, 0)
+        wall = time.perf_counter() - started
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        out_file.seek(0)
+        err_file.seek(0)
+        out, err = out_file.read(), err_file.read()
     if proc.returncode != 0:
         raise SystemExit(f"{' '.join(argv)} failed ({proc.returncode}): {err[-2000:]}")
     return wall, usage.ru_maxrss / 1024, out
@@ -363,7 +368,11 @@ def bench(args: argparse.Namespace) -> dict[str, Any]:
         report = vault.reindex()
         result["incremental_reindex_s"] = round(time.perf_counter() - started, 3)
         result["incremental_embedded"] = report.embedded + report.context_embedded
-        turn = next(m for m in vault.all_memories() if m.type == "episodic" and m.meta.get("session") and m.scope == "team")
+        turn = next(
+            m
+            for m in vault.all_memories()
+            if m.type == "episodic" and m.meta.get("session") and m.scope == "team"
+        )
         vault.update(turn.id, {}, "bench edit", content=turn.content + " (edited)")
         started = time.perf_counter()
         report = vault.reindex()
@@ -415,7 +424,8 @@ TARGETS = {
 
 def table(result: dict[str, Any]) -> str:
     lines = [
-        f"memvault search benchmark: {result['memories']:,} and {result['memories_big']:,} memories",
+        f"memvault search benchmark: {result['memories']:,} and "
+        f"{result['memories_big']:,} memories",
         "",
     ]
     for key, (op, target) in TARGETS.items():

@@ -199,7 +199,9 @@ def test_context_vectors_follow_session_neighbours(vault: Vault, embed_calls: li
     conn = store.connect(vault.root, create=False)
     with_context = conn.execute("SELECT count(*) FROM chunks WHERE cvec IS NOT NULL").fetchone()[0]
     assert with_context == 4
-    episodes = sorted((m for m in vault.all_memories() if m.type == "episodic"), key=lambda m: m.meta["created"])
+    episodes = sorted(
+        (m for m in vault.all_memories() if m.type == "episodic"), key=lambda m: m.meta["created"]
+    )
     embed_calls.clear()
     vault.update(episodes[1].id, {}, "reword", content="Bob: agreed, the migration starts tuesday")
     report = vault.reindex()
@@ -210,10 +212,15 @@ def test_context_vectors_follow_session_neighbours(vault: Vault, embed_calls: li
     embed_calls.clear()
     vault.update(episodes[3].id, {"session": None}, "leave the session")
     report = vault.reindex()
-    assert report.embedded == 0 and report.context_embedded == 1  # episodes[2] lost its next neighbour
-    rows = dict(conn.execute(
-        "SELECT d.id, c.cvec IS NOT NULL FROM chunks AS c JOIN docs AS d ON d.key = c.doc WHERE d.type = 'episodic'"
-    ).fetchall())
+    assert (
+        report.embedded == 0 and report.context_embedded == 1
+    )  # episodes[2] lost its next neighbour
+    rows = dict(
+        conn.execute(
+            "SELECT d.id, c.cvec IS NOT NULL FROM chunks AS c JOIN docs AS d ON d.key = c.doc "
+            "WHERE d.type = 'episodic'"
+        ).fetchall()
+    )
     assert rows[episodes[3].id] == 0 and rows[episodes[2].id] == 1
 
 

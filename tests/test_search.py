@@ -442,7 +442,8 @@ def test_every_command_has_help_with_an_example(cli: Any, command: str) -> None:
 def test_importing_the_cli_stays_light() -> None:
     code = (
         "import sys, memvault.cli, memvault.cli.search, memvault.search, memvault.routing;"
-        "heavy = [m for m in ('chromadb', 'torch', 'sentence_transformers', 'mcp', 'watchdog', 'onnxruntime')"
+        "heavy = [m for m in ('chromadb', 'torch', 'sentence_transformers', 'mcp', 'watchdog',"
+        " 'onnxruntime')"
         " if m in sys.modules]; print(heavy)"
     )
     out = subprocess.run(

@@ -78,11 +78,12 @@ class ContextBlock:
             "tokens": self.tokens,
             "text": self.text,
             "included": [
-                {"section": l.section, "id": l.id, "score": round(l.score, 4)}
-                for l in self.included
+                {"section": line.section, "id": line.id, "score": round(line.score, 4)}
+                for line in self.included
             ],
             "omitted": [
-                {"section": l.section, "id": l.id, "score": round(l.score, 4)} for l in self.omitted
+                {"section": line.section, "id": line.id, "score": round(line.score, 4)}
+                for line in self.omitted
             ],
             "ms": round(self.ms, 1),
         }

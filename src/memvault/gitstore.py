@@ -145,6 +145,14 @@ def head(root: Path) -> str | None:
     return proc.stdout.strip() or None
 
 
+def root_commit(root: Path) -> str | None:
+    """The first commit of HEAD's history (the smallest sha if histories were joined): the
+    same in every clone, so it can name the vault. None before the first commit."""
+    proc = run_git(root, ["rev-list", "--max-parents=0", "HEAD"], check=False)
+    roots = proc.stdout.split() if proc.returncode == 0 else []
+    return min(roots) if roots else None
+
+
 @dataclass(frozen=True)
 class Change:
     sha: str

@@ -999,8 +999,10 @@ def _index_branch(git_dir: Path, base: Path, branch: str) -> str:
     url = server_index_url(git_dir)
     if url:
         overrides["index.url"] = url
-    # The branch, for an index that keeps branches apart on a shared server.
+    # The branch, for an index that keeps branches apart on a shared server; this index is
+    # the branch's own, so it also deletes the vectors of text the branch no longer has.
     overrides["index.branch"] = branch
+    overrides["index.prune"] = True
     vault = Vault.open(worktree, overrides=overrides)
     report = vault.reindex()
     where = f" on {url}" if url else ""

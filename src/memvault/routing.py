@@ -217,7 +217,8 @@ WINDOWS: tuple[tuple[str, int, int], ...] = (
     (r"\blast month\b|\bmês passado\b|\bв прошлом месяце\b|\bминулого місяця\b", 62, 0),
 )
 TIMELINE = re.compile(
-    r"what happened|what did we do|o que aconteceu|o que fizemos|что (?:произошло|случилось)|что мы сделали"
+    r"what happened|what did we do|o que aconteceu|o que fizemos"
+    r"|что (?:произошло|случилось)|что мы сделали"
     r"|що (?:сталося|трапилося)|що ми зробили"
 )
 
@@ -267,7 +268,7 @@ KIND_ALIASES = {
 
 
 def normalise_kind(kind: str | None) -> str | None:
-    """``episode``/``fact``/``procedure`` (or the type names) -> the memory type; None stays None."""
+    """``episode``/``fact``/``procedure`` (or a type name) -> the memory type; None stays None."""
     if kind is None or kind == "" or kind == "any":
         return None
     try:
@@ -316,10 +317,11 @@ def route(query: str, kind: str | None = None, now: dt.datetime | None = None) -
 
 
 # Words that may follow "what happened" in a request for a plain timeline.
-_TIMELINE_FILLERS = frozenset(
-    "recently lately so far since then yet here there around us me we in the of "
-    "meanwhile overall recente recentemente ultimamente недавно последнее время нещодавно останнім часом".split()  # noqa: SIM905
+_FILLER_WORDS = (
+    "recently lately so far since then yet here there around us me we in the of meanwhile "
+    "overall recente recentemente ultimamente недавно последнее время нещодавно останнім часом"
 )
+_TIMELINE_FILLERS = frozenset(_FILLER_WORDS.split())
 
 
 def _is_listing(text: str, has_window: bool) -> bool:

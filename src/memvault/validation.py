@@ -39,9 +39,8 @@ _NEGATION = re.compile(
     r"(?<!\w)(?:not|no|never|none|nor|cannot|can't|don't|doesn't|didn't|isn't|aren't|wasn't|weren't|won't|"
     r"shouldn't|without|não|nao|nunca|nem|sem|не|нет|никогда|ні|ніколи|без)(?!\w)|n't(?!\w)"
 )
-_NEGATION_WORDS = frozenset(
-    "not no never none nor cannot without não nao nunca nem sem не нет никогда ні ніколи без".split()  # noqa: SIM905
-)
+_NEGATORS = "not no never none nor cannot without não nao nunca nem sem не нет никогда ні ніколи без"
+_NEGATION_WORDS = frozenset(_NEGATORS.split())
 
 
 @dataclass(frozen=True)
@@ -176,13 +175,15 @@ def compare(claim: str, fact_text: str, subject: str | None = None) -> tuple[str
     if nums_s and nums_f:
         return (
             "contradicts",
-            f"same topic, another value: {', '.join(sorted(nums_s))} vs {', '.join(sorted(nums_f))}",
+            f"same topic, another value: {', '.join(sorted(nums_s))} "
+            f"vs {', '.join(sorted(nums_f))}",
         )
     names_s, names_f = only_s - s.numbers, only_f - f.numbers
     if names_s and names_f and (on_subject or shared_values or plain_cover >= 0.75):
         return (
             "contradicts",
-            f"same topic, another value: {', '.join(sorted(names_s))} vs {', '.join(sorted(names_f))}",
+            f"same topic, another value: {', '.join(sorted(names_s))} "
+            f"vs {', '.join(sorted(names_f))}",
         )
     agrees = coverage >= 0.75 or (bool(s.values) and not only_s and plain_cover >= 0.5)
     if agrees and not only_s:

@@ -223,6 +223,8 @@ class Vault:
                 created.append(f"{tree}/.gitkeep")
         if examples:
             cls._stamp_examples(root)
+        if ".memvault/config.yaml" in created:
+            cls._stamp_vault_id(root / ".memvault/config.yaml")
         vault = cls.open(root, **identity)
         if not gitstore.is_repo(root):
             gitstore.init_repo(root, vault.git_identity)
@@ -233,6 +235,17 @@ class Vault:
         with vault.locked():
             gitstore.commit(root, "memvault: initialise vault", vault.git_identity, add=created)
         return vault
+
+    @staticmethod
+    def _stamp_vault_id(config: Path) -> None:
+        """Every clone shares the tracked config, so this id names the vault on a shared
+        Chroma server (two vaults made the same second may share a root commit)."""
+        import re
+        import uuid
+
+        text = config.read_text(encoding="utf-8")
+        stamped = re.sub(r"vault_id: null +", f"vault_id: {uuid.uuid4().hex[:16]}  ", text, count=1)
+        config.write_text(stamped, encoding="utf-8")
 
     @staticmethod
     def _stamp_examples(root: Path) -> None:

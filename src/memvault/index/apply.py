@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import sqlite3
 import threading
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -59,17 +59,21 @@ class _transaction:
 
 @dataclass
 class _ChromaOps:
-    """Vector writes collected while SQLite is updated, sent to Chroma per type."""
+    """Vector writes collected while SQLite is updated, sent to Chroma per type.
 
+    ``vector_ids`` turns chunk rowids into Chroma ids (:meth:`Index.vector_ids`): call
+    :meth:`delete` before the chunks' rows go."""
+
+    vector_ids: Callable[[Sequence[int]], list[str]]
     deletes: dict[str, list[str]] = field(default_factory=dict)
     upserts: dict[str, tuple[list[str], list[Any]]] = field(default_factory=dict)
 
     def delete(self, doc_type: str, rowids: Iterable[int]) -> None:
-        self.deletes.setdefault(doc_type, []).extend(str(r) for r in rowids)
+        self.deletes.setdefault(doc_type, []).extend(self.vector_ids(list(rowids)))
 
     def upsert(self, doc_type: str, rowid: int, vec: Any) -> None:
         ids, vecs = self.upserts.setdefault(doc_type, ([], []))
-        ids.append(str(rowid))
+        ids.append(self.vector_ids([rowid])[0])
         vecs.append(vec)
 
 
@@ -93,7 +97,7 @@ def apply_changes(
     if plan.empty:
         return stats
     conn = idx.conn
-    ops = _ChromaOps()
+    ops = _ChromaOps(idx.vector_ids)
     sessions: set[str] = set()
     to_embed: list[tuple[int, str, str]] = []  # (chunk rowid, type, text)
     placeholders = ",".join("?" * len(DOC_COLUMNS))
@@ -106,10 +110,10 @@ def apply_changes(
         for path in plan.removed:
             key, _, _, doc_type, session = indexed[path]
             rowids = [r for (r,) in conn.execute("SELECT rowid FROM chunks WHERE doc = ?", (key,))]
+            ops.delete(doc_type, rowids)
             conn.executemany("DELETE FROM fts WHERE rowid = ?", [(r,) for r in rowids])
             conn.execute("DELETE FROM chunks WHERE doc = ?", (key,))
             conn.execute("DELETE FROM docs WHERE key = ?", (key,))
-            ops.delete(doc_type, rowids)
             if session:
                 sessions.add(session)
         relabel = [(old, new) for old, new in plan.moved] + [(p, p) for p in plan.updated]
@@ -163,7 +167,7 @@ def apply_changes(
                     continue
                 if have is not None:
                     rowid = have[0]
-                    if old_type != info.type:
+                    if old_type != info.type or idx.url:  # shared ids are text hashes
                         ops.delete(old_type, [rowid])
                     conn.execute(
                         "UPDATE chunks SET hash = ?, vec = NULL WHERE rowid = ?",
@@ -178,15 +182,16 @@ def apply_changes(
                     rowid = _insert_chunk(conn, key, chunk)
                 to_embed.append((rowid, info.type, chunk.embed_text))
             for rowid, _ in existing.values():  # the memory got shorter
+                ops.delete(old_type, [rowid])
                 conn.execute("DELETE FROM fts WHERE rowid = ?", (rowid,))
                 conn.execute("DELETE FROM chunks WHERE rowid = ?", (rowid,))
-                ops.delete(old_type, [rowid])
             if old_type != info.type:
                 _move_vectors(conn, kept, old_type, info.type, ops)
             conn.execute("UPDATE docs SET ctx_hash = NULL WHERE key = ?", (key,))
             if not info.session:
                 _clear_context(conn, key)
             sessions.update(s for s in (old_session, info.session) if s)
+        to_embed = _take_shared(idx, to_embed, stats)
         stats.embedded = len(to_embed)
         _embed_into(conn, idx, to_embed, embedder, progress)
         stats.context_embedded = _refresh_context(conn, sessions, embedder if idx.context_vectors else None, progress)
@@ -294,9 +299,10 @@ def _embed_into(
                 [(matrix[i].tobytes(), rowid) for i, (rowid, _, _) in enumerate(batch)],
             )
             by_type: dict[str, tuple[list[str], list[Any]]] = {}
-            for i, (rowid, doc_type, _) in enumerate(batch):
+            vids = idx.vector_ids([rowid for rowid, _, _ in batch])
+            for i, (_, doc_type, _) in enumerate(batch):
                 ids, vecs = by_type.setdefault(doc_type, ([], []))
-                ids.append(str(rowid))
+                ids.append(vids[i])
                 vecs.append(matrix[i])
             for doc_type, (ids, vecs) in by_type.items():
                 jobs.put((doc_type, ids, np.stack(vecs)))
@@ -312,6 +318,37 @@ def _embed_into(
         raise failure[0]
 
 
+def _take_shared(idx: Index, items: list[tuple[int, str, str]], stats: ApplyStats) -> list[tuple[int, str, str]]:
+    """On a shared server, chunks whose text is there already (pushed through the branch's
+    indexer, or written by another clone) take their vector from it instead of being
+    embedded here; returns the items still to embed."""
+    import numpy as np
+
+    if not idx.url or not items:
+        return items
+    store.ensure_hash_index(idx.conn)
+    left: list[tuple[int, str, str]] = []
+    for doc_type in dict.fromkeys(t for _, t, _ in items):
+        group = [item for item in items if item[1] == doc_type]
+        col = idx.collection(doc_type)
+        vids = idx.vector_ids([rowid for rowid, _, _ in group])
+        found: dict[str, Any] = {}
+        for start in range(0, len(vids) if col is not None else 0, 1000):
+            got = col.get(ids=list(dict.fromkeys(vids[start : start + 1000])), include=["embeddings"])
+            for vid, vec in zip(got["ids"], got["embeddings"] if got["embeddings"] is not None else [], strict=False):
+                found[vid] = np.asarray(vec, dtype=np.float32)
+        rows = []
+        for item, vid in zip(group, vids, strict=True):
+            vec = found.get(vid)
+            if vec is None or vec.shape != (idx.dimensions,):
+                left.append(item)
+            else:
+                rows.append((vec.tobytes(), item[0]))
+        idx.conn.executemany("UPDATE chunks SET vec = ? WHERE rowid = ?", rows)
+        stats.fetched += len(rows)
+    return left
+
+
 def _upsert(col: Any, ids: list[str], vecs: Any) -> None:
     step = 5000
     for start in range(0, len(ids), step):
@@ -322,6 +359,10 @@ def _flush_chroma(idx: Index, ops: _ChromaOps) -> None:
     import numpy as np
 
     for doc_type, ids in ops.deletes.items():
+        if idx.url:
+            # A shared collection: only the branch's indexer deletes, and never a vector
+            # some chunk of this index still uses (identical text in another memory).
+            ids = _unused(idx, doc_type, ids) if idx.prune else []
         col = idx.collection(doc_type)
         if col is not None and ids:
             for start in range(0, len(ids), 5000):
@@ -329,6 +370,19 @@ def _flush_chroma(idx: Index, ops: _ChromaOps) -> None:
     for doc_type, (ids, vecs) in ops.upserts.items():
         if ids:
             _upsert(idx.collection(doc_type, create=True), ids, np.stack(vecs))
+
+
+def _unused(idx: Index, doc_type: str, ids: list[str]) -> list[str]:
+    used: set[str] = set()
+    unique = list(dict.fromkeys(ids))
+    for start in range(0, len(unique), 900):
+        part = unique[start : start + 900]
+        sql = (
+            "SELECT c.hash FROM chunks AS c JOIN docs AS d ON d.key = c.doc "
+            f"WHERE d.type = ? AND c.hash IN ({','.join('?' * len(part))})"
+        )
+        used.update(str(h) for (h,) in idx.conn.execute(sql, [doc_type, *part]))
+    return [i for i in unique if i not in used]
 
 
 def _refresh_context(
@@ -403,6 +457,8 @@ def reload_chroma(idx: Index, progress: Progress | None = None) -> int:
     """Rebuild the Chroma collections from the vectors kept in SQLite (no embedding)."""
     import numpy as np
 
+    if idx.url:
+        return _publish(idx, progress)
     idx.drop_collections()
     total = idx.conn.execute("SELECT count(*) FROM chunks WHERE vec IS NOT NULL").fetchone()[0]
     done = 0
@@ -423,3 +479,34 @@ def reload_chroma(idx: Index, progress: Progress | None = None) -> int:
                 progress(done, total)
     idx.forget_counts()
     return int(total)
+
+
+def _publish(idx: Index, progress: Progress | None = None) -> int:
+    """Server mode: see that the shared collections hold a vector for every chunk of this
+    index, sending the missing ones from SQLite. Nothing is embedded, nothing is dropped
+    (other clones search these collections)."""
+    import numpy as np
+
+    store.ensure_hash_index(idx.conn)
+    total = idx.conn.execute("SELECT count(*) FROM chunks WHERE vec IS NOT NULL").fetchone()[0]
+    done = sent = 0
+    for doc_type in TYPES:
+        rows = idx.conn.execute(
+            "SELECT c.hash, c.vec FROM chunks AS c JOIN docs AS d ON d.key = c.doc "
+            "WHERE d.type = ? AND c.vec IS NOT NULL ORDER BY c.hash",
+            (doc_type,),
+        ).fetchall()
+        col = idx.collection(doc_type, create=True) if rows else None
+        for start in range(0, len(rows), 2000):
+            batch = dict(rows[start : start + 2000])
+            have = set(col.get(ids=list(batch), include=[])["ids"])
+            missing = [h for h in batch if h not in have and len(batch[h]) == idx.dimensions * 4]
+            if missing:
+                vecs = np.stack([np.frombuffer(batch[h], dtype=np.float32) for h in missing])
+                _upsert(col, missing, vecs)
+                sent += len(missing)
+            done += min(2000, len(rows) - start)
+            if progress is not None:
+                progress(done, total)
+    idx.forget_counts()
+    return int(sent)

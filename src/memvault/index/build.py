@@ -26,6 +26,7 @@ from .handle import (
     Progress,
     _forget,
     _remember,
+    current_branch,
     current_index,
     embedder_for,
     expected_header,
@@ -55,6 +56,7 @@ class ReindexReport:
     embedded: int = 0
     context_embedded: int = 0
     reused: int = 0
+    fetched: int = 0  # vectors taken from the shared Chroma server instead of embedded here
     seconds: float = 0.0
     rebuilt: bool = False
     reason: str = ""
@@ -95,6 +97,7 @@ class ReindexReport:
         return (
             f"{head}: {self.memories} memories, {self.chunks} chunks; embedded {self.embedded}"
             + (f" (+{self.context_embedded} context)" if self.context_embedded else "")
+            + (f", fetched {self.fetched} from the server" if self.fetched else "")
             + f", reused {self.reused} ({self.seconds:.2f} s)"
         )
 
@@ -104,6 +107,7 @@ class ReindexReport:
             "embedded": self.embedded,
             "context_embedded": self.context_embedded,
             "reused": self.reused,
+            "fetched": self.fetched,
             "seconds": round(self.seconds, 3),
             "rebuilt": self.rebuilt,
             "reason": self.reason,
@@ -132,10 +136,67 @@ def _open_existing(vault: Vault, header: Mapping[str, Any]) -> tuple[Index | Non
         conn = store.connect(root, create=False)
     except CorruptIndex as exc:
         return None, f"the search index is damaged ({exc})"
-    idx = Index(root, conn, manifest, vault.config.get("index.url"), exact_below(vault))
-    if manifest.get("dirty"):
+    idx = _handle(vault, conn, manifest)
+    if manifest.get("dirty") or manifest.get("vectors", _EMBEDDED) != _vectors_at(idx):
+        # Also when the vectors belong elsewhere now (index.url set or changed, another
+        # branch's shared collection): the stored ones are copied there, never re-embedded.
         idx.note = "chroma-dirty"
     return idx, None
+
+
+def _handle(vault: Vault, conn: sqlite3.Connection, manifest: Mapping[str, Any]) -> Index:
+    url = vault.config.get("index.url")
+    return Index(
+        vault.root,
+        conn,
+        dict(manifest),
+        url,
+        exact_below(vault),
+        collection=vector_home(vault, manifest),
+        prune=vault.config.get("index.prune") is True,
+    )
+
+
+_EMBEDDED = f"#{store.COLLECTION}"  # where manifests written before server mode kept vectors
+_root_commits: dict[Any, str | None] = {}
+
+
+def _moved_home(vault: Vault, idx: Index) -> bool:
+    """A long-lived handle whose vectors belong elsewhere now (``index.url`` changed, or the
+    checkout switched branch): reopened, which copies the stored vectors there."""
+    if (idx.url or None) != (vault.config.get("index.url") or None):
+        return True
+    return bool(idx.url) and vector_home(vault, idx.manifest) != idx.collection_base
+
+
+def _vectors_at(idx: Index) -> str:
+    return f"{idx.url or ''}#{idx.collection_base}"
+
+
+def vector_home(vault: Vault, manifest: Mapping[str, Any]) -> str:
+    """The stem of the vault's Chroma collections (see :func:`store.collection_name`).
+
+    On a server: the vault (``index.vault_id``, set by ``init``; else the root commit, the
+    same in every clone), the branch (``index.branch``, set by the post-receive hook; else
+    the checked-out one; a detached HEAD stays where the index was) and the embedder.
+    """
+    url = vault.config.get("index.url")
+    if not url:
+        return store.COLLECTION
+    vault_id = vault.config.get("index.vault_id")
+    if not vault_id:
+        if vault.root not in _root_commits:
+            from ..gitstore import root_commit
+
+            _root_commits[vault.root] = root_commit(vault.root)
+        vault_id = _root_commits[vault.root] or f"path-{vault.root}"
+    branch = vault.config.get("index.branch") or current_branch(vault.root)
+    if not branch:
+        recorded = str(manifest.get("vectors") or "")
+        if recorded.startswith(f"{url}#") and manifest.get("branch"):
+            branch = str(manifest["branch"])
+    embedder = f"{manifest.get('embedder')}:{manifest.get('dimensions')}"
+    return store.collection_name(url, str(vault_id), str(branch or "HEAD"), embedder)
 
 
 # --- the work -------------------------------------------------------------------------------
@@ -192,6 +253,9 @@ def sync(
     plan = plan_changes(disk, {p: IndexedDoc(v[1], v[2]) for p, v in indexed.items()})
     shas = {p: e.sha for p, e in scan.entries.items()}
     stats = apply_changes(idx, plan, infos, shas, indexed, embedder, progress)
+    if idx.unpublished:  # see open_for_write
+        reload_chroma(idx, progress)
+        idx.unpublished = False
     # Files are recorded as seen *before* the scan read them: an edit racing the scan
     # leaves a newer mtime behind, found by the next check.
     _record_files(idx, files)
@@ -204,6 +268,7 @@ def sync(
         embedded=stats.embedded,
         context_embedded=stats.context_embedded,
         reused=stats.reused,
+        fetched=stats.fetched,
         seconds=time.perf_counter() - started,
         rebuilt=rebuilt,
         reason=reason,
@@ -233,6 +298,10 @@ def _write_manifest(vault: Vault, idx: Index, embedder: Any, dirty: bool = False
     manifest["updated"] = format_time(now_utc())
     manifest.setdefault("built", manifest["updated"])
     manifest["dirty"] = dirty
+    manifest["vectors"] = _vectors_at(idx)
+    branch = idx.url and (vault.config.get("index.branch") or current_branch(vault.root))
+    if branch:  # a detached HEAD keeps the branch it came from (see vector_home)
+        manifest["branch"] = branch
     if not dirty:
         memories, chunks = idx.conn.execute(
             "SELECT (SELECT count(*) FROM docs), (SELECT count(*) FROM chunks)"
@@ -253,9 +322,11 @@ def _create(vault: Vault, embedder: Any) -> Index:
     conn = store.connect(vault.root, create=True)
     manifest = dict(expected_header(vault, embedder))
     manifest["built"] = format_time(now_utc())
-    idx = Index(vault.root, conn, manifest, vault.config.get("index.url"), exact_below(vault))
+    idx = _handle(vault, conn, manifest)
     if idx.url:
-        idx.drop_collections()
+        # A shared collection is never dropped: other clones search it, and this rebuild
+        # takes the vectors it already holds instead of embedding them again.
+        store.ensure_hash_index(conn)
     return idx
 
 
@@ -282,18 +353,24 @@ def open_for_write(
     """An index that can be updated in place, or None and the reason it must be rebuilt."""
     idx = current_index(vault)
     header = expected_header(vault, embedder)
-    if idx is not None and mismatch(idx.manifest, header) is None:
+    if idx is not None and mismatch(idx.manifest, header) is None and not _moved_home(vault, idx):
         return idx, ""
     idx, why = _open_existing(vault, header)
     if idx is None:
         return None, why or ""
     if idx.note == "chroma-dirty":
-        say("the vector store missed the end of an update; reloading it from the stored vectors")
-        try:
-            reload_chroma(idx, progress)
-        except Exception as exc:  # noqa: BLE001 - a broken Chroma folder: rebuild all
-            idx.close()
-            return None, f"the vector store is damaged ({type(exc).__name__})"
+        if idx.manifest.get("dirty"):  # else the vectors just move (see _open_existing)
+            say("the vector store missed the end of an update; reloading it from the stored vectors")
+        if idx.url:
+            # A shared collection gets this index's vectors after the sync that follows,
+            # so that only what the files hold now is sent.
+            idx.unpublished = True
+        else:
+            try:
+                reload_chroma(idx, progress)
+            except Exception as exc:  # noqa: BLE001 - a broken Chroma folder: rebuild all
+                idx.close()
+                return None, f"the vector store is damaged ({type(exc).__name__})"
         idx.note = None
     return _remember(idx), ""
 
@@ -329,7 +406,7 @@ def exact_below(vault: Vault) -> int:
 
 
 # Files checked for hand edits per search in a long-lived process (see DriftSweep).
-SWEEP_BUDGET = 500
+SWEEP_BUDGET = 200
 
 
 def ensure_fresh(vault: Vault) -> Index:
@@ -343,7 +420,7 @@ def ensure_fresh(vault: Vault) -> Index:
     embedder = embedder_for(vault)
     header = expected_header(vault, embedder)
     idx = current_index(vault)
-    if idx is not None and mismatch(idx.manifest, header) is not None:
+    if idx is not None and (mismatch(idx.manifest, header) is not None or _moved_home(vault, idx)):
         _forget(vault.root)
         idx = None
     if idx is None:

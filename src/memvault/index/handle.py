@@ -7,12 +7,12 @@ import os
 import sqlite3
 import sys
 import threading
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..catalog import ALL_TREES
-from ..files import iter_memory_files
+from ..files import is_memory_file
 from . import store
 from .text import TEXT_FORMAT
 
@@ -42,12 +42,19 @@ class Index:
         manifest: dict[str, Any],
         url: str | None,
         exact_below: int = 20_000,
+        collection: str = store.COLLECTION,
+        prune: bool = True,
     ) -> None:
         self.context_vectors = bool(manifest.get("context_vectors"))
         self.root = root
         self.conn = conn
         self.manifest = manifest
         self.url = url
+        # On a shared server: which collections, and whether this index deletes vectors
+        # there (only the branch's indexer does; see docs/server-mode.md).
+        self.collection_base = collection
+        self.prune = prune or not url
+        self.unpublished = False  # vectors still to be copied to a new shared collection
         self.exact_below = 0 if url else exact_below
         self.dimensions = int(manifest.get("dimensions") or 0)
         self.lock = threading.RLock()
@@ -72,7 +79,7 @@ class Index:
     def collection(self, doc_type: str, create: bool = False) -> Any:
         col = self._collections.get(doc_type)
         if col is None:
-            name = f"{store.collection_name(self.root, self.url)}-{doc_type}"
+            name = f"{self.collection_base}-{doc_type}"
             try:
                 col = store.get_collection(self.client(), name, create=create)
             except Exception:  # noqa: BLE001 - chromadb raises several types for "not there"
@@ -85,12 +92,40 @@ class Index:
     def drop_collections(self) -> None:
         client = self.client()
         for doc_type in TYPES:
-            name = f"{store.collection_name(self.root, self.url)}-{doc_type}"
+            name = f"{self.collection_base}-{doc_type}"
             try:
                 client.delete_collection(name)
             except Exception:  # noqa: BLE001 - not there is fine
                 pass
         self._collections.clear()
+
+    def vector_ids(self, rowids: Sequence[int]) -> list[str]:
+        """Chroma ids of these chunks: the row number in the vault's own Chroma; on a shared
+        server the hash of the embedded text, which every clone computes alike."""
+        if not self.url:
+            return [str(r) for r in rowids]
+        found: dict[int, str] = {}
+        for start in range(0, len(rowids), 900):
+            part = list(rowids[start : start + 900])
+            sql = f"SELECT rowid, hash FROM chunks WHERE rowid IN ({','.join('?' * len(part))})"
+            found.update((int(r), str(h)) for r, h in self.conn.execute(sql, part))
+        return [found[r] for r in rowids]
+
+    def rows_for(self, doc_type: str, ids: Sequence[str]) -> dict[str, list[int]]:
+        """``{vector id: [chunk rowid, ...]}`` for ids from a shared collection; ids of text
+        this clone has no chunk for (not pulled yet, someone's unpushed edit) are absent."""
+        if not self.url:
+            return {i: [int(i)] for i in ids}
+        out: dict[str, list[int]] = {}
+        for start in range(0, len(ids), 900):
+            part = list(ids[start : start + 900])
+            sql = (
+                "SELECT c.hash, c.rowid FROM chunks AS c JOIN docs AS d ON d.key = c.doc "
+                f"WHERE d.type = ? AND c.hash IN ({','.join('?' * len(part))}) ORDER BY c.rowid"
+            )
+            for h, r in self.conn.execute(sql, [doc_type, *part]):
+                out.setdefault(str(h), []).append(int(r))
+        return out
 
     def chunk_count(self, doc_type: str) -> int:
         if self._counts is None:
@@ -242,6 +277,21 @@ def read_head(root: Path) -> str | None:
     return None
 
 
+def current_branch(root: Path) -> str | None:
+    """The checked-out branch's name read from ``.git`` (None when HEAD is detached)."""
+    git = root / ".git"
+    try:
+        if git.is_file():
+            text = git.read_text(encoding="utf-8").strip()
+            if text.startswith("gitdir:"):
+                git = (root / text[7:].strip()).resolve()
+        head = (git / "HEAD").read_text(encoding="utf-8").strip()
+    except OSError:
+        return None
+    prefix = "ref: refs/heads/"
+    return (head[len(prefix) :] or None) if head.startswith(prefix) else None
+
+
 def _common_dir(git: Path) -> Path:
     try:
         text = (git / "commondir").read_text(encoding="utf-8").strip()
@@ -250,16 +300,45 @@ def _common_dir(git: Path) -> Path:
         return git
 
 
+def walk_stats(root: Path) -> Iterator[tuple[str, tuple[int, int] | None]]:
+    """``(path, (mtime_ns, size))`` of every memory file, the same files as
+    :func:`memvault.files.iter_memory_files` but with ``os.scandir`` and plain strings:
+    this runs on every search, where pathlib's overhead would be most of the cost."""
+    base = str(root)
+    for tree in ALL_TREES:
+        top = os.path.join(base, tree)
+        if not os.path.isdir(top) or os.path.islink(top):
+            continue
+        stack = [(top, tree)]
+        while stack:
+            folder, rel_folder = stack.pop()
+            try:
+                entries = sorted(os.scandir(folder), key=lambda e: e.name)
+            except OSError:
+                continue
+            subdirs = []
+            for entry in entries:
+                name = entry.name
+                if name.startswith("."):
+                    continue
+                try:
+                    is_dir = entry.is_dir(follow_symlinks=False)
+                except OSError:
+                    continue
+                if is_dir:
+                    subdirs.append((entry.path, f"{rel_folder}/{name}"))
+                elif is_memory_file(name) and not name.endswith("~"):
+                    try:
+                        st = entry.stat(follow_symlinks=False)
+                        yield f"{rel_folder}/{name}", (st.st_mtime_ns, st.st_size)
+                    except FileNotFoundError:
+                        yield f"{rel_folder}/{name}", None
+            stack.extend(reversed(subdirs))
+
+
 def stat_files(root: Path) -> dict[str, tuple[int, int]]:
     """``{path: (mtime_ns, size)}`` of every memory file: the drift check's view of the disk."""
-    out: dict[str, tuple[int, int]] = {}
-    for rel, path in iter_memory_files(root, ALL_TREES):
-        try:
-            st = os.lstat(path)
-        except FileNotFoundError:
-            continue
-        out[rel] = (st.st_mtime_ns, st.st_size)
-    return out
+    return {rel: st for rel, st in walk_stats(root) if st is not None}
 
 
 def recorded_files(idx: Index) -> dict[str, tuple[int, int]]:
@@ -304,7 +383,7 @@ class DriftSweep:
 
     def __init__(self, root: Path) -> None:
         self.root = root
-        self._files: Iterator[tuple[str, Path]] | None = None
+        self._files: Iterator[tuple[str, tuple[int, int] | None]] | None = None
         self._seen: set[str] = set()
 
     def reset(self) -> None:
@@ -314,22 +393,17 @@ class DriftSweep:
     def step(self, recorded: Mapping[str, tuple[int, int]], budget: int) -> bool:
         """Check up to ``budget`` more files; True when one differs from the index."""
         if self._files is None:
-            self._files = iter(iter_memory_files(self.root, ALL_TREES))
+            self._files = walk_stats(self.root)
             self._seen = set()
         for _ in range(budget):
             try:
-                rel, path = next(self._files)
+                rel, st = next(self._files)
             except StopIteration:
                 gone = len(self._seen) != len(recorded) or not self._seen.issuperset(recorded)
                 self.reset()
                 return gone
             self._seen.add(rel)
-            try:
-                st = os.lstat(path)
-            except FileNotFoundError:
-                self.reset()
-                return True
-            if recorded.get(rel) != (st.st_mtime_ns, st.st_size):
+            if st is None or recorded.get(rel) != st:
                 self.reset()
                 return True
         return False

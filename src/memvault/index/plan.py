@@ -142,6 +142,7 @@ class ApplyStats:
     """What applying a plan did (for reports and the benchmark)."""
 
     embedded: int = 0  # chunks sent to the embedder
+    fetched: int = 0  # chunks whose vector came from the shared Chroma server
     context_embedded: int = 0  # context vectors (memory + its session neighbours) embedded
     reused: int = 0  # chunks whose vector was kept
     seconds: float = 0.0

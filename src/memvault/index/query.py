@@ -25,8 +25,7 @@ if TYPE_CHECKING:  # pragma: no cover
 # English function words plus the question words people start queries with; short lists
 # for the other languages of the seeds. Dropping them from the keyword OR-query lifted
 # LoCoMo turn R@5 from 49.4 to 54.8 (research/FINDINGS.md).
-STOPWORDS = frozenset(
-    """
+_STOPWORD_TEXT = """
 a about above after again against all am an and any are aren't as at be because been before being
 below between both but by can can't cannot could couldn't did didn't do does doesn't doing don't down
 during each few for from further had hadn't has hasn't have haven't having he he'd he'll he's her
@@ -46,8 +45,8 @@ isto este esta
 их его её
 і й та що це цей ця як де коли який яка які чи або але з із до від для про на у в ми ви ти він
 вона воно вони
-""".split()  # noqa: SIM905 - a word list reads better as text
-)
+"""
+STOPWORDS = frozenset(_STOPWORD_TEXT.split())
 _TOKEN_RE = re.compile(r"\w+", re.UNICODE)
 
 
@@ -234,8 +233,29 @@ def _nearest(index: Index, doc_type: str, qvec: np.ndarray, n: int) -> tuple[lis
     col = index.collection(doc_type)
     if col is None:
         raise LookupError(f"no vector collection for {doc_type}")
+    if index.url:
+        return _nearest_shared(index, col, doc_type, qvec, n)
     result = col.query(query_embeddings=[qvec], n_results=n, include=["distances"])
     return [int(x) for x in result["ids"][0]], [1.0 - float(d) for d in result["distances"][0]]
+
+
+def _nearest_shared(
+    index: Index, col: Any, doc_type: str, qvec: np.ndarray, n: int
+) -> tuple[list[int], list[float]]:
+    """:func:`_nearest` on a shared server, whose ids are text hashes: mapped back to this
+    index's chunks. Vectors of text this clone doesn't have (not pulled yet, another clone's
+    unpushed edit) are passed over, fetching deeper until ``n`` of ours are found."""
+    ask = n
+    while True:
+        result = col.query(query_embeddings=[qvec], n_results=ask, include=["distances"])
+        ids, dists = result["ids"][0], result["distances"][0]
+        rows = index.rows_for(doc_type, ids)
+        hits = [(r, 1.0 - float(d)) for v, d in zip(ids, dists, strict=True) for r in rows.get(v, ())]
+        if len(hits) >= n or len(ids) < ask or ask >= 16 * n:
+            break
+        ask *= 4
+    hits = hits[:n]
+    return [r for r, _ in hits], [c for _, c in hits]
 
 
 def vector_leg(
@@ -282,12 +302,15 @@ def vector_leg(
                 result = index.collection(doc_type).query(
                     query_embeddings=[qvec],
                     n_results=min(k, len(pairs)),
-                    ids=[str(r) for r, _ in pairs],
+                    ids=list(dict.fromkeys(index.vector_ids([r for r, _ in pairs]))),
                     include=["distances"],
                 )
+                rows = index.rows_for(doc_type, result["ids"][0])
                 kept = {
-                    int(r): (doc_of[int(r)], 1.0 - float(d))
-                    for r, d in zip(result["ids"][0], result["distances"][0], strict=True)
+                    r: (doc_of[r], 1.0 - float(d))
+                    for v, d in zip(result["ids"][0], result["distances"][0], strict=True)
+                    for r in rows.get(v, ())
+                    if r in doc_of
                 }
                 how.append(f"{doc_type}: restricted ann over {len(pairs)}")
             else:
@@ -320,10 +343,10 @@ def _vector_leg_in_memory(
     rowids = np.concatenate([r for r, _ in parts])
     sims = np.concatenate([m @ q for _, m in parts])
     total = len(rowids)
-    order = np.lexsort((rowids, -sims))  # best first, ties by rowid
     n = min(total, max(4 * k, 100))
     while True:
-        top = order[:n]
+        top = np.argpartition(-sims, n - 1)[:n] if n < total else np.arange(total)
+        top = top[np.lexsort((rowids[top], -sims[top]))]  # best first, ties by rowid
         ids = [int(r) for r in rowids[top]]
         allowed = allowed_chunks(index, ids, filt)
         kept = [(r, allowed[r], float(c)) for r, c in zip(ids, sims[top], strict=True) if r in allowed]
