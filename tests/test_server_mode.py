@@ -15,6 +15,7 @@ import sys
 import time
 import urllib.request
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +23,7 @@ import pytest
 from conftest import git, run_memvault
 
 from memvault import Vault
+from memvault.index import forget_open_index
 
 CHROMA = Path(sys.executable).parent / "chroma"
 
@@ -32,16 +34,24 @@ def _free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-@pytest.fixture(scope="module")
-def chroma_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """A real Chroma server on a free loopback port, for the tests of this file."""
+@contextmanager
+def running_chroma(data: Path, port: int) -> Iterator[str]:
+    """``chroma run`` on 127.0.0.1:``port`` until the block ends; yields its URL."""
     assert CHROMA.exists(), f"the chroma CLI comes with the chromadb package: {CHROMA} is missing"
-    data = tmp_path_factory.mktemp("chroma")
-    port = _free_port()
+    data.mkdir(parents=True, exist_ok=True)
     url = f"http://127.0.0.1:{port}"
     with open(data / "server.log", "wb") as log:
         proc = subprocess.Popen(
-            [str(CHROMA), "run", "--path", str(data / "db"), "--host", "127.0.0.1", "--port", str(port)],
+            [
+                str(CHROMA),
+                "run",
+                "--path",
+                str(data / "db"),
+                "--host",
+                "127.0.0.1",
+                "--port",
+                str(port),
+            ],
             stdout=log,
             stderr=subprocess.STDOUT,
         )
@@ -63,6 +73,13 @@ def chroma_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait()
+
+
+@pytest.fixture(scope="module")
+def chroma_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """A real Chroma server on a free loopback port, shared by the tests of this file."""
+    with running_chroma(tmp_path_factory.mktemp("chroma"), _free_port()) as url:
+        yield url
 
 
 @pytest.fixture(autouse=True)
@@ -120,7 +137,11 @@ def wait_indexed(bare: Path, branch: str, sha: str, timeout: float = 30) -> None
 
 def push(root: Path, bare: Path, branch: str = "main") -> None:
     proc = subprocess.run(
-        ["git", "push", "-q", "origin", branch], cwd=root, capture_output=True, text=True, timeout=120
+        ["git", "push", "-q", "origin", branch],
+        cwd=root,
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
     assert proc.returncode == 0, proc.stderr
     wait_indexed(bare, branch, git(root, "rev-parse", "HEAD").strip())
@@ -143,12 +164,14 @@ def test_a_push_from_clone_a_is_found_by_clone_b_through_the_server(
 
     b = tmp_path / "b"
     git(tmp_path, "clone", "-q", str(bare), str(b))
-    first = mv(b, "reindex", url=chroma_url)
+    b_vault = Vault.open(b, overrides={"index.url": chroma_url})
+    first = b_vault.reindex()
     # B's first index takes every vector from the server: nothing is embedded in B.
-    assert (first["embedded"], first["fetched"]) == (0, 1), first
+    assert (first.embedded, first.fetched) == (0, 1), first
 
     # A (also pointed at the server) writes a memory: memvault commits it; A pushes.
-    mv(a.root, "add", "fact", "The staging database listens on port 6543.", "--id", "staging-port", url=chroma_url)
+    a = Vault.open(a.root, overrides={"index.url": chroma_url})
+    a.add("semantic", "The staging database listens on port 6543.", id="staging-port")
     push(a.root, bare)
     assert sum(server_collections(chroma_url, stem).values()) == 2  # post-receive added it
 
@@ -157,33 +180,35 @@ def test_a_push_from_clone_a_is_found_by_clone_b_through_the_server(
     report = mv(b, "reindex", url=chroma_url)
     assert report["added"] == ["semantic/facts/staging-port.md"], report
     assert (report["embedded"], report["fetched"]) == (0, 1), report
-    found = mv(b, "recall", "which port does the staging database listen on", "--explain", url=chroma_url)
+    found = mv(
+        b, "recall", "which port does the staging database listen on", "--explain", url=chroma_url
+    )
     assert ids(found)[0] == "staging-port"
     explain = found["hits"][0]["explain"]
     assert explain["vector"]["rank"] == 1 and "ann" in explain["vector_search"]  # the server's ANN
 
     # A new clone that never indexed: its first recall works, and even a full rebuild
     # embeds nothing, since the branch's vectors are all on the server.
-    c = tmp_path / "c"
-    git(tmp_path, "clone", "-q", str(bare), str(c))
-    assert ids(mv(c, "recall", "staging database port", url=chroma_url))[0] == "staging-port"
-    rebuilt = mv(c, "reindex", "--full", url=chroma_url)
-    assert (rebuilt["embedded"], rebuilt["fetched"], rebuilt["memories"]) == (0, 2, 2), rebuilt
+    git(tmp_path, "clone", "-q", str(bare), str(tmp_path / "c"))
+    c = Vault.open(tmp_path / "c", overrides={"index.url": chroma_url})
+    assert ids_of(c.recall("staging database port"))[0] == "staging-port"
+    rebuilt = c.reindex(full=True)
+    assert (rebuilt.embedded, rebuilt.fetched, rebuilt.memories) == (0, 2, 2), rebuilt
 
     # B writes a memory it has not pushed: B finds it (B sent its vector), while A's
     # searches pass over a vector A has no file for.
-    mv(b, "add", "fact", "The staging cache is Redis on port 6380.", "--id", "staging-cache", url=chroma_url)
-    assert "staging-cache" in ids(mv(b, "recall", "staging cache redis port", url=chroma_url))
-    assert ids(mv(a.root, "recall", "staging cache redis port", url=chroma_url)) == ["staging-port"]
+    b_vault.add("semantic", "The staging cache is Redis on port 6380.", id="staging-cache")
+    assert "staging-cache" in ids_of(b_vault.recall("staging cache redis port"))
+    assert ids_of(a.recall("staging cache redis port")) == ["staging-port"]
 
     # A forgets a memory and pushes: the branch's indexer removes its vector from the
     # server; B, not pulled yet, still finds it by keyword, and drops it after a pull.
-    Vault.open(a.root).forget("backups", "moved to the ops wiki")
+    a.forget("backups", "moved to the ops wiki")
     push(a.root, bare)
     assert sum(server_collections(chroma_url, stem).values()) == 2  # staging-port + B's cache
-    assert ids(mv(b, "recall", "orders database backups nightly", url=chroma_url))[0] == "backups"
+    assert ids_of(b_vault.recall("orders database backups nightly"))[0] == "backups"
     git(b, "pull", "-q", "--no-rebase", "--no-edit")
-    assert "backups" not in ids(mv(b, "recall", "orders database backups nightly", url=chroma_url))
+    assert "backups" not in ids_of(b_vault.recall("orders database backups nightly"))
 
 
 def test_embedded_and_server_modes_return_the_same_ids(chroma_url: str, tmp_path: Path) -> None:
@@ -196,7 +221,10 @@ def test_embedded_and_server_modes_return_the_same_ids(chroma_url: str, tmp_path
             ("episodic", "Deploy of billing failed: a migration locked the invoices table."),
             ("episodic", "Rolled back the search service after latency doubled."),
             ("episodic", "Postmortem: the certificate for api.example.com expired on Sunday."),
-            ("procedural", "Rotate the TLS certificate: renew with certbot, reload nginx, check expiry."),
+            (
+                "procedural",
+                "Rotate the TLS certificate: renew with certbot, reload nginx, check expiry.",
+            ),
             ("procedural", "Release: run tests, tag the commit, push the tag, watch CI."),
         ]
     ):
@@ -253,6 +281,32 @@ def test_vaults_and_branches_are_kept_apart_on_one_server(
     one = Vault.open(one.root)
     assert "flags" not in ids_of(one.recall("feature flag service"))
     assert sum(server_collections(chroma_url, stem_one).values()) == 1
-    assert sum(feature.values()) == 2 == sum(
-        server_collections(chroma_url, f"mv-{one.config.get('index.vault_id')}-feature-").values()
+    assert (
+        sum(feature.values())
+        == 2
+        == sum(
+            server_collections(
+                chroma_url, f"mv-{one.config.get('index.vault_id')}-feature-"
+            ).values()
+        )
     )
+
+
+def test_searches_work_while_the_server_is_away_and_it_catches_up_after(tmp_path: Path) -> None:
+    port = _free_port()  # nothing listens there yet
+    url = f"http://127.0.0.1:{port}"
+    root = Vault.init(tmp_path / "v").root
+    vault = Vault.open(root, overrides={"index.url": url})
+    vault.add("semantic", "The staging database listens on port 6543.", id="staging-port")
+    hit = vault.recall("staging database port", explain=True).hits[0]
+    # The index is brought up to date locally; vectors are scored from SQLite meanwhile.
+    assert hit.id == "staging-port" and "vector store error" in str(hit.explain)
+    with running_chroma(tmp_path / "chroma", port):
+        forget_open_index(root)  # as a new process would: the index remembers what it owes
+        hit = (
+            Vault.open(root, overrides={"index.url": url})
+            .recall("staging database port", explain=True)
+            .hits[0]
+        )
+        assert hit.id == "staging-port" and "ann" in str(hit.explain)
+        assert sum(server_collections(url, "mv-").values()) == 1

@@ -200,7 +200,12 @@ def apply_changes(
         conn.execute("ROLLBACK")
         raise
     idx.forget_counts()
-    _flush_chroma(idx, ops)
+    try:
+        _flush_chroma(idx, ops)
+    except Exception:  # noqa: BLE001 - a shared server that is away: see build.sync
+        if not idx.url:
+            raise
+        idx.unpublished = True
     idx.manifest["dirty"] = False
     _ = np
     return stats
@@ -273,13 +278,16 @@ def _embed_into(
             job = jobs.get()
             if job is None:
                 return
-            if failure:
+            if failure or idx.unpublished:
                 continue
             doc_type, ids, vecs = job
             try:
                 _upsert(idx.collection(doc_type, create=True), ids, vecs)
             except BaseException as exc:  # noqa: BLE001 - re-raised in the main thread
-                failure.append(exc)
+                if idx.url and isinstance(exc, Exception):
+                    idx.unpublished = True  # a shared server that is away: sent later (sync)
+                else:
+                    failure.append(exc)
 
     thread = threading.Thread(target=writer, name="memvault-chroma-writer", daemon=True)
     thread.start()
@@ -318,7 +326,9 @@ def _embed_into(
         raise failure[0]
 
 
-def _take_shared(idx: Index, items: list[tuple[int, str, str]], stats: ApplyStats) -> list[tuple[int, str, str]]:
+def _take_shared(
+    idx: Index, items: list[tuple[int, str, str]], stats: ApplyStats
+) -> list[tuple[int, str, str]]:
     """On a shared server, chunks whose text is there already (pushed through the branch's
     indexer, or written by another clone) take their vector from it instead of being
     embedded here; returns the items still to embed."""
@@ -333,10 +343,15 @@ def _take_shared(idx: Index, items: list[tuple[int, str, str]], stats: ApplyStat
         col = idx.collection(doc_type)
         vids = idx.vector_ids([rowid for rowid, _, _ in group])
         found: dict[str, Any] = {}
-        for start in range(0, len(vids) if col is not None else 0, 1000):
-            got = col.get(ids=list(dict.fromkeys(vids[start : start + 1000])), include=["embeddings"])
-            for vid, vec in zip(got["ids"], got["embeddings"] if got["embeddings"] is not None else [], strict=False):
-                found[vid] = np.asarray(vec, dtype=np.float32)
+        try:
+            for start in range(0, len(vids) if col is not None else 0, 1000):
+                part = list(dict.fromkeys(vids[start : start + 1000]))
+                got = col.get(ids=part, include=["embeddings"])
+                vecs = got["embeddings"] if got["embeddings"] is not None else []
+                for vid, vec in zip(got["ids"], vecs, strict=False):
+                    found[vid] = np.asarray(vec, dtype=np.float32)
+        except Exception:  # noqa: BLE001 - the server is away: embed here, send later
+            idx.unpublished = True
         rows = []
         for item, vid in zip(group, vids, strict=True):
             vec = found.get(vid)
@@ -496,7 +511,9 @@ def _publish(idx: Index, progress: Progress | None = None) -> int:
             "WHERE d.type = ? AND c.vec IS NOT NULL ORDER BY c.hash",
             (doc_type,),
         ).fetchall()
-        col = idx.collection(doc_type, create=True) if rows else None
+        if not rows:
+            continue
+        col = idx.collection(doc_type, create=True)
         for start in range(0, len(rows), 2000):
             batch = dict(rows[start : start + 2000])
             have = set(col.get(ids=list(batch), include=[])["ids"])

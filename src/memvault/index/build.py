@@ -254,12 +254,18 @@ def sync(
     shas = {p: e.sha for p, e in scan.entries.items()}
     stats = apply_changes(idx, plan, infos, shas, indexed, embedder, progress)
     if idx.unpublished:  # see open_for_write
-        reload_chroma(idx, progress)
-        idx.unpublished = False
+        try:
+            reload_chroma(idx, progress)
+            idx.unpublished = False
+        except Exception as exc:  # noqa: BLE001 - the index stays usable without the server
+            say(
+                f"the Chroma server at {idx.url} did not answer ({type(exc).__name__}); the index "
+                "is up to date here and sends its vectors there on the next update"
+            )
     # Files are recorded as seen *before* the scan read them: an edit racing the scan
     # leaves a newer mtime behind, found by the next check.
     _record_files(idx, files)
-    _write_manifest(vault, idx, embedder)
+    _write_manifest(vault, idx, embedder, dirty=idx.unpublished)
     memories, chunks = idx.conn.execute(
         "SELECT (SELECT count(*) FROM docs), (SELECT count(*) FROM chunks)"
     ).fetchone()
@@ -359,8 +365,8 @@ def open_for_write(
     if idx is None:
         return None, why or ""
     if idx.note == "chroma-dirty":
-        if idx.manifest.get("dirty"):  # else the vectors just move (see _open_existing)
-            say("the vector store missed the end of an update; reloading it from the stored vectors")
+        if idx.manifest.get("dirty") and not idx.url:  # else the vectors just move
+            say("the vector store missed the end of an update; reloading it from stored vectors")
         if idx.url:
             # A shared collection gets this index's vectors after the sync that follows,
             # so that only what the files hold now is sent.
@@ -445,7 +451,10 @@ def ensure_fresh(vault: Vault) -> Index:
         return idx
     with try_lock(vault.root / LOCK_PATH) as got:
         if not got:
-            idx.note = "another memvault process is writing: searched the index as it was"
+            if drift:
+                idx.note = "another memvault process is writing: searched the index as it was"
+            else:  # nothing to catch up: remember that, the manifest can wait
+                idx.seen_generation, idx.seen_head = gen, head
             return idx
         if drift:
             try:
@@ -456,7 +465,7 @@ def ensure_fresh(vault: Vault) -> Index:
                 assert fresh is not None
                 return fresh
         else:
-            _write_manifest(vault, idx, embedder)
+            _write_manifest(vault, idx, embedder, dirty=idx.unpublished)
     return idx
 
 

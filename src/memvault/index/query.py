@@ -250,7 +250,8 @@ def _nearest_shared(
         result = col.query(query_embeddings=[qvec], n_results=ask, include=["distances"])
         ids, dists = result["ids"][0], result["distances"][0]
         rows = index.rows_for(doc_type, ids)
-        hits = [(r, 1.0 - float(d)) for v, d in zip(ids, dists, strict=True) for r in rows.get(v, ())]
+        pairs = zip(ids, dists, strict=True)
+        hits = [(r, 1.0 - float(d)) for v, d in pairs for r in rows.get(v, ())]
         if len(hits) >= n or len(ids) < ask or ask >= 16 * n:
             break
         ask *= 4
@@ -305,11 +306,11 @@ def vector_leg(
                     ids=list(dict.fromkeys(index.vector_ids([r for r, _ in pairs]))),
                     include=["distances"],
                 )
-                rows = index.rows_for(doc_type, result["ids"][0])
+                local = index.rows_for(doc_type, result["ids"][0])
                 kept = {
                     r: (doc_of[r], 1.0 - float(d))
                     for v, d in zip(result["ids"][0], result["distances"][0], strict=True)
-                    for r in rows.get(v, ())
+                    for r in local.get(v, ())
                     if r in doc_of
                 }
                 how.append(f"{doc_type}: restricted ann over {len(pairs)}")
