@@ -236,26 +236,39 @@ def register_precomputed() -> None:
 # --- measurements ----------------------------------------------------------------------------
 
 
+# A forked child starts with its parent's resident pages counted in its peak RSS (Linux keeps
+# the pre-exec high-water mark), and this process holds a model and an index: children are
+# started by a small launcher, whose own footprint (~10 MB) is all they inherit.
+_LAUNCHER = """
+import json, os, subprocess, sys, time
+out = open(sys.argv[1], "w")
+started = time.perf_counter()
+proc = subprocess.Popen(sys.argv[2:], stdout=out, stderr=subprocess.PIPE, text=True)
+_, status, usage = os.wait4(proc.pid, 0)
+wall = time.perf_counter() - started
+err = proc.stderr.read()
+print(json.dumps({"code": os.waitstatus_to_exitcode(status), "wall": wall,
+                  "rss_mb": usage.ru_maxrss / 1024, "err": err[-2000:]}))
+"""
+
+
 def run_measured(argv: list[str], env: dict[str, str] | None = None) -> tuple[float, float, str]:
     """Run a process and return (wall seconds, its own peak RSS in MB, stdout)."""
-    with (
-        tempfile.TemporaryFile(mode="w+") as out_file,
-        tempfile.TemporaryFile(mode="w+") as err_file,
-    ):
-        started = time.perf_counter()
-        proc = subprocess.Popen(
-            argv, stdout=out_file, stderr=err_file, env=env or _env(), text=True
+    with tempfile.NamedTemporaryFile(mode="r", suffix=".out") as out_file:
+        proc = subprocess.run(
+            [sys.executable, "-c", _LAUNCHER, out_file.name, *argv],
+            env=env or _env(),
+            capture_output=True,
+            text=True,
+            check=False,
         )
-        # wait4 gives this child's own peak RSS (RUSAGE_CHILDREN would mix all children).
-        _, status, usage = os.wait4(proc.pid, 0)
-        wall = time.perf_counter() - started
-        proc.returncode = os.waitstatus_to_exitcode(status)
-        out_file.seek(0)
-        err_file.seek(0)
-        out, err = out_file.read(), err_file.read()
-    if proc.returncode != 0:
-        raise SystemExit(f"{' '.join(argv)} failed ({proc.returncode}): {err[-2000:]}")
-    return wall, usage.ru_maxrss / 1024, out
+        if proc.returncode != 0:
+            raise SystemExit(f"launcher failed: {proc.stderr[-2000:]}")
+        info = json.loads(proc.stdout.strip().splitlines()[-1])
+        out = out_file.read()
+    if info["code"] != 0:
+        raise SystemExit(f"{' '.join(argv)} failed ({info['code']}): {info['err']}")
+    return info["wall"], info["rss_mb"], out
 
 
 def memvault_exe() -> list[str]:

@@ -315,8 +315,9 @@ def test_post_commit_reindexes_the_committed_file_in_the_background(hooked: Vaul
     proc = run_git(hooked.root, "commit", "-q", "-m", "fresh")
     assert proc.returncode == 0 and proc.stderr == "", proc.stderr
     assert wait_for(lambda: indexed(hooked.root).get(rel) == sha_of(hooked.root, rel))
+    # the hook logs "ok" just after its index write lands: wait for the line, too
+    assert wait_for(lambda: "post-commit: ok" in hook_log(hooked.root))
     assert hook_runs(hooked.root, "post-commit") == 1
-    assert "post-commit: ok" in hook_log(hooked.root)
     assert "fresh" in hooked.search("zebras").ids
 
 

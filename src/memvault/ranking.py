@@ -45,7 +45,7 @@ WEIGHTS: dict[str, float] = {
     "success": 0.3,  # procedures: success_rate 1.0 -> +15 %, 0.0 -> -15 %
     "trigger": 0.3,  # procedures: a trigger keyword appears in the query
     "fallback": 0.7,  # kinds the route does not prefer
-    "pool": 2.0,  # each leg contributes max(100, pool * limit) chunks
+    "pool": 2.0,  # each leg contributes max(50, pool * limit) chunks
 }
 
 
@@ -233,7 +233,20 @@ _DOC_FIELDS = (
 def query_vector(vault: Vault, query: str) -> np.ndarray:
     from .index.handle import embedder_for
 
-    return embedder_for(vault).embed_query(query)
+    embedder = embedder_for(vault)
+    vec = embedder.embed_query(query)
+    _warm_embedders.add(embedder.identity)
+    return vec
+
+
+# Embedders this process has already used: loaded, so a query costs milliseconds.
+_warm_embedders: set[str] = set()
+
+
+def _cold(vault: Vault) -> bool:
+    from .index.handle import embedder_for
+
+    return embedder_for(vault).identity not in _warm_embedders
 
 
 def run(
@@ -252,13 +265,15 @@ def run(
     if not query or not query.strip():
         raise MemvaultError("empty query: say what to look for", key="query")
     pending = None
-    if qvec is None:
-        # Embed the query while the index is being checked: in a fresh process loading the
-        # model is most of the wait, and it runs largely outside the GIL.
+    if qvec is None and _cold(vault):
+        # Load the model and embed the query while the index is being checked: in a fresh
+        # process loading the model is most of the wait, and it runs largely outside the GIL.
         pending = _Background(query_vector, vault, query)
     idx = index or ensure_fresh(vault)
     if pending is not None:
         qvec = pending.result()
+    elif qvec is None:
+        qvec = query_vector(vault, query)
     try:
         return _score(vault, idx, query, plan, qvec), idx.note
     except sqlite3.DatabaseError:
@@ -309,7 +324,7 @@ def _score(
     from .index import query as iq
 
     w = weights(vault)
-    pool = max(100, int(w["pool"] * plan.limit))
+    pool = max(50, int(w["pool"] * plan.limit))
     tokens = iq.query_tokens(query)
     expr = iq.match_expression(tokens)
     with idx.lock:

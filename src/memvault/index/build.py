@@ -412,7 +412,7 @@ def exact_below(vault: Vault) -> int:
 
 
 # Files checked for hand edits per search in a long-lived process (see DriftSweep).
-SWEEP_BUDGET = 200
+SWEEP_BUDGET = 100
 
 
 def ensure_fresh(vault: Vault) -> Index:

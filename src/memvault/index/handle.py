@@ -65,7 +65,9 @@ class Index:
         self._client: Any = None
         self._collections: dict[str, Any] = {}
         self._counts: dict[str, int] | None = None
-        self._matrices: dict[str, tuple[Any, Any]] = {}
+        self._matrices: dict[str, tuple[Any, Any, Any]] = {}
+        self._chunk_docs: dict[int, int] | None = None
+        self._allowed: dict[Any, tuple[frozenset[int], Any]] = {}
         self._recorded: dict[str, tuple[int, int]] | None = None
         self.sweep = DriftSweep(root)
         self.note: str | None = None  # e.g. "index busy: results may miss the latest change"
@@ -138,9 +140,38 @@ class Index:
         return self._counts.get(doc_type, 0)
 
     def forget_counts(self) -> None:
-        """After a write: counts and in-memory vectors are reloaded when next needed."""
+        """After a write: counts, in-memory vectors and filter caches are rebuilt when next needed."""
         self._counts = None
         self._matrices.clear()
+        self._chunk_docs = None
+        self._allowed.clear()
+
+    def chunk_docs(self) -> dict[int, int]:
+        """``{chunk rowid: doc key}`` of every chunk (cached until the next write)."""
+        if self._chunk_docs is None:
+            self._chunk_docs = {int(r): int(d) for r, d in self.conn.execute("SELECT rowid, doc FROM chunks")}
+        return self._chunk_docs
+
+    def allowed_docs(self, filt: Any) -> tuple[frozenset[int], Any]:
+        """The doc keys a filter lets through, as a set and as a boolean table indexed by key.
+
+        Computed in SQLite once per filter (a reader's visibility and status rules are the
+        same query after query) and kept until the next write, so that filtering the
+        candidates of a search is a lookup, not a query.
+        """
+        import numpy as np
+
+        cached = self._allowed.get(filt)
+        if cached is None:
+            where, params = filt.sql()
+            keys = frozenset(int(k) for (k,) in self.conn.execute(f"SELECT key FROM docs AS d WHERE {where}", params))
+            table = np.zeros((max(keys) + 1) if keys else 1, dtype=bool)
+            if keys:
+                table[np.fromiter(keys, dtype=np.int64, count=len(keys))] = True
+            if len(self._allowed) >= 32:
+                self._allowed.pop(next(iter(self._allowed)))
+            cached = self._allowed[filt] = (keys, table)
+        return cached
 
     @property
     def in_memory(self) -> bool:
@@ -154,23 +185,24 @@ class Index:
         total = sum(self.chunk_count(t) for t in TYPES)
         return total <= self.exact_below
 
-    def memory_vectors(self, doc_type: str) -> tuple[Any, Any]:
-        """``(rowids, matrix)`` of every stored vector of a type, loaded once from SQLite."""
+    def memory_vectors(self, doc_type: str) -> tuple[Any, Any, Any]:
+        """``(rowids, doc keys, matrix)`` of every stored vector of a type, loaded once from SQLite."""
         import numpy as np
 
         cached = self._matrices.get(doc_type)
         if cached is None:
             rows = self.conn.execute(
-                "SELECT c.rowid, c.vec FROM chunks AS c JOIN docs AS d ON d.key = c.doc "
+                "SELECT c.rowid, c.doc, c.vec FROM chunks AS c JOIN docs AS d ON d.key = c.doc "
                 "WHERE d.type = ? AND c.vec IS NOT NULL ORDER BY c.rowid",
                 (doc_type,),
             ).fetchall()
-            rows = [(r, b) for r, b in rows if len(b) == self.dimensions * 4]
-            rowids = np.fromiter((r for r, _ in rows), dtype=np.int64, count=len(rows))
-            matrix = np.frombuffer(b"".join(b for _, b in rows), dtype=np.float32).reshape(
+            rows = [(r, d, b) for r, d, b in rows if len(b) == self.dimensions * 4]
+            rowids = np.fromiter((r for r, _, _ in rows), dtype=np.int64, count=len(rows))
+            docs = np.fromiter((d for _, d, _ in rows), dtype=np.int64, count=len(rows))
+            matrix = np.frombuffer(b"".join(b for _, _, b in rows), dtype=np.float32).reshape(
                 len(rows), self.dimensions
             )
-            cached = self._matrices[doc_type] = (rowids, matrix)
+            cached = self._matrices[doc_type] = (rowids, docs, matrix)
         return cached
 
     def close(self) -> None:

@@ -186,16 +186,13 @@ def keyword_leg(
 
 def allowed_chunks(index: Index, rowids: Sequence[int], filt: IndexFilter) -> dict[int, int]:
     """``{chunk rowid: doc key}`` for the given chunks that pass ``filt``."""
-    where, params = filt.sql()
+    keys, _ = index.allowed_docs(filt)
+    docs = index.chunk_docs()
     out: dict[int, int] = {}
-    for start in range(0, len(rowids), 500):
-        part = list(rowids[start : start + 500])
-        sql = (
-            "SELECT c.rowid, c.doc FROM chunks AS c JOIN docs AS d ON d.key = c.doc "
-            f"WHERE c.rowid IN ({','.join('?' * len(part))}) AND {where}"
-        )
-        for rowid, doc in index.conn.execute(sql, [*part, *params]):
-            out[int(rowid)] = int(doc)
+    for rowid in rowids:
+        doc = docs.get(rowid)
+        if doc is not None and doc in keys:
+            out[rowid] = doc
     return out
 
 
@@ -332,36 +329,27 @@ def vector_leg(
 def _vector_leg_in_memory(
     index: Index, qvec: np.ndarray, filt: IndexFilter, types: Sequence[str], k: int
 ) -> tuple[list[tuple[int, int, float]], str]:
-    """Every chunk of the wanted types scored exactly (a matrix product), then the best
-    allowed ones kept: over-fetch and filter, or the whole allowed set when selective."""
+    """Every chunk of the wanted types scored exactly (a matrix product); hidden ones are
+    masked out before the top ``k`` is taken, so the filter is exact and never starves."""
     import numpy as np
 
     q = np.asarray(qvec, dtype=np.float32)
     parts = [index.memory_vectors(t) for t in types]
-    parts = [(r, m) for r, m in parts if len(r)]
+    parts = [p for p in parts if len(p[0])]
     if not parts:
         return [], "exact in memory: empty"
-    rowids = np.concatenate([r for r, _ in parts])
-    sims = np.concatenate([m @ q for _, m in parts])
-    total = len(rowids)
-    n = min(total, max(4 * k, 100))
-    while True:
-        top = np.argpartition(-sims, n - 1)[:n] if n < total else np.arange(total)
-        top = top[np.lexsort((rowids[top], -sims[top]))]  # best first, ties by rowid
-        ids = [int(r) for r in rowids[top]]
-        allowed = allowed_chunks(index, ids, filt)
-        kept = [(r, allowed[r], float(c)) for r, c in zip(ids, sims[top], strict=True) if r in allowed]
-        if len(kept) >= k or n >= total:
-            return kept[:k], f"exact in memory n={n}"
-        share = max(len(kept), 1) / n
-        if n >= 4000 or share < 0.05:
-            break
-        n = min(total, int(n * min(8.0, 1.5 / share)) + k)
-    # Selective filter: take the allowed set from SQLite and rank it.
-    doc_of: dict[int, int] = {}
-    for doc_type in types:
-        doc_of.update(all_allowed_chunks(index, filt, doc_type))
-    position = {int(r): i for i, r in enumerate(rowids)}
-    scored = [(r, d, float(sims[position[r]])) for r, d in doc_of.items() if r in position]
-    scored.sort(key=lambda x: (-x[2], x[0]))
-    return scored[:k], f"exact in memory over {len(doc_of)} allowed"
+    rowids = np.concatenate([r for r, _, _ in parts])
+    docs = np.concatenate([d for _, d, _ in parts])
+    sims = np.concatenate([m @ q for _, _, m in parts])
+    _, table = index.allowed_docs(filt)
+    allowed = np.zeros(len(docs), dtype=bool)
+    inside = docs < len(table)
+    allowed[inside] = table[docs[inside]]
+    candidates = np.flatnonzero(allowed)
+    if len(candidates) == 0:
+        return [], f"exact in memory over 0 of {len(rowids)}"
+    n = min(k, len(candidates))
+    top = candidates[np.argpartition(-sims[candidates], n - 1)[:n]] if n < len(candidates) else candidates
+    top = top[np.lexsort((rowids[top], -sims[top]))]  # best first, ties by rowid
+    found = [(int(rowids[i]), int(docs[i]), float(sims[i])) for i in top]
+    return found, f"exact in memory over {len(candidates)} of {len(rowids)}"
