@@ -46,6 +46,10 @@ WEIGHTS: dict[str, float] = {
     "trigger": 0.3,  # procedures: a trigger keyword appears in the query
     "fallback": 0.7,  # kinds the route does not prefer
     "pool": 2.0,  # each leg contributes max(50, pool * limit) chunks
+    # A query word found in more than this share of a large index is left out of the
+    # keyword leg: its BM25 weight is small (idf < 1.4) and its long posting list is most
+    # of the cost of the query (100k chunks: p95 93 -> 69 ms).
+    "common_share": 0.2,
 }
 
 
@@ -326,8 +330,8 @@ def _score(
     w = weights(vault)
     pool = max(50, int(w["pool"] * plan.limit))
     tokens = iq.query_tokens(query)
-    expr = iq.match_expression(tokens)
     with idx.lock:
+        expr = iq.match_expression(iq.drop_common(idx, tokens, w["common_share"]))
         kw = iq.keyword_leg(idx, expr, plan.filt, pool) if expr else []
         if qvec is None:
             qvec = query_vector(vault, query)

@@ -68,6 +68,8 @@ class Index:
         self._matrices: dict[str, tuple[Any, Any, Any]] = {}
         self._chunk_docs: dict[int, int] | None = None
         self._allowed: dict[Any, tuple[frozenset[int], Any]] = {}
+        self._term_docs: dict[str, int] = {}
+        self._fts_rows: int | None = None
         self._recorded: dict[str, tuple[int, int]] | None = None
         self.sweep = DriftSweep(root)
         self.note: str | None = None  # e.g. "index busy: results may miss the latest change"
@@ -145,6 +147,25 @@ class Index:
         self._matrices.clear()
         self._chunk_docs = None
         self._allowed.clear()
+        self._term_docs.clear()
+        self._fts_rows = None
+
+    def fts_rows(self) -> int:
+        """How many chunks the keyword index holds (cached until the next write)."""
+        if self._fts_rows is None:
+            self._fts_rows = int(self.conn.execute("SELECT count(*) FROM chunks").fetchone()[0])
+        return self._fts_rows
+
+    def term_docs(self, token: str) -> int:
+        """How many chunks match one query word (cached until the next write)."""
+        count = self._term_docs.get(token)
+        if count is None:
+            phrase = '"' + token.replace('"', '""') + '"'
+            count = int(self.conn.execute("SELECT count(*) FROM fts WHERE fts MATCH ?", (phrase,)).fetchone()[0])
+            if len(self._term_docs) > 10_000:
+                self._term_docs.clear()
+            self._term_docs[token] = count
+        return count
 
     def chunk_docs(self) -> dict[int, int]:
         """``{chunk rowid: doc key}`` of every chunk (cached until the next write)."""

@@ -58,6 +58,23 @@ def query_tokens(text: str) -> list[str]:
     return kept or list(dict.fromkeys(tokens))
 
 
+# Below this many chunks, every query word is kept (a small index is fast anyway).
+COMMON_MIN_CHUNKS = 5000
+
+
+def drop_common(index: Index, tokens: Sequence[str], share: float) -> list[str]:
+    """``tokens`` without those found in more than ``share`` of the chunks of a large index
+    (the rarest one is always kept)."""
+    if len(tokens) <= 1 or share >= 1.0:
+        return list(tokens)
+    total = index.fts_rows()
+    if total < COMMON_MIN_CHUNKS:
+        return list(tokens)
+    counts = {t: index.term_docs(t) for t in tokens}
+    kept = [t for t in tokens if counts[t] <= share * total]
+    return kept or [min(tokens, key=lambda t: counts[t])]
+
+
 def match_expression(tokens: Sequence[str], limit: int = 64) -> str | None:
     """An FTS5 OR-query of quoted tokens: valid whatever characters the query holds."""
     if not tokens:
