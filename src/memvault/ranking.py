@@ -180,19 +180,19 @@ class DateHint:
 def date_hint(query: str) -> DateHint | None:
     """The first explicit date in ``query`` ("8 May 2023", "in March", "2024-03"); a bare
     "may" is the verb, not the month."""
-    m = _ISO_RE.search(query)
-    if m:
-        month = int(m.group(2))
-        if 1 <= month <= 12:
-            return DateHint(month, int(m.group(3)) if m.group(3) else None, int(m.group(1)))
+    iso = _ISO_RE.search(query)
+    if iso:
+        number = int(iso.group(2))
+        if 1 <= number <= 12:
+            return DateHint(number, int(iso.group(3)) if iso.group(3) else None, int(iso.group(1)))
     m = _DATE_RE.search(query)
     if not m:
         return None
-    d1, month, d2, year = m.groups()
-    if month.lower() == "may" and not (d1 or d2 or year) and (month != "May" or m.start(2) == 0):
+    d1, name, d2, year = m.groups()
+    if name.lower() == "may" and not (d1 or d2 or year) and (name != "May" or m.start(2) == 0):
         return None  # "may" is the verb; "in May" (capitalised, mid-sentence) is the month
     day = d1 or d2
-    return DateHint(_MONTHS[month.lower()], int(day) if day else None, int(year) if year else None)
+    return DateHint(_MONTHS[name.lower()], int(day) if day else None, int(year) if year else None)
 
 
 # --- the engine -----------------------------------------------------------------------------
@@ -367,11 +367,11 @@ def _score(
     best_bm25 = max((v[0] for v in chunks.values()), default=0.0)
     names = set(tokens)
     kw_rank_doc: dict[int, int] = {}
-    for rank, (_, doc, _) in enumerate(kw, 1):
-        kw_rank_doc.setdefault(doc, rank)
+    for rank, (_, key, _) in enumerate(kw, 1):
+        kw_rank_doc.setdefault(key, rank)
     vec_rank_doc: dict[int, int] = {}
-    for rank, (_, doc, _) in enumerate(vec, 1):
-        vec_rank_doc.setdefault(doc, rank)
+    for rank, (_, key, _) in enumerate(vec, 1):
+        vec_rank_doc.setdefault(key, rank)
     hint = date_hint(query)
     docs: dict[int, _Doc] = {}
     for rowid, (bm25, own) in chunks.items():
@@ -398,20 +398,20 @@ def _score(
             + (w["speaker"] if named else 0.0)
             + (w["date"] if dated else 0.0)
         )
-        doc = docs.get(key)
-        if doc is None or base > doc.base:
-            docs[key] = _Doc(
+        best = docs.get(key)
+        if best is None or base > best.base:
+            best = docs[key] = _Doc(
                 key, rowid, bm25, cos, kw_rank_doc.get(key), vec_rank_doc.get(key), base, row=row
             )
-            docs[key].own_cosine, docs[key].context_cosine = own, ctx_cos
+            best.own_cosine, best.context_cosine = own, ctx_cos
     # Nothing in common at all (no keyword, no positive similarity): not a result -- except
     # in a timeline ("what happened last week?"), where being in the window is the match.
     if plan.order != "time":
         docs = {k: d for k, d in docs.items() if d.base > 0}
     now = now_utc().timestamp()
     lowered = " ".join(query.lower().split())
-    for doc in docs.values():
-        doc.score = doc.base * _boosts(doc, plan, w, now, lowered)
+    for found in docs.values():
+        found.score = found.base * _boosts(found, plan, w, now, lowered)
     ranked = sorted(docs.values(), key=lambda d: (-d.score, d.row[1]))
     hits = _materialise(vault, idx, ranked, plan, tokens, best_bm25, how)
     if plan.order == "time":

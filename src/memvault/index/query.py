@@ -58,8 +58,9 @@ def query_tokens(text: str) -> list[str]:
     return kept or list(dict.fromkeys(tokens))
 
 
-# Below this many chunks, every query word is kept (a small index is fast anyway).
-COMMON_MIN_CHUNKS = 5000
+# Below this many chunks every query word is kept: dropping common words costs a little
+# quality (forced on LoCoMo's small vaults: turn R@5 71.8 -> 71.0) and only pays at scale.
+COMMON_MIN_CHUNKS = 50_000
 
 
 def drop_common(index: Index, tokens: Sequence[str], share: float) -> list[str]:
