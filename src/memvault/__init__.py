@@ -17,6 +17,7 @@ from .errors import (
     VaultNotFoundError,
 )
 from .memory import Memory
+from .search import SearchHit, SearchResult
 from .vault import AgentIdentity, Filters, Vault, WriteResult
 
 __all__ = [
@@ -28,6 +29,8 @@ __all__ = [
     "MemvaultError",
     "NotFoundError",
     "PermissionDeniedError",
+    "SearchHit",
+    "SearchResult",
     "SecretDetectedError",
     "ValidationError",
     "Vault",

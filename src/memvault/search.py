@@ -362,12 +362,19 @@ def context(vault: Vault, query: str, budget: int = 1500, **options: Any) -> Any
 
 
 def warm(vault: Vault) -> None:
-    """Load the embedder, open the index and Chroma now (a server calls this at start)."""
+    """Load the embedder and open the index now (a server calls this at start): the vectors
+    into memory for a small index, the Chroma collections for a large one."""
     from .index import ensure_fresh
     from .index.handle import TYPES
 
     idx = ensure_fresh(vault)
     query_vector(vault, "warm up")
-    for doc_type in TYPES:
-        if idx.chunk_count(doc_type):
-            idx.collection(doc_type)
+    with idx.lock:
+        for doc_type in TYPES:
+            if not idx.chunk_count(doc_type):
+                continue
+            if idx.in_memory:
+                idx.memory_vectors(doc_type)
+            else:
+                idx.collection(doc_type)
+        idx.chunk_docs()

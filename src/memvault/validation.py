@@ -39,7 +39,9 @@ _NEGATION = re.compile(
     r"(?<!\w)(?:not|no|never|none|nor|cannot|can't|don't|doesn't|didn't|isn't|aren't|wasn't|weren't|won't|"
     r"shouldn't|without|não|nao|nunca|nem|sem|не|нет|никогда|ні|ніколи|без)(?!\w)|n't(?!\w)"
 )
-_NEGATORS = "not no never none nor cannot without não nao nunca nem sem не нет никогда ні ніколи без"
+_NEGATORS = (
+    "not no never none nor cannot without não nao nunca nem sem не нет никогда ні ніколи без"
+)
 _NEGATION_WORDS = frozenset(_NEGATORS.split())
 
 
