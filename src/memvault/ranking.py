@@ -517,26 +517,9 @@ def _materialise(
 
     top = list(ranked[: plan.limit])
     keys = [d.key for d in top]
-    stored: dict[int, str] = {}
-    bodies: dict[int, str] = {}
     with idx.lock:
-        for start in range(0, len(keys), 500):
-            part = keys[start : start + 500]
-            marks = ",".join("?" * len(part))
-            stored.update(
-                idx.conn.execute(
-                    f"SELECT key, doc FROM docs WHERE key IN ({marks})", part
-                ).fetchall()
-            )
-        rowids = [d.rowid for d in top]
-        for start in range(0, len(rowids), 500):
-            part = rowids[start : start + 500]
-            marks = ",".join("?" * len(part))
-            bodies.update(
-                idx.conn.execute(
-                    f"SELECT rowid, body FROM fts WHERE rowid IN ({marks})", part
-                ).fetchall()
-            )
+        stored = _rows_by_id(idx.conn, "SELECT key, doc FROM docs WHERE key IN ({})", keys)
+        bodies = _rows_by_id(idx.conn, "SELECT rowid, body FROM fts WHERE rowid IN ({})", [d.rowid for d in top])
     hits: list[SearchHit] = []
     for doc in top:
         raw = stored.get(doc.key)
@@ -608,3 +591,13 @@ def snippet(text: str, tokens: Sequence[str], width: int = 32) -> str:
     start = max(0, min(at - width // 4, len(words) - width))
     piece = " ".join(words[start : start + width])
     return ("… " if start > 0 else "") + piece + (" …" if start + width < len(words) else "")
+
+
+def _rows_by_id(conn: Any, sql: str, ids: Sequence[int]) -> dict[int, str]:
+    """``{id: value}`` for an ``IN (...)`` query, in chunks below SQLite's variable limit."""
+    out: dict[int, str] = {}
+    for start in range(0, len(ids), 500):
+        part = list(ids[start : start + 500])
+        out.update(conn.execute(sql.format(",".join("?" * len(part))), part).fetchall())
+    return out
+
