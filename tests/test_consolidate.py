@@ -95,10 +95,13 @@ def test_archived_memory_used_again_comes_back(vault: Vault) -> None:
 
 
 def test_near_duplicates_merge_into_oldest_with_tombstones_and_unions(vault: Vault) -> None:
-    a = episode(vault, "Deploy failed on Friday because the migration locked the users table", tags=["deploy"], created="2026-01-01T00:00:00Z")
-    b = episode(vault, "Deploy failed on Friday because the migration locked the users table again", tags=["friday"], created="2026-01-02T00:00:00Z", source="slack")
+    # Similarity is measured on what the index embeds (tags and the episode's date
+    # included), so the texts are long enough for the different tags not to dominate.
+    text = "Deploy failed on Friday because the migration locked the users table and the rollback had to be done by hand"
+    a = episode(vault, text, tags=["deploy"], created="2026-01-01T00:00:00Z")
+    b = episode(vault, text + " again", tags=["friday"], created="2026-01-02T00:00:00Z", source="slack")
     other_scope = vault.add(
-        "episodic", "Deploy failed on Friday because the migration locked the users table", scope="self", created=T0S,
+        "episodic", text, scope="self", created=T0S,
         agent="bot",
     ).memory.id
     commits = commit_count(vault.root)
@@ -299,3 +302,91 @@ def test_cli_dry_run_prints_plan_and_diff(vault: Vault, cli, chdir) -> None:  # 
     res = cli("consolidate", "--now", "2027-01-01", "--json")
     data = json.loads(res.out)
     assert data["commit"] and data["counts"]["archive"] == 1
+
+
+# --- near-duplicates: neighbours come from the index ---------------------------------------
+
+DUP_TEXT = "Deploy failed on Friday because the migration locked the users table and the rollback had to be done by hand"
+
+
+def _chroma_mode(vault: Vault) -> Vault:
+    vault.set_config("index.exact_below", 0, "ask Chroma's HNSW, not the exact in-memory mode")
+    return Vault.open(vault.root)
+
+
+@pytest.mark.parametrize("mode", ["exact", "ann"])
+def test_dedup_finds_neighbours_in_the_index_without_embedding(vault: Vault, mode: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    if mode == "ann":
+        vault = _chroma_mode(vault)
+    a = episode(vault, DUP_TEXT, tags=["deploy"])
+    b = episode(vault, DUP_TEXT + " again", tags=["deploy"], created="2026-01-02T00:00:00Z")
+    for i in range(20):
+        episode(vault, f"Unrelated episode number {i} about {'lunch' if i % 2 else 'hiring'} plans and a {i}th meeting")
+    vault.reindex()
+    from memvault.embeddings.fake import FakeEmbedder
+
+    def no_embedding(self: object, texts: object) -> None:
+        raise AssertionError("consolidation embedded text the index already holds")
+
+    monkeypatch.setattr(FakeEmbedder, "embed_documents", no_embedding)
+    result, _ = consolidate(vault, now=weeks(1), only=["dedup"])
+    assert vault.get(b).meta["superseded_by"] == a
+    assert [r["mode"] for r in result.neighbours] == [mode]
+    assert result.neighbours[0]["stale"] == 0
+
+
+def test_ann_dedup_never_merges_across_scopes_even_when_other_scopes_crowd_the_neighbours(vault: Vault) -> None:
+    vault = _chroma_mode(vault)
+    lib = Vault.open(vault.root, role="librarian")
+    # 30 copies in global scope are the nearest vectors of the team pair below: the team
+    # pair must still find each other (Chroma is asked again, deeper), and nothing merges
+    # across scopes.
+    for i in range(30):
+        lib.add("episodic", DUP_TEXT + " again" * (i % 2), scope="global", created=f"2026-01-01T00:{i:02d}:00Z")
+    team_a = episode(vault, DUP_TEXT, created="2026-01-03T00:00:00Z")
+    team_b = episode(vault, DUP_TEXT + " again", created="2026-01-04T00:00:00Z")
+    bot = Vault.open(vault.root, agent="bot")
+    mine = bot.add("episodic", DUP_TEXT, scope="self", created="2026-01-02T00:00:00Z").memory.id
+    result, _ = consolidate(vault, now=weeks(1), only=["dedup"])
+    assert result.neighbours[0]["mode"] == "ann"
+    assert vault.get(team_b).meta["superseded_by"] == team_a
+    assert bot.get(mine).path.startswith("episodic/")
+    everyone = {m.id: m for m in Vault.open(vault.root, agent="bot").all_memories()}
+    for action in result.actions:
+        if action.step == "dedup" and action.what.startswith("merge "):
+            keeper, dup = everyone[action.memory_id], everyone[action.what.split(" ", 1)[1]]
+            assert (keeper.scope, keeper.agent, keeper.team) == (dup.scope, dup.agent, dup.team)
+    merged_globals = sum(1 for m in everyone.values() if m.scope == "global" and m.status == "superseded")
+    assert merged_globals == 29
+
+
+@pytest.mark.parametrize("mode", ["exact", "ann"])
+def test_dedup_threshold_is_respected_but_identical_text_always_merges(vault: Vault, mode: str) -> None:
+    if mode == "ann":
+        vault = _chroma_mode(vault)
+    vault.set_config("consolidate.dedup_threshold", 0.995, "only near-identical vectors")
+    vault = Vault.open(vault.root)
+    a = episode(vault, DUP_TEXT)
+    near = episode(vault, DUP_TEXT + " again", created="2026-01-02T00:00:00Z")
+    same = episode(vault, DUP_TEXT.upper().replace(" ", ",  "), created="2026-01-03T00:00:00Z")
+    consolidate(vault, now=weeks(1), only=["dedup"])
+    assert vault.get(near).path.startswith("episodic/")  # ~0.95 similar: under 0.995
+    assert vault.get(same).meta["superseded_by"] == a  # same words: always merged
+    vault.set_config("consolidate.dedup_threshold", 0.9, "looser")
+    vault = Vault.open(vault.root)
+    consolidate(vault, now=weeks(1), only=["dedup"])
+    assert vault.get(near).meta["superseded_by"] == a
+
+
+def test_ann_dedup_is_idempotent_with_a_frozen_now(vault: Vault) -> None:
+    vault = _chroma_mode(vault)
+    for i in range(3):
+        episode(vault, DUP_TEXT + " again" * i, created=f"2026-01-0{i + 1}T00:00:00Z")
+    vault.add("semantic", "The cache TTL is 300 seconds for the users endpoint")
+    vault.add("semantic", "The cache TTL is 600 seconds for the users endpoint")
+    first, sha = consolidate(vault, now=weeks(2))
+    assert sha and first.counts().get("merge") == 2 and first.disputed
+    commits = commit_count(vault.root)
+    again, sha2 = consolidate(vault, now=weeks(2))
+    assert sha2 is None and again.empty
+    assert commit_count(vault.root) == commits

@@ -65,6 +65,7 @@ class Plan:
     actions: list[Action] = field(default_factory=list)
     new_files: dict[str, str] = field(default_factory=dict)  # rel -> text (proposals, summaries)
     disputed: list[dict[str, Any]] = field(default_factory=list)
+    neighbours: list[dict[str, Any]] = field(default_factory=list)  # how similar pairs were found
     folded_sha: str | None = None
     folded_records: int = 0
     # filled by render(): rel path -> new text, and src -> dst moves
@@ -95,6 +96,7 @@ class Plan:
             "actions": [a.as_dict() for a in self.actions],
             "new_files": sorted(self.new_files),
             "disputed": self.disputed,
+            "neighbours": self.neighbours,
             "folded_access_records": self.folded_records,
         }
 
@@ -172,8 +174,13 @@ def plan(
     now: dt.datetime | None = None,
     only: Iterable[str] | None = None,
     progress: Progress | None = None,
+    writer: bool = False,
 ) -> Plan:
-    """Work out everything a consolidation would do, without writing anything."""
+    """Work out everything a consolidation would do, without writing anything.
+
+    ``writer``: the caller holds the vault lock, so the search index (where the
+    neighbours for dedup and promotion come from) may be brought up to date first.
+    """
     now = now or now_utc()
     steps = set(only or STEPS)
     unknown = steps - set(STEPS)
@@ -185,6 +192,7 @@ def plan(
     memories = vault.all_memories()
     by_id = {m.id: m for m in memories}
     state = _State(memories)
+    state.writer = writer
 
     accesses: dict[str, tuple[int, dt.datetime]] = {}
     if "fold" in steps:
@@ -205,8 +213,8 @@ def plan(
         for m in memories:
             if m.status not in ("active", "archived") or m.path.startswith("inbox/"):
                 continue
-            last = state.last_accessed(m)
-            rel = relevance(m, now, rates, defaults, last)
+            last_read = state.last_accessed(m)
+            rel = relevance(m, now, rates, defaults, last_read)
             rounded = round(rel.value, 4)
             if rel.rate < 1.0 or "relevance" in m.meta or m.id in accesses:
                 old = m.meta.get("relevance")
@@ -233,6 +241,7 @@ def plan(
         from .consolidate_sim import plan_distill
 
         plan_distill(vault, state, result, now)
+    result.neighbours = state.neighbour_reports
     state.render(vault, result)
     return result
 
@@ -246,6 +255,11 @@ class _State:
         self.changes: dict[str, dict[str, Any]] = defaultdict(dict)
         self.moves: dict[str, str] = {}  # id -> new rel path
         self.archived: set[str] = set()
+        # the search index, opened once per plan by the steps that need neighbours
+        self.writer = False
+        self.index: Any = None
+        self.index_tried = False
+        self.neighbour_reports: list[dict[str, Any]] = []
 
     def change(self, m: Memory, changes: Mapping[str, Any]) -> None:
         self.changes[m.id].update(changes)
@@ -401,7 +415,7 @@ def consolidate(
     if dry_run:
         return plan(vault, now, only, progress), None
     with vault.locked():
-        result = plan(vault, now, only, progress)
+        result = plan(vault, now, only, progress, writer=True)
         sha = apply(vault, result)
     return result, sha
 

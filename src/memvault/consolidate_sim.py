@@ -37,52 +37,57 @@ def memory_text(m: Memory) -> str:
     return f"{title}\n{m.content}".strip()
 
 
-def vectors(vault: Vault, memories: Sequence[Memory], progress: Progress | None = None) -> np.ndarray:
-    """One L2-normalised vector per memory: from the index when it has them, else embedded."""
-    import numpy as np
+def _index(vault: Vault, state: _State) -> Any:
+    """The vault's index, brought up to date once per plan (None: unusable, embed instead)."""
+    if not state.index_tried:
+        state.index_tried = True
+        from .index.neighbours import open_index
 
-    if not memories:
-        return np.zeros((0, 1), dtype=np.float32)
-    try:
-        from .index import stored_vectors  # type: ignore[attr-defined]
+        try:
+            state.index = open_index(vault, state.writer)
+        except Exception as exc:  # noqa: BLE001 - consolidation must not depend on a cache
+            print(f"memvault: search index unavailable ({exc}); embedding memories instead", file=sys.stderr)
+            state.index = None
+    return state.index
 
-        found = stored_vectors(vault, [m.id for m in memories])
-    except (ImportError, AttributeError):
-        found = {}
-    missing = [m for m in memories if m.id not in found]
-    if missing:
+
+def neighbour_pairs(
+    vault: Vault,
+    state: _State,
+    memories: Sequence[Memory],
+    groups: Sequence[Any],
+    threshold: float,
+    progress: Progress | None = None,
+) -> tuple[np.ndarray, dict[tuple[int, int], float]]:
+    """Vectors of ``memories`` (from the index) and their similar pairs within ``groups``:
+    each memory's ``consolidate.neighbours`` (default 10) nearest of its group with cosine
+    ≥ ``threshold``, found by the index (HNSW, or exactly in small vaults), not by
+    comparing every pair."""
+    from .index.neighbours import memory_vectors, similar_pairs
+
+    k = int(vault.config.get("consolidate.neighbours", 10))
+    idx = _index(vault, state)
+
+    def embed(texts: list[str]) -> np.ndarray:
         from .embeddings import get_embedder
 
-        embedder = get_embedder(str(vault.config.get("embedder")))
-        batch = 256
-        for start in range(0, len(missing), batch):
-            chunk = missing[start : start + batch]
-            vecs = embedder.embed_documents([memory_text(m)[:4000] for m in chunk])
-            for m, v in zip(chunk, vecs, strict=True):
-                found[m.id] = v
-            if progress:
-                progress("embedding", min(start + batch, len(missing)), len(missing))
-    return np.vstack([np.asarray(found[m.id], dtype=np.float32) for m in memories])
+        return get_embedder(str(vault.config.get("embedder"))).embed_documents(texts)
+
+    vecs = memory_vectors(idx, memories, embed, progress)
+    mode = vault.config.get("consolidate.neighbour_mode")
+    pairs, report = similar_pairs(
+        idx, vecs, [m.type for m in memories], groups, k, threshold, progress, str(mode) if mode in ("exact", "ann") else None
+    )
+    state.neighbour_reports.append(report.as_dict())
+    return vecs.matrix, pairs
 
 
-def _neighbour_pairs(vecs: np.ndarray, threshold: float, block: int = 2048) -> list[tuple[int, int, float]]:
-    """Pairs (i < j) with cosine ≥ threshold, computed blockwise (memory stays bounded)."""
-    import numpy as np
-
-    pairs: list[tuple[int, int, float]] = []
-    n = len(vecs)
-    for start in range(0, n, block):
-        sims = vecs[start : start + block] @ vecs.T
-        rows, cols = np.nonzero(sims >= threshold)
-        for r, c in zip(rows.tolist(), cols.tolist(), strict=True):
-            i = start + r
-            if c > i:
-                pairs.append((i, c, float(sims[r, c])))
-    return pairs
+def _owner(m: Memory) -> tuple[Any, ...]:
+    return (m.scope, m.agent if m.scope == "self" else None, m.team if m.scope == "team" else None)
 
 
 def _group_key(m: Memory) -> tuple[Any, ...]:
-    return (m.type, m.category, m.scope, m.agent if m.scope == "self" else None, m.team if m.scope == "team" else None)
+    return (m.type, m.category, *_owner(m))
 
 
 def plan_dedup(vault: Vault, state: _State, result: Plan, progress: Progress | None = None) -> None:
@@ -106,6 +111,7 @@ def plan_dedup(vault: Vault, state: _State, result: Plan, progress: Progress | N
         if ra != rb:
             parent[max(ra, rb)] = min(ra, rb)
 
+    candidates: list[Memory] = []
     for members in groups.values():
         if len(members) < 2:
             continue
@@ -116,10 +122,15 @@ def plan_dedup(vault: Vault, state: _State, result: Plan, progress: Progress | N
                 union(by_text[key], m.id)
             else:
                 by_text[key] = m.id
-        vecs = vectors(vault, members, progress)
+                # One memory per distinct text asks for neighbours: copies of one text would
+                # otherwise fill each other's k nearest and hide the near-duplicates.
+                candidates.append(m)
+    if len(candidates) >= 2:
         dispute_at = float(vault.config.get("consolidate.dispute_similarity", 0.8))
-        for i, j, sim in _neighbour_pairs(vecs, min(threshold, dispute_at)):
-            a, b = members[i], members[j]
+        keys = [_group_key(m) for m in candidates]
+        _, pairs = neighbour_pairs(vault, state, candidates, keys, min(threshold, dispute_at), progress)
+        for (i, j), sim in sorted(pairs.items()):
+            a, b = candidates[i], candidates[j]
             if sim >= threshold and _same_numbers(a, b):
                 union(a.id, b.id)
             elif sim >= threshold and a.type == "semantic":
@@ -212,12 +223,12 @@ def plan_promote(vault: Vault, state: _State, result: Plan, now: dt.datetime, pr
     proposed_keys = {str(m.meta.get("derived_key")) for m in state.memories if m.meta.get("derived_key")}
     existing_ids = {m.id for m in state.memories}
     # 1. repeated sequences of steps
-    by_steps: dict[tuple[str, ...], list[Memory]] = defaultdict(list)
+    by_steps: dict[tuple[Any, ...], list[Memory]] = defaultdict(list)
     for m in episodes:
         steps = m.meta.get("steps")
         if isinstance(steps, list) and len(steps) >= 2:
-            by_steps[tuple(normalise(str(s)) for s in steps)].append(m)
-    for key, members in sorted(by_steps.items()):
+            by_steps[(tuple(normalise(str(s)) for s in steps), _owner(m))].append(m)
+    for (key, _), members in sorted(by_steps.items(), key=lambda kv: str(kv[0])):
         if len(members) < minimum:
             continue
         ids = sorted(m.id for m in members)
@@ -227,6 +238,7 @@ def plan_promote(vault: Vault, state: _State, result: Plan, now: dt.datetime, pr
         first = min(members, key=lambda m: m.id)
         title = f"Procedure seen in {len(members)} episodes: {first.title}"[:80]
         meta = _proposal_meta("procedural", "workflows", title, ids, derived_key, now, existing_ids)
+        _same_owner(meta, first)
         meta["steps"] = [str(s) for s in first.meta["steps"]]
         meta["trigger"] = _union(members, "tags")[:5] or None
         body = f"The same {len(key)} steps were followed in {len(members)} episodes: {', '.join(ids)}."
@@ -234,7 +246,9 @@ def plan_promote(vault: Vault, state: _State, result: Plan, now: dt.datetime, pr
     # 2. clusters of similar episodes sharing tags
     if len(episodes) < minimum:
         return
-    vecs = vectors(vault, episodes, progress)
+    # Clusters never mix owners: a pattern in one agent's private episodes is proposed to
+    # that agent, never to its team.
+    vecs, pairs = neighbour_pairs(vault, state, episodes, [_owner(m) for m in episodes], similarity, progress)
     parent = list(range(len(episodes)))
 
     def find(x: int) -> int:
@@ -243,7 +257,7 @@ def plan_promote(vault: Vault, state: _State, result: Plan, now: dt.datetime, pr
             x = parent[x]
         return x
 
-    for i, j, _sim in _neighbour_pairs(vecs, similarity):
+    for (i, j), _sim in sorted(pairs.items()):
         a, b = episodes[i], episodes[j]
         if a.tags and b.tags and not set(a.tags) & set(b.tags):
             continue
@@ -267,6 +281,7 @@ def plan_promote(vault: Vault, state: _State, result: Plan, now: dt.datetime, pr
         tags = _union(members, "tags")
         title = f"Pattern in {len(members)} episodes: {central.title}"[:80]
         meta = _proposal_meta("semantic", "facts", title, ids, derived_key, now, existing_ids)
+        _same_owner(meta, central)
         if tags:
             meta["tags"] = tags[:8]
         body = (
@@ -274,6 +289,15 @@ def plan_promote(vault: Vault, state: _State, result: Plan, now: dt.datetime, pr
             + central.content.strip().replace("\n", "\n> ")[:1200]
         )
         _add_proposal(vault, result, meta, body)
+
+
+def _same_owner(meta: dict[str, Any], m: Memory) -> None:
+    """A proposal learned from private (or one team's) episodes stays with that owner."""
+    scope, agent, team = _owner(m)
+    if scope == "self" and agent:
+        meta["scope"], meta["agent"] = "self", str(agent)
+    elif scope == "team" and team:
+        meta["team"] = str(team)
 
 
 def _proposal_meta(mtype: str, category: str, title: str, ids: list[str], key: str, now: dt.datetime, taken: set[str]) -> dict[str, Any]:

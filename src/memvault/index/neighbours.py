@@ -1,0 +1,325 @@
+"""Nearest neighbours *between memories*, from the vectors the index already holds.
+
+Search asks "which chunks are nearest to this query"; consolidation asks, for every
+memory, "which memories of the same group (type, category, owner) are among its ``k``
+nearest with a cosine of at least ``threshold``". Both read the same vectors, so nothing
+is embedded again unless the index is behind the files.
+
+A memory's vector is its chunk's vector (the mean of its chunks' vectors, re-normalised,
+for the rare memory longer than ``index.chunk_words``). Two ways to find the neighbours,
+chosen like search chooses (:attr:`memvault.index.handle.Index.in_memory`):
+
+* **exact**, while the index is under ``index.exact_below`` chunks: per group, a
+  blockwise matrix product and a top-``k`` per row; bounded by that threshold (at the
+  default 20,000 chunks, under a second on two cores).
+* **ann**: Chroma's HNSW collection of the type, queried in batches with every memory's
+  vector. The collections hold no metadata (filters are SQLite's job, see
+  :mod:`memvault.index.query`), so the nearest chunks come back unfiltered and are kept when
+  they belong to the same group; a memory whose fetched neighbours could still hide an
+  in-group one above the threshold (the farthest fetched is still above it) is asked
+  again, deeper. Cost per memory is one HNSW query: near-linear in the vault's size.
+
+Memories whose indexed text is not their current text (the index is behind the files, a
+writer raced us) are embedded on the fly and compared exactly with their group.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import defaultdict
+from collections.abc import Callable, Hashable, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from .text import chunk_memory
+
+if TYPE_CHECKING:  # pragma: no cover
+    import numpy as np
+
+    from ..memory import Memory
+    from ..vault import Vault
+    from .handle import Index
+
+Progress = Callable[[str, int, int], None]
+# Chunk-level cosine a candidate may fall short of the threshold by and still be rescored
+# with memory-level vectors (only differs for memories of several chunks).
+MARGIN = 0.05
+BATCH = 256
+
+
+@dataclass
+class MemoryVectors:
+    """One L2-normalised vector per memory, and where it came from."""
+
+    matrix: np.ndarray
+    rowids: list[tuple[int, ...]]  # current chunk rowids in the index (empty: embedded now)
+    stale: list[int]  # positions embedded on the fly
+
+    def __len__(self) -> int:
+        return len(self.rowids)
+
+
+@dataclass
+class NeighbourReport:
+    """How the neighbours were found (for the consolidation report and the benchmark)."""
+
+    mode: str = "exact"
+    memories: int = 0
+    queries: int = 0
+    deepened: int = 0
+    stale: int = 0
+    seconds: float = 0.0
+    notes: list[str] = field(default_factory=list)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "mode": self.mode,
+            "memories": self.memories,
+            "queries": self.queries,
+            "deepened": self.deepened,
+            "stale": self.stale,
+            "seconds": round(self.seconds, 3),
+            "notes": self.notes,
+        }
+
+
+def open_index(vault: Vault, writer: bool) -> Index:
+    """The vault's index, up to date with the files.
+
+    ``writer``: the caller holds the vault lock (a real consolidation), so the index is
+    brought up to date here as ``memvault reindex`` would; otherwise (``--dry-run``) as a
+    search would, never waiting for another writer.
+    """
+    import sqlite3
+
+    from .build import ensure_fresh, open_for_write, rebuild, sync
+    from .handle import current_index, embedder_for
+    from .store import CorruptIndex
+
+    if not writer:
+        return ensure_fresh(vault)
+    embedder = embedder_for(vault)
+    try:
+        idx, why = open_for_write(vault, embedder)
+        if idx is not None:
+            sync(vault, idx, embedder=embedder)
+            idx.last_scan = time.monotonic()
+            return idx
+    except (CorruptIndex, sqlite3.DatabaseError) as exc:
+        why = f"the search index is damaged ({exc})"
+    rebuild(vault, embedder, why)
+    fresh = current_index(vault)
+    if fresh is None:  # pragma: no cover - rebuild always leaves an open handle
+        raise RuntimeError("the search index could not be opened after a rebuild")
+    return fresh
+
+
+def memory_vectors(
+    idx: Index | None,
+    memories: Sequence[Memory],
+    embed: Callable[[list[str]], np.ndarray],
+    progress: Progress | None = None,
+) -> MemoryVectors:
+    """The stored vector of each memory; memories the index holds other text for are embedded."""
+    import numpy as np
+
+    dims = idx.dimensions if idx is not None else 0
+    chunk_words = int(idx.manifest.get("chunk_words") or 180) if idx is not None else 180
+    stored: dict[str, dict[int, tuple[int, str, bytes | None]]] = defaultdict(dict)
+    paths = [m.path for m in memories] if idx is not None else []
+    for start in range(0, len(paths), 900):
+        assert idx is not None
+        part = paths[start : start + 900]
+        sql = (
+            "SELECT d.path, c.n, c.rowid, c.hash, c.vec "
+            "FROM chunks AS c JOIN docs AS d ON d.key = c.doc "
+            f"WHERE d.path IN ({','.join('?' * len(part))})"
+        )
+        for path, n, rowid, chash, blob in idx.conn.execute(sql, part):
+            stored[str(path)][int(n)] = (int(rowid), str(chash), blob)
+    rowids: list[tuple[int, ...]] = []
+    stale: list[int] = []
+    todo: list[tuple[int, list[str]]] = []
+    found: dict[int, np.ndarray] = {}
+    for i, m in enumerate(memories):
+        chunks = chunk_memory(m, chunk_words)
+        have = stored.get(m.path, {})
+        rows = [have.get(c.n) for c in chunks]
+        if len(have) == len(chunks) and all(
+            r is not None and r[1] == c.hash and r[2] is not None and len(r[2]) == dims * 4
+            for r, c in zip(rows, chunks, strict=True)
+        ):
+            vecs = [np.frombuffer(r[2], dtype=np.float32) for r in rows if r is not None and r[2]]
+            found[i] = vecs[0] if len(vecs) == 1 else np.mean(vecs, axis=0)
+            rowids.append(tuple(r[0] for r in rows if r is not None))
+        else:
+            rowids.append(())
+            stale.append(i)
+            todo.append((i, [c.embed_text for c in chunks]))
+    if todo:
+        texts = [t for _, ts in todo for t in ts]
+        embedded: list[np.ndarray] = []
+        for start in range(0, len(texts), BATCH):
+            embedded.extend(np.asarray(embed(texts[start : start + BATCH]), dtype=np.float32))
+            if progress:
+                progress("embedding", min(start + BATCH, len(texts)), len(texts))
+        at = 0
+        for i, ts in todo:
+            found[i] = np.mean(embedded[at : at + len(ts)], axis=0)
+            at += len(ts)
+    if not found:
+        return MemoryVectors(np.zeros((0, max(dims, 1)), dtype=np.float32), rowids, stale)
+    matrix = np.vstack([found[i] for i in range(len(memories))]).astype(np.float32)
+    norms = np.linalg.norm(matrix, axis=1, keepdims=True)
+    matrix /= np.where(norms > 0, norms, 1.0)
+    return MemoryVectors(matrix, rowids, stale)
+
+
+def similar_pairs(
+    idx: Index | None,
+    vecs: MemoryVectors,
+    types: Sequence[str],
+    groups: Sequence[Hashable],
+    k: int,
+    threshold: float,
+    progress: Progress | None = None,
+    mode: str | None = None,
+) -> tuple[dict[tuple[int, int], float], NeighbourReport]:
+    """``{(i, j): cosine}`` (i < j) such that j is among i's ``k`` nearest memories of the
+    same group with cosine ≥ ``threshold``, or i among j's.
+
+    ``types[i]`` is memory i's type (its Chroma collection), ``groups[i]`` its group: pairs
+    never cross groups. ``mode`` forces ``"exact"`` or ``"ann"`` (default: as search does).
+    """
+    started = time.perf_counter()
+    report = NeighbourReport(memories=len(vecs), stale=len(vecs.stale))
+    pairs: dict[tuple[int, int], float] = {}
+    if len(vecs) < 2 or k <= 0:
+        report.seconds = time.perf_counter() - started
+        return pairs, report
+    chosen = mode or ("exact" if idx is None or idx.in_memory else "ann")
+    if idx is None:
+        chosen = "exact"
+    members: dict[Hashable, list[int]] = defaultdict(list)
+    for i, g in enumerate(groups):
+        members[g].append(i)
+    if chosen == "ann" and idx is not None:
+        try:
+            _ann(idx, vecs, types, groups, members, k, threshold, pairs, report, progress)
+        except Exception as exc:  # noqa: BLE001 - Chroma unreachable or damaged: exact works
+            report.notes.append(f"vector store unavailable ({type(exc).__name__}): exact instead")
+            chosen = "exact"
+    report.mode = chosen
+    if chosen == "exact":
+        for group in members.values():
+            _exact(vecs.matrix, group, group, k, threshold, pairs)
+    else:
+        # Memories the index has other text for were not in Chroma's answers: compare them
+        # exactly with their group (few: the index is normally current).
+        stale_by_group: dict[Hashable, list[int]] = defaultdict(list)
+        for i in vecs.stale:
+            stale_by_group[groups[i]].append(i)
+        for g, rows in stale_by_group.items():
+            _exact(vecs.matrix, rows, members[g], k, threshold, pairs)
+    report.seconds = time.perf_counter() - started
+    return pairs, report
+
+
+def _exact(
+    matrix: np.ndarray,
+    rows: Sequence[int],
+    cols: Sequence[int],
+    k: int,
+    threshold: float,
+    pairs: dict[tuple[int, int], float],
+    block: int = 1024,
+) -> None:
+    import numpy as np
+
+    if len(cols) < 2:
+        return
+    col_idx = np.asarray(cols, dtype=np.int64)
+    sub = matrix[col_idx]
+    for start in range(0, len(rows), block):
+        row_idx = np.asarray(rows[start : start + block], dtype=np.int64)
+        sims = matrix[row_idx] @ sub.T
+        sims[row_idx[:, None] == col_idx[None, :]] = -np.inf  # not its own neighbour
+        take = min(k, len(cols) - 1)
+        top = np.argpartition(-sims, take - 1, axis=1)[:, :take]
+        for r, i in enumerate(row_idx.tolist()):
+            for c in top[r].tolist():
+                sim = float(sims[r, c])
+                if sim >= threshold:
+                    j = int(col_idx[c])
+                    pairs[(min(i, j), max(i, j))] = sim
+
+
+def _ann(
+    idx: Index,
+    vecs: MemoryVectors,
+    types: Sequence[str],
+    groups: Sequence[Hashable],
+    members: dict[Hashable, list[int]],
+    k: int,
+    threshold: float,
+    pairs: dict[tuple[int, int], float],
+    report: NeighbourReport,
+    progress: Progress | None,
+) -> None:
+    owner: dict[int, int] = {r: i for i, rows in enumerate(vecs.rowids) for r in rows}
+    by_type: dict[str, list[int]] = defaultdict(list)
+    for i, t in enumerate(types):
+        if len(members[groups[i]]) > 1:  # a memory alone in its group has no neighbour to find
+            by_type[t].append(i)
+    done = 0
+    todo_total = sum(len(v) for v in by_type.values())
+    for doc_type, queue in sorted(by_type.items()):
+        col = idx.collection(doc_type)
+        total = idx.chunk_count(doc_type)
+        if col is None or total == 0:
+            raise LookupError(f"no vector collection for {doc_type}")
+        n = min(total, 2 * k + 1)
+        first = True
+        while queue and n > 0:
+            deeper: list[int] = []
+            for start in range(0, len(queue), BATCH):
+                batch = queue[start : start + BATCH]
+                result = col.query(
+                    query_embeddings=vecs.matrix[batch], n_results=n, include=["distances"]
+                )
+                report.queries += len(batch)
+                for i, ids, dists in zip(batch, result["ids"], result["distances"], strict=True):
+                    rows = _rowids(idx, doc_type, ids)
+                    found: dict[int, float] = {}
+                    for rowset, dist in zip(rows, dists, strict=True):
+                        if 1.0 - float(dist) < threshold - MARGIN:
+                            continue
+                        for r in rowset:
+                            j = owner.get(r)
+                            if j is None or j == i or j in found or groups[j] != groups[i]:
+                                continue
+                            found[j] = float(vecs.matrix[i] @ vecs.matrix[j])
+                    close = [(s, j) for j, s in found.items() if s >= threshold]
+                    kept = sorted(close, reverse=True)[:k]
+                    for sim, j in kept:
+                        pairs[(min(i, j), max(i, j))] = sim
+                    # Everything fetched was close: an in-group neighbour may be further down.
+                    full = len(ids) >= n and n < total and len(kept) < k
+                    if full and dists and 1.0 - float(dists[-1]) >= threshold - MARGIN:
+                        deeper.append(i)
+                if first:
+                    done += len(batch)
+                    if progress:
+                        progress("neighbours", done, todo_total)
+            first = False
+            report.deepened += len(deeper)
+            queue = deeper
+            n = min(total, n * 4) if deeper and n < total else 0
+
+
+def _rowids(idx: Index, doc_type: str, ids: Sequence[str]) -> list[tuple[int, ...]]:
+    """Chunk rowids of Chroma ids, in order (a shared server's ids are text hashes)."""
+    if not idx.url:
+        return [(int(v),) for v in ids]
+    local = idx.rows_for(doc_type, list(ids))
+    return [tuple(local.get(v, ())) for v in ids]

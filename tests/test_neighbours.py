@@ -1,0 +1,74 @@
+"""Nearest neighbours between memories from the index's vectors (consolidation's dedup)."""
+
+from __future__ import annotations
+
+import random
+
+import numpy as np
+import pytest
+from conftest import write
+
+from memvault import Vault
+from memvault.embeddings import get_embedder
+from memvault.index.neighbours import memory_vectors, open_index, similar_pairs
+
+WORDS = ["deploy", "cache", "migration", "table", "users", "rollback", "friday", "lunch", "hiring", "budget", "alert", "pager", "disk", "queue"]
+
+
+def _vault_with_near_duplicates(vault: Vault) -> Vault:
+    vault.set_config("index.exact_below", 0, "exercise Chroma")
+    vault = Vault.open(vault.root)
+    lib = Vault.open(vault.root, role="librarian")
+    rng = random.Random(3)
+    for i in range(40):
+        text = " ".join(rng.choice(WORDS) for _ in range(12))
+        for copy in range(1 + i % 3):
+            target = lib if i % 4 == 0 else vault
+            target.add("episodic", text + " again" * copy, scope="global" if i % 4 == 0 else "team",
+                       created=f"2026-01-{1 + copy:02d}T00:{i:02d}:00Z")
+    vault.reindex()
+    return vault
+
+
+def _embed(texts: list[str]) -> np.ndarray:
+    return get_embedder("fake").embed_documents(texts)
+
+
+def test_ann_finds_the_same_pairs_as_exact_and_never_crosses_groups(vault: Vault) -> None:
+    vault = _vault_with_near_duplicates(vault)
+    idx = open_index(vault, writer=False)
+    memories = vault.all_memories()
+    vecs = memory_vectors(idx, memories, _embed)
+    assert vecs.stale == [] and all(len(r) == 1 for r in vecs.rowids)
+    groups = [m.scope for m in memories]
+    types = [m.type for m in memories]
+    exact, r1 = similar_pairs(idx, vecs, types, groups, 10, 0.9, mode="exact")
+    ann, r2 = similar_pairs(idx, vecs, types, groups, 10, 0.9, mode="ann")
+    assert (r1.mode, r2.mode) == ("exact", "ann") and r2.queries >= len(memories)
+    assert exact and ann == pytest.approx(exact)
+    assert all(groups[i] == groups[j] and sim >= 0.9 for (i, j), sim in ann.items())
+
+
+def test_k_limits_neighbours_per_memory(vault: Vault) -> None:
+    vault = _vault_with_near_duplicates(vault)
+    idx = open_index(vault, writer=False)
+    memories = vault.all_memories()
+    vecs = memory_vectors(idx, memories, _embed)
+    groups = ["all"] * len(memories)
+    pairs, _ = similar_pairs(idx, vecs, [m.type for m in memories], groups, 1, -1.0, mode="ann")
+    # each memory adds its single nearest: at most one pair per memory
+    assert len(memories) // 2 <= len(pairs) <= len(memories)
+
+
+def test_text_the_index_does_not_hold_yet_is_embedded(vault: Vault) -> None:
+    vault = _vault_with_near_duplicates(vault)
+    idx = open_index(vault, writer=False)
+    m = vault.all_memories()[0]
+    write(vault.root, m.path, (vault.root / m.path).read_text().rstrip("\n") + " Edited by hand.\n")
+    edited = Vault.open(vault.root).get(m.id)
+    vecs = memory_vectors(idx, [edited], _embed)
+    assert vecs.stale == [0] and vecs.rowids == [()]
+    from memvault.index.text import chunk_memory
+
+    expected = _embed([c.embed_text for c in chunk_memory(edited, 180)])[0]
+    assert vecs.matrix[0] @ expected == pytest.approx(1.0, abs=1e-5)
