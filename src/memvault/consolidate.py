@@ -274,7 +274,9 @@ class _State:
             return None
 
     def live(self, m: Memory) -> bool:
-        return m.id not in self.archived and m.status == "active" and not m.path.startswith(("archive/", "inbox/"))
+        # A fact superseded earlier in this run is no longer a merge or dispute candidate.
+        status = self.changes.get(m.id, {}).get("status", m.status)
+        return m.id not in self.archived and status == "active" and not m.path.startswith(("archive/", "inbox/"))
 
     def archive(self, m: Memory, result: Plan, step: str, why: str, extra: Mapping[str, Any] | None = None) -> None:
         if m.id in self.archived or m.path.startswith("archive/"):

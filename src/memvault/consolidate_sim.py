@@ -131,6 +131,8 @@ def plan_dedup(vault: Vault, state: _State, result: Plan, progress: Progress | N
         _, pairs = neighbour_pairs(vault, state, candidates, keys, min(threshold, dispute_at), progress)
         for (i, j), sim in sorted(pairs.items()):
             a, b = candidates[i], candidates[j]
+            if a.subject and a.subject == b.subject:
+                continue  # the supersede rule decides between facts about one subject
             if sim >= threshold and _same_numbers(a, b):
                 union(a.id, b.id)
             elif sim >= threshold and a.type == "semantic":
@@ -169,8 +171,12 @@ def plan_dedup(vault: Vault, state: _State, result: Plan, progress: Progress | N
 
 
 def _same_numbers(a: Memory, b: Memory) -> bool:
-    """Near-identical text with different numbers is a different statement, never a duplicate."""
-    return sorted(_NUM.findall(memory_text(a))) == sorted(_NUM.findall(memory_text(b)))
+    """Near-identical text with different numbers, or one negated, is a different statement,
+    never a duplicate ("export is enabled" / "export is not enabled")."""
+    ta, tb = memory_text(a), memory_text(b)
+    if sorted(_NUM.findall(ta)) != sorted(_NUM.findall(tb)):
+        return False
+    return len(_NEG.findall(ta)) == len(_NEG.findall(tb))
 
 
 def _looks_contradictory(a: Memory, b: Memory) -> bool:
