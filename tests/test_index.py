@@ -422,3 +422,96 @@ def test_manifest_records_commit_generation_and_counts(vault: Vault) -> None:
     assert manifest["memories"] == report.memories == len(vault.all_memories())
     assert manifest["generation"] == (vault.root / ".memvault/index/generation").stat().st_size
     assert isinstance(Path(vault.root / ".memvault/index/manifest.json").read_text(), str)
+
+
+# --- a long-running process that watches the trees (the MCP server) ------------------------
+
+
+def _eventually(check: Any, timeout: float = 3.0) -> Any:
+    """``check()`` until it is truthy: file events reach the watcher within milliseconds."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = check()
+        if value or time.monotonic() > deadline:
+            return value
+        time.sleep(0.02)
+
+
+@pytest.fixture
+def watched(vault: Vault) -> Any:
+    from memvault.watch import feed_searches, stop_feed
+
+    seed(vault)
+    feed = feed_searches(vault.root)
+    if feed is None:
+        pytest.skip("file events are not available here")
+    for _ in range(2):  # building the index, then one comparison of every file
+        vault.search("anything", log=False)
+    yield vault
+    stop_feed(feed)
+
+
+def test_with_a_watcher_a_warm_search_stats_nothing(
+    watched: Vault, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from memvault.index import handle
+
+    walked: list[str] = []
+    original = handle.walk_stats
+
+    def counting(root: Path) -> Any:
+        walked.append(str(root))
+        return original(root)
+
+    monkeypatch.setattr(handle, "walk_stats", counting)
+    vault = watched
+    for _ in range(30):
+        vault.search("rate limit", log=False)
+    assert walked == []
+    write(vault.root, "semantic/facts/hand.md", memory_text("hand", "The office cat is Biscuit"))
+    assert _eventually(lambda: [h.id for h in vault.search("Biscuit", log=False)][:1] == ["hand"])
+
+
+def test_with_a_watcher_hand_edits_are_seen_on_the_next_search(watched: Vault) -> None:
+    vault = watched
+
+    def top(query: str) -> list[str]:
+        return [h.id for h in vault.search(query, log=False)][:1]
+
+    write(vault.root, "semantic/facts/hand.md", memory_text("hand", "The office cat is Biscuit"))
+    assert _eventually(lambda: top("Biscuit") == ["hand"])
+    time.sleep(0.01)
+    write(vault.root, "semantic/facts/hand.md", memory_text("hand", "The office cat is Waffle"))
+    assert _eventually(lambda: top("Waffle") == ["hand"])
+    assert "hand" not in [h.id for h in vault.search("Biscuit", log=False)]
+    # Renamed by hand (an editor's atomic save), then deleted.
+    os.replace(vault.root / "semantic/facts/hand.md", vault.root / "semantic/facts/cat.md")
+    assert _eventually(lambda: vault.search("Waffle", log=False)[0].path == "semantic/facts/cat.md")
+    (vault.root / "semantic/facts/cat.md").unlink()
+    assert _eventually(lambda: "hand" not in [h.id for h in vault.search("Waffle cat", log=False)])
+    # A whole folder goes: one full comparison finds every file in it.
+    write(vault.root, "procedural/misc/a.md", memory_text("pa", "Feed the parrot", "procedural"))
+    assert _eventually(lambda: top("parrot") == ["pa"])
+    shutil.rmtree(vault.root / "procedural/misc")
+    assert _eventually(lambda: "pa" not in [h.id for h in vault.search("parrot", log=False)])
+    # A tree that did not exist when watching began is watched once it appears.
+    shutil.rmtree(vault.root / "inbox", ignore_errors=True)
+    time.sleep(0.05)
+    vault.search("anything", log=False)
+    write(vault.root, "inbox/x/new.md", memory_text("newbie", "Zebras are proposed", status="proposed"))
+    assert _eventually(
+        lambda: [h.id for h in vault.search("Zebras", include_inbox=True, log=False)][:1]
+        == ["newbie"]
+    )
+
+
+def test_with_a_watcher_an_edit_made_while_the_lock_is_busy_is_not_lost(watched: Vault) -> None:
+    from memvault.lock import file_lock
+
+    vault = watched
+    with file_lock(vault.root / ".memvault/lock"):
+        write(vault.root, "semantic/facts/hand.md", memory_text("hand", "The office cat is Biscuit"))
+        time.sleep(0.2)  # the event has arrived; the search can't update the index now
+        assert "hand" not in [h.id for h in vault.search("Biscuit", log=False)]
+    # The file stays suspect until the index has caught up with it.
+    assert [h.id for h in vault.search("Biscuit", log=False)][:1] == ["hand"]

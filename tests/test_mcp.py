@@ -790,3 +790,39 @@ def test_importing_the_cli_does_not_import_mcp() -> None:
         [sys.executable, "-c", code], capture_output=True, text=True, check=True
     ).stdout
     assert out.strip() == "[]"
+
+
+@needs_search
+def test_hand_edits_reach_a_running_server(root: Path) -> None:
+    """The server watches the trees: a file edited by hand is found by the next calls (a
+    warm call checks the files that changed, not every file of the vault)."""
+
+    async def top(s: ClientSession, query: str) -> list[str]:
+        data = await call(s, "recall", {"query": query})
+        return [h["id"] for h in data["hits"]][:1]
+
+    async def eventually(s: ClientSession, query: str, ok: Callable[[list[str]], bool]) -> bool:
+        for _ in range(100):  # file events arrive within milliseconds; allow a slow machine
+            if ok(await top(s, query)):
+                return True
+            await anyio.sleep(0.03)
+        return False
+
+    def hand(mid: str, body: str) -> str:
+        return f"---\nid: {mid}\ntype: semantic\n---\n\n{body}\n"
+
+    async def main() -> None:
+        async with connect(root, agent="alice") as s:
+            await call(s, "remember", {"kind": "fact", "content": "The API rate limit is 100/s"})
+            await call(s, "recall", {"query": "rate limit"})
+            path = root / "semantic" / "facts" / "cat.md"
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(hand("cat", "The office cat is called Biscuit"), encoding="utf-8")
+            assert await eventually(s, "office cat Biscuit", lambda ids: ids == ["cat"])
+            time.sleep(0.01)
+            path.write_text(hand("cat", "The office cat is called Waffle"), encoding="utf-8")
+            assert await eventually(s, "office cat Waffle", lambda ids: ids == ["cat"])
+            path.unlink()
+            assert await eventually(s, "office cat Waffle", lambda ids: "cat" not in ids)
+
+    run(main)

@@ -311,6 +311,182 @@ def watch(
     return handler.stats
 
 
+class ChangeFeed:
+    """File-system events of the memory trees, for a long-running process that searches.
+
+    The MCP server starts one (see :func:`memvault.index.handle.set_change_feed`): a
+    search then compares only the files reported since the last one with the index,
+    instead of statting its way through the vault, and still sees a hand edit on the very
+    next call. Anything it can't account for file by file (a folder moved or removed, a
+    tree created, the kernel's event queue overflowing) asks for one full comparison.
+    If watching fails to start, searches fall back to their incremental sweep.
+    """
+
+    def __init__(self, root: Path) -> None:
+        self.root = Path(root)
+        self.started = float("inf")  # time.monotonic() once watching
+        self._handler = WatchHandler(_NoVault(Path(os.path.abspath(root))), say=lambda _line: None)
+        self._lock = threading.Lock()
+        self._paths: set[str] = set()
+        self._everything = False
+        self._observer: Any = None
+        self._watches: dict[str, Any] = {}
+        self._rescan_trees = False
+
+    # --- lifecycle ---------------------------------------------------------------
+
+    def start(self) -> bool:
+        """Begin watching; False (and no feed) if the platform or its limits don't allow it."""
+        try:
+            from watchdog.observers import Observer
+
+            observer = Observer()
+            observer.schedule(_Dispatch(self._on_root), str(self.root), recursive=False)  # type: ignore[arg-type]
+            self._observer = observer
+            self._schedule_trees()
+            observer.start()
+        except Exception as exc:  # noqa: BLE001 - e.g. out of inotify watches
+            _stderr(f"memvault: not watching {self.root} ({type(exc).__name__}: {exc}); "
+                    "hand edits are found by a slower sweep")
+            self.stop()
+            return False
+        _overflow_listeners.add(self)
+        _listen_for_overflow()
+        self.started = time.monotonic()
+        return True
+
+    def stop(self) -> None:
+        _overflow_listeners.discard(self)
+        observer, self._observer = self._observer, None
+        if observer is not None:
+            try:
+                observer.stop()
+                if observer.is_alive():
+                    observer.join(timeout=5)
+            except Exception:  # noqa: BLE001 - stopping must not fail
+                pass
+
+    def alive(self) -> bool:
+        observer = self._observer
+        return observer is not None and observer.is_alive()
+
+    # --- what changed ---------------------------------------------------------------
+
+    def take(self) -> tuple[set[str], bool]:
+        """Memory files changed since the last call, and whether to compare every file."""
+        if self._rescan_trees:
+            self._rescan_trees = False
+            try:
+                self._schedule_trees()
+            except Exception:  # noqa: BLE001 - the full check below still runs
+                pass
+        with self._lock:
+            paths, everything = self._paths, self._everything
+            self._paths, self._everything = set(), False
+        return paths, everything
+
+    def everything(self) -> None:
+        with self._lock:
+            self._everything = True
+
+    def _schedule_trees(self) -> None:
+        assert self._observer is not None
+        for tree in MEMORY_TREES:
+            folder = self.root / tree
+            present = folder.is_dir() and not folder.is_symlink()
+            if tree in self._watches and not present:
+                try:
+                    self._observer.unschedule(self._watches.pop(tree))
+                except Exception:  # noqa: BLE001 - its watch is gone with the folder
+                    pass
+            elif tree not in self._watches and present:
+                self._watches[tree] = self._observer.schedule(
+                    _Dispatch(self._on_tree), str(folder), recursive=True  # type: ignore[arg-type]
+                )
+
+    def _on_root(self, event: Any) -> None:
+        """A direct child of the vault changed: a tree appearing, going or being replaced."""
+        name = os.path.basename(os.fsdecode(getattr(event, "src_path", "") or ""))
+        dest = os.path.basename(os.fsdecode(getattr(event, "dest_path", "") or ""))
+        if name in MEMORY_TREES or dest in MEMORY_TREES:
+            self._rescan_trees = True
+            self.everything()
+
+    def _on_tree(self, event: Any) -> None:
+        kind = getattr(event, "event_type", None)
+        if kind not in EVENT_TYPES:
+            return
+        if getattr(event, "is_directory", False):
+            if kind != "modified":  # a folder's own mtime changes with every file in it
+                self.everything()
+            return
+        rels = [self._handler.relevant(event.src_path)]
+        if kind == "moved":
+            rels.append(self._handler.relevant(getattr(event, "dest_path", None)))
+        rels = [r for r in rels if r]
+        if rels:
+            with self._lock:
+                self._paths.update(rels)
+
+
+def feed_searches(root: Path) -> ChangeFeed | None:
+    """Watch ``root`` and tell this process's searches what changed (None: can't watch)."""
+    from .index.handle import set_change_feed
+
+    feed = ChangeFeed(root)
+    if not feed.start():
+        return None
+    set_change_feed(root, feed)
+    return feed
+
+
+def stop_feed(feed: ChangeFeed | None) -> None:
+    if feed is not None:
+        from .index.handle import change_feed, set_change_feed
+
+        if change_feed(feed.root) is feed:
+            set_change_feed(feed.root, None)
+        feed.stop()
+
+
+class _NoVault:
+    """What :class:`WatchHandler` needs of a vault to tell relevant paths (its root)."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+
+    def reindex(self) -> None:  # pragma: no cover - a ChangeFeed never reindexes
+        raise NotImplementedError
+
+
+class _Dispatch:
+    """A watchdog handler (duck-typed: the observer only calls ``dispatch``)."""
+
+    def __init__(self, fn: Callable[[Any], None]) -> None:
+        self.dispatch = fn
+
+
+# watchdog reports a kernel queue overflow (events lost) only as a log record.
+_overflow_listeners: set[ChangeFeed] = set()
+_overflow_hooked = False
+
+
+def _listen_for_overflow() -> None:
+    global _overflow_hooked
+    if _overflow_hooked:
+        return
+    import logging
+
+    class OverflowLog(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            if "overflow" in str(record.msg).lower():
+                for feed in list(_overflow_listeners):
+                    feed.everything()
+
+    logging.getLogger("watchdog.observers").addHandler(OverflowLog(logging.WARNING))
+    _overflow_hooked = True
+
+
 def json_line(event: dict[str, Any]) -> None:
     """``--json``: one object per line on stdout."""
     sys.stdout.write(json.dumps(event, ensure_ascii=False) + "\n")

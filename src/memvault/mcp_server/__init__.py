@@ -227,11 +227,19 @@ def serve(vault: Vault, *, warm_up: bool = True) -> None:
             " 'self' memories are not available",
             file=sys.stderr,
         )
+    # Hand edits reach the index through file events: a call then checks the files that
+    # changed, not the whole vault (at 10,000 memories a stat of every file is ~30 ms).
+    from ..watch import feed_searches, stop_feed
+
+    feed = feed_searches(vault.root)
     if warm_up:
         threading.Thread(
             target=warm, args=(vault, server.memvault.lock), name="memvault-warm", daemon=True
         ).start()
-    server.run("stdio")
+    try:
+        server.run("stdio")
+    finally:
+        stop_feed(feed)
 
 
 __all__ = ["INSTRUCTIONS", "MemvaultMCP", "Session", "build_server", "serve"]
