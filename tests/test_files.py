@@ -16,7 +16,9 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from memvault.errors import ValidationError
+from memvault.memory import validate_meta
 from memvault.files import (
+    new_memory,
     atomic_write,
     check_text,
     load_document,
@@ -538,3 +540,45 @@ def test_comments_after_a_block_scalar_stay_put() -> None:
     text = "---\nid: x\ntype: semantic\nnotes: |\n  first\n# about importance\nimportance: 3\n---\n"
     new = update_text(parse_text(text, rel), {"notes": "second\n"})
     assert new == "---\nid: x\ntype: semantic\nnotes: |\n  second\n# about importance\nimportance: 3\n---\n"
+
+
+# --- new_memory: what a write records without parsing its own output back ---------------
+
+_values = st.one_of(
+    st.integers(min_value=-(10**12), max_value=10**12),
+    st.booleans(),
+    st.text(max_size=40),
+    st.sampled_from(["2026-11-30T01:02:03Z", "2026-11-30", "2026-11-30T01:02", "yes", "null", "~", "1e3", "0x1F", "-", "a: b", "#x", "'q'"]),
+    st.lists(st.one_of(st.text(max_size=12), st.sampled_from(["2026-01-01", "true", "12", "a,b", "x y"])), max_size=4),
+    st.floats(allow_nan=False),
+)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    extra=st.dictionaries(st.sampled_from(["title", "tags", "importance", "subject", "source", "outcome", "x_custom", "channel"]), _values, max_size=5),
+    content=st.text(max_size=80),
+)
+def test_new_memory_equals_parsing_the_rendered_text(extra, content):
+    meta = {"id": "m-1", "type": "episodic", "created": "2026-11-30T01:02:03Z", **extra}
+    if validate_meta(meta, "episodic/2026/11/m-1.md"):
+        return  # writes validate the metadata before rendering it
+    text = render_new(meta, content)
+    try:
+        parsed = check_text(text, "episodic/2026/11/m-1.md")
+    except ValidationError:
+        parsed = None
+    quick = new_memory(meta, content, "episodic/2026/11/m-1.md")
+    if quick is None:
+        return  # it declined: the write parses the text instead
+    assert parsed is not None, text
+    assert (quick.id, quick.type, quick.path, quick.content) == (parsed.id, parsed.type, parsed.path, parsed.content)
+    assert list(quick.meta.items()) == list(parsed.meta.items()), text
+
+
+def test_new_memory_vouches_for_the_common_case():
+    meta = {"id": "rate-limit", "type": "semantic", "created": "2026-11-30T01:02:03Z", "tags": ["api", "limits"], "importance": 3, "scope": "team"}
+    quick = new_memory(meta, "The API allows 100 req/s", "semantic/facts/rate-limit.md")
+    assert quick is not None
+    assert quick == check_text(render_new(meta, "The API allows 100 req/s"), "semantic/facts/rate-limit.md")
+    assert new_memory({**meta, "confidence": 0.5}, "x", "semantic/facts/rate-limit.md") is None  # floats: parse

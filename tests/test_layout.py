@@ -16,7 +16,7 @@ import pytest
 
 SRC = Path(__file__).resolve().parent.parent / "src" / "memvault"
 ADAPTERS = ("memvault.cli", "memvault.mcp_server", "memvault.watch", "memvault.hooks", "memvault.hook_runner")
-BASE = ("memvault.errors", "memvault.config")
+BASE = ("memvault.errors", "memvault._record", "memvault.config")
 MODEL = ("memvault.memory", "memvault.files", "memvault.embeddings")
 UI_LIBS = ("typer", "rich", "click")
 HEAVY = ("chromadb", "torch", "sentence_transformers", "mcp", "watchdog", "numpy", "onnxruntime")

@@ -5,20 +5,59 @@
 >>> vault.add("semantic", "The API rate limit is 100 req/s", subject="api.rate-limit")  # doctest: +SKIP
 """
 
-from .errors import (
-    ConfigError,
-    DuplicateIdError,
-    MemvaultError,
-    NotFoundError,
-    PermissionDeniedError,
-    SecretDetectedError,
-    ValidationError,
-    VaultExistsError,
-    VaultNotFoundError,
-)
-from .memory import Memory
-from .search import SearchHit, SearchResult
-from .vault import AgentIdentity, Filters, Vault, WriteResult
+from typing import TYPE_CHECKING, Any
+
+# Exports load lazily (PEP 562): ``memvault add`` must not pay for the search stack.
+_EXPORTS = {
+    "ConfigError": "errors",
+    "DuplicateIdError": "errors",
+    "MemvaultError": "errors",
+    "NotFoundError": "errors",
+    "PermissionDeniedError": "errors",
+    "SecretDetectedError": "errors",
+    "ValidationError": "errors",
+    "VaultExistsError": "errors",
+    "VaultNotFoundError": "errors",
+    "Memory": "memory",
+    "SearchHit": "search",
+    "SearchResult": "search",
+    "AgentIdentity": "vault",
+    "Filters": "vault",
+    "Vault": "vault",
+    "WriteResult": "vault",
+}
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .errors import (
+        ConfigError,
+        DuplicateIdError,
+        MemvaultError,
+        NotFoundError,
+        PermissionDeniedError,
+        SecretDetectedError,
+        ValidationError,
+        VaultExistsError,
+        VaultNotFoundError,
+    )
+    from .memory import Memory
+    from .search import SearchHit, SearchResult
+    from .vault import AgentIdentity, Filters, Vault, WriteResult
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'memvault' has no attribute {name!r}")
+    from importlib import import_module
+
+    value = getattr(import_module(f".{module}", __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *_EXPORTS])
+
 
 __all__ = [
     "AgentIdentity",

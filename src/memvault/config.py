@@ -8,10 +8,10 @@ from __future__ import annotations
 import copy
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ._record import Record
 from .errors import ConfigError
 
 CONFIG_PATH = ".memvault/config.yaml"
@@ -62,10 +62,13 @@ def _merge(base: dict[str, Any], over: Mapping[str, Any]) -> dict[str, Any]:
     return base
 
 
-@dataclass
-class Config:
+class Config(Record):
+    """Settings as nested dicts; ``get("a.b")`` reads a dotted key."""
+
+    __slots__ = ("data", "path")
+    _defaults = {"path": None}
     data: dict[str, Any]
-    path: Path | None = None
+    path: Path | None
 
     def get(self, dotted: str, default: Any = None) -> Any:
         node: Any = self.data
@@ -102,19 +105,7 @@ def load_config(root: Path | None, overrides: Mapping[str, Any] | None = None) -
     if root is not None:
         path = root / CONFIG_PATH
         if path.exists():
-            from ruamel.yaml import YAML
-            from ruamel.yaml.error import YAMLError
-
-            try:
-                loaded = YAML(typ="safe").load(path.read_text(encoding="utf-8"))
-            except (YAMLError, UnicodeDecodeError) as exc:
-                first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-                raise ConfigError(f"invalid YAML: {first}", CONFIG_PATH) from None
-            if loaded is None:
-                loaded = {}
-            if not isinstance(loaded, Mapping):
-                raise ConfigError("expected a mapping of settings", CONFIG_PATH)
-            _merge(data, loaded)
+            _merge(data, _read_config_file(root, path))
     config = Config(data, path)
     for env, key in ENV_KEYS.items():
         value = os.environ.get(env)
@@ -125,6 +116,49 @@ def load_config(root: Path | None, overrides: Mapping[str, Any] | None = None) -
             config.set(key, value)
     _check(config)
     return config
+
+
+CACHE_PATH = ".memvault/index/config.marshal"
+
+
+def _read_config_file(root: Path, path: Path) -> dict[str, Any]:
+    """The config file's settings, from a cache keyed by the file's stat when it is fresh.
+
+    Parsing YAML means importing ruamel (~40 ms); every command opens the config, so the
+    parsed mapping is kept in the (gitignored, disposable) index folder as ``marshal`` data.
+    """
+    import marshal
+
+    st = path.stat()
+    stamp = (st.st_mtime_ns, st.st_ctime_ns, st.st_size, st.st_ino)
+    cache = root / CACHE_PATH
+    try:
+        cached_stamp, cached = marshal.loads(cache.read_bytes())
+        if tuple(cached_stamp) == stamp and isinstance(cached, dict):
+            return cached
+    except (OSError, EOFError, ValueError, TypeError):
+        pass
+    from ruamel.yaml import YAML
+    from ruamel.yaml.error import YAMLError
+
+    try:
+        loaded = YAML(typ="safe").load(path.read_text(encoding="utf-8"))
+    except (YAMLError, UnicodeDecodeError) as exc:
+        first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        raise ConfigError(f"invalid YAML: {first}", CONFIG_PATH) from None
+    if loaded is None:
+        loaded = {}
+    if not isinstance(loaded, Mapping):
+        raise ConfigError("expected a mapping of settings", CONFIG_PATH)
+    try:  # only plain data is cached (a YAML timestamp, say, is not marshal-able)
+        blob = marshal.dumps((stamp, loaded))
+        cache.parent.mkdir(parents=True, exist_ok=True)
+        tmp = cache.with_name(f"{cache.name}.{os.getpid()}.tmp")
+        tmp.write_bytes(blob)
+        os.replace(tmp, cache)
+    except (ValueError, OSError):
+        pass
+    return dict(loaded)
 
 
 def _check(config: Config) -> None:

@@ -11,9 +11,9 @@ from __future__ import annotations
 import datetime as dt
 import re
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
 from typing import Any
 
+from ._record import Record
 from .errors import Problem
 
 TYPES = ("episodic", "semantic", "procedural")
@@ -99,15 +99,30 @@ def to_plain(value: Any, _depth: int = 0) -> Any:
     return str(value)
 
 
-@dataclass(frozen=True)
-class Memory:
-    """One memory, as read from its file."""
+class Memory(Record):
+    """One memory, as read from its file (immutable).
+
+    ``path`` is relative to the vault, with POSIX separators; ``meta`` is left out of the
+    hash (a dict), not out of equality.
+    """
+
+    __slots__ = ("id", "type", "path", "meta", "content")
+    _frozen = True
+    _unhashed = ("meta",)
 
     id: str
     type: str
-    path: str  # relative to the vault, POSIX separators
-    meta: Mapping[str, Any] = field(hash=False, compare=True)
-    content: str = ""
+    path: str
+    meta: Mapping[str, Any]
+    content: str
+
+    def __init__(self, id: str, type: str, path: str, meta: Mapping[str, Any], content: str = "") -> None:
+        put = object.__setattr__  # a scan builds 10,000 of these: no generic argument loop
+        put(self, "id", id)
+        put(self, "type", type)
+        put(self, "path", path)
+        put(self, "meta", meta)
+        put(self, "content", content)
 
     def get(self, key: str, default: Any = None) -> Any:
         value = self.meta.get(key, default)

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
 from typing import Any
 
+from ._record import Record
 from .errors import ConfigError, SecretDetectedError
 
 SECRET_PATTERNS: dict[str, str] = {
@@ -34,8 +34,11 @@ PII_PATTERNS: dict[str, str] = {
 }
 
 
-@dataclass(frozen=True)
-class Finding:
+class Finding(Record):
+    """A credential-looking span: its kind and a short excerpt (never the whole secret)."""
+
+    __slots__ = ("kind", "excerpt")
+    _frozen = True
     kind: str
     excerpt: str
 

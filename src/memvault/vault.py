@@ -12,12 +12,11 @@ import os
 import shutil
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field
-from importlib import resources
 from pathlib import Path
 from typing import Any, Iterator
 
 from . import gitstore
+from ._record import Record
 from .catalog import ALL_TREES, Catalog, ScanResult
 from .config import CONFIG_PATH, Config, load_config
 from .errors import (
@@ -29,7 +28,7 @@ from .errors import (
     VaultExistsError,
     VaultNotFoundError,
 )
-from .files import atomic_write, check_text, load_document, render_new, update_text
+from .files import atomic_write, check_text, load_document, new_memory, render_new, update_text
 from .lock import clear_stale_git_lock, file_lock
 from .memory import (
     CATEGORIES,
@@ -50,13 +49,15 @@ LOCK_PATH = ".memvault/lock"
 GENERATION_PATH = ".memvault/index/generation"
 
 
-@dataclass(frozen=True)
-class AgentIdentity:
+class AgentIdentity(Record):
     """Who is asking: scopes are enforced against this."""
 
-    agent: str | None = None
-    team: str | None = None
-    role: str | None = None
+    __slots__ = ("agent", "team", "role")
+    _frozen = True
+    _defaults = {"agent": None, "team": None, "role": None}
+    agent: str | None
+    team: str | None
+    role: str | None
 
     @property
     def is_librarian(self) -> bool:
@@ -72,30 +73,41 @@ class AgentIdentity:
         return memory.team is None or memory.team == self.team
 
 
-@dataclass(frozen=True)
-class WriteResult:
+class WriteResult(Record):
+    """What a write did: the memory as written, its commit, what it superseded."""
+
+    __slots__ = ("memory", "commit", "superseded", "inbox", "message")
+    _frozen = True
+    _defaults = {"superseded": (), "inbox": False, "message": ""}
     memory: Memory
     commit: str | None
-    superseded: tuple[str, ...] = ()
-    inbox: bool = False
-    message: str = ""
+    superseded: tuple[str, ...]
+    inbox: bool
+    message: str
 
 
-@dataclass
-class Filters:
-    """Filters shared by ``list`` and search."""
+class Filters(Record):
+    """Filters shared by ``list`` and search. ``status`` None means active only, "any" all."""
 
-    type: str | None = None
-    category: str | None = None
-    tags: Sequence[str] = ()
-    scope: str | None = None
-    agent: str | None = None
-    status: str | None = None  # None = active only; "any" = all
-    since: dt.datetime | None = None
-    until: dt.datetime | None = None
-    include_archive: bool = False
-    include_inbox: bool = False
-    ids: Sequence[str] = field(default_factory=tuple)
+    __slots__ = (
+        "type", "category", "tags", "scope", "agent", "status", "since", "until",
+        "include_archive", "include_inbox", "ids",
+    )
+    _defaults = {
+        "type": None, "category": None, "tags": (), "scope": None, "agent": None, "status": None,
+        "since": None, "until": None, "include_archive": False, "include_inbox": False, "ids": (),
+    }
+    type: str | None
+    category: str | None
+    tags: Sequence[str]
+    scope: str | None
+    agent: str | None
+    status: str | None
+    since: dt.datetime | None
+    until: dt.datetime | None
+    include_archive: bool
+    include_inbox: bool
+    ids: Sequence[str]
 
     def match(self, memory: Memory) -> bool:
         if self.type and memory.type != self.type:
@@ -152,6 +164,8 @@ def find_root(start: Path | None = None) -> Path:
 
 
 def template_dir() -> Path:
+    from importlib import resources  # ~5 ms to import: only init needs it
+
     return Path(str(resources.files("memvault") / "vault_template"))
 
 
@@ -288,13 +302,17 @@ class Vault:
         message: str,
         removes: Iterable[str] = (),
         moves: Mapping[str, str] | None = None,
+        known: Mapping[str, Memory] | None = None,
     ) -> str | None:
         """Write ``writes`` (rel path -> text) atomically, remove/move files, one commit.
 
-        Call with the lock held. Every text is validated before anything is written.
+        Call with the lock held. Every text is validated before anything is written, except
+        those in ``known``: rendered by memvault from metadata it validated, given here as
+        the memory they hold (the catalog records them without parsing them back).
         """
+        known = dict(known or {})
         for rel, text in writes.items():
-            if rel.split("/", 1)[0] in ALL_TREES:
+            if rel.split("/", 1)[0] in ALL_TREES and rel not in known:
                 check_text(text, rel)
         removes = list(removes)
         moves = dict(moves or {})
@@ -318,12 +336,27 @@ class Vault:
                     pass
             sha = None
             if self.config.get("git.commit", True):
-                sha = gitstore.commit(self.root, message, self.git_identity, add=touched_add, remove=touched_rm)
+                # Paths that certainly change: their new bytes differ from the old ones.
+                certain = not removes and not moves and all(
+                    before[rel] is None or before[rel] != text.encode("utf-8") for rel, text in writes.items()
+                )
+                sha = gitstore.commit(
+                    self.root,
+                    message,
+                    self.git_identity,
+                    add=touched_add,
+                    remove=touched_rm,
+                    new_files=[rel for rel in writes if before[rel] is None] if certain else None,
+                )
         except BaseException:
             self._roll_back(before)
-            raise
-        finally:
             self.catalog.refresh(list(before))
+            raise
+        else:
+            for rel, memory in known.items():
+                self.catalog.put(rel, memory, writes[rel])
+            self.catalog.refresh([rel for rel in before if rel not in known])
+        finally:
             self.bump_generation()
         return sha
 
@@ -383,10 +416,14 @@ class Vault:
                 f"capture is paused for scope '{scope}' (run 'memvault resume --scope {scope}')", where, "scope"
             )
 
-    def _unique_id(self, base: str, taken: set[str]) -> str:
+    def _id_taken(self, memory_id: str) -> bool:
+        """Whether a file of the vault (as the catalog last saw it) already has this id."""
+        return bool(self.catalog.paths_with_id(memory_id))
+
+    def _unique_id(self, base: str, taken: Callable[[str], bool]) -> str:
         base = base[:100].strip("-") or "memory"
         candidate, n = base, 2
-        while candidate in taken:
+        while taken(candidate):
             candidate = f"{base}-{n}"
             n += 1
         return candidate
@@ -428,15 +465,19 @@ class Vault:
         self._check_writable(scope, "add")
         check_secrets(f"{title or ''}\n{content}\n{fields}", "add", self.config.get("security"), allow_secrets)
         content = self._redact(scope, content)
+        inbox = scope == "global" and not self.identity.is_librarian
+        needs_rivals = type == "semantic" and bool(meta.get("subject")) and not inbox
         with self.locked():
-            scan = self.scan()
-            taken = scan.ids()
+            # A subject needs every fact's current subject (full scan); an id only needs
+            # to know which files exist, which folder mtimes tell (quick sync).
+            scan = self.scan() if needs_rivals else None
+            if scan is None:
+                self.catalog.quick_sync()
             if id:
-                if id in taken:
+                if self._id_taken(id):
                     raise DuplicateIdError(f"id {id!r} already exists", key="id")
             else:
-                meta["id"] = self._unique_id(meta["id"], taken)
-            inbox = scope == "global" and not self.identity.is_librarian
+                meta["id"] = self._unique_id(meta["id"], self._id_taken)
             if inbox:
                 meta["status"] = "proposed"
             rel = self.path_for(meta)
@@ -449,10 +490,12 @@ class Vault:
                 raise ValidationError(problems[0].message, rel, problems[0].key, problems)
             writes: dict[str, str] = {}
             superseded: list[str] = []
-            if type == "semantic" and meta.get("subject") and not inbox:
+            if scan is not None:
                 rivals = [e.memory for e in scan.entries.values() if e.subject == meta["subject"] and e.valid]
                 writes, superseded = self._supersede_for(meta, [m for m in rivals if m is not None])
             writes[rel] = render_new(meta, content)
+            # validated above and rendered by us: parse it back only when we can't vouch for it
+            memory = new_memory(meta, content, rel) or check_text(writes[rel], rel)
             what = f"add {type} {meta['id']}"
             why = message or (title or content.splitlines()[0] if content else "")
             msg = f"memvault: {what}" + (f": {_short(why)}" if why else "")
@@ -460,8 +503,7 @@ class Vault:
                 msg += f"\n\nSupersedes {', '.join(superseded)} (same subject '{meta['subject']}')."
             if inbox:
                 msg += "\n\nScope 'global' needs the librarian role: proposed in inbox/ for review."
-            sha = self.commit_files(writes, msg)
-        memory = check_text(writes[rel], rel)
+            sha = self.commit_files(writes, msg, known={rel: memory})
         return WriteResult(memory, sha, tuple(superseded), inbox, msg)
 
     def _redact(self, scope: str, text: str) -> str:

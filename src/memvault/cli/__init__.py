@@ -11,26 +11,29 @@ import os
 import sys
 import traceback
 from pathlib import Path
-
-import typer
+from typing import Any
 
 from ..errors import MemvaultError
-from ._app import app
-
-# Command modules register themselves on ``app`` when imported.
-from . import admin as _admin  # noqa: E402,F401
-from . import agents as _agents  # noqa: F401
-from . import hooks as _hooks  # noqa: F401
-from . import maintain as _maintain  # noqa: E402,F401
-from . import read as _read  # noqa: E402,F401
-from . import write as _write  # noqa: E402,F401
-
-import importlib.util as _ilu
-
-if _ilu.find_spec("memvault.cli.search") is not None:  # search commands arrive with the index
-    from . import search as _search  # noqa: F401
 
 __all__ = ["app", "main"]
+
+
+def __getattr__(name: str) -> Any:
+    if name == "app":  # the Typer app, built on first use (``memvault add`` may not need it)
+        return _typer_app()
+    raise AttributeError(f"module 'memvault.cli' has no attribute {name!r}")
+
+
+def _typer_app() -> Any:
+    """The Typer app with every command module registered on it."""
+    import importlib.util
+
+    from . import admin, agents, hooks, maintain, read, write  # noqa: F401  (they register commands)
+    from ._app import app
+
+    if importlib.util.find_spec("memvault.cli.search") is not None:  # search commands arrive with the index
+        from . import search  # noqa: F401
+    return app
 
 
 def _crash_log(exc: BaseException) -> Path:
@@ -47,11 +50,6 @@ def _crash_log(exc: BaseException) -> Path:
 
 def main(argv: list[str] | None = None) -> int:
     """Console entry point; returns (and exits with) the process exit code."""
-    try:  # typer >= 0.16 vendors click; older ones use the real package
-        from typer._click import exceptions as click_exc  # type: ignore[import-not-found]
-    except ImportError:  # pragma: no cover
-        from click import exceptions as click_exc  # type: ignore[no-redef]
-
     if argv is None:
         # Undecodable bytes in arguments arrive as lone surrogates; make them U+FFFD once, here.
         argv = [_clean_arg(a) for a in sys.argv[1:]]
@@ -60,19 +58,16 @@ def main(argv: list[str] | None = None) -> int:
         exit_after = False
     code = 0
     try:
-        result = app(args=argv, standalone_mode=False, prog_name="memvault")
-        code = result if isinstance(result, int) else 0
+        from .fast import parse
+
+        fast = parse(argv)
+        if fast is not None:
+            fast()
+        else:
+            code = _run_typer(argv)
     except MemvaultError as exc:
         print(f"Error: {exc}", file=sys.stderr)
         code = exc.exit_code
-    except typer.Exit as exc:
-        code = exc.exit_code
-    except typer.Abort:
-        print("Aborted.", file=sys.stderr)
-        code = 130
-    except click_exc.ClickException as exc:
-        exc.show(file=sys.stderr)
-        code = 2 if isinstance(exc, click_exc.UsageError) else exc.exit_code
     except KeyboardInterrupt:
         print("Interrupted.", file=sys.stderr)
         code = 130
@@ -86,6 +81,29 @@ def main(argv: list[str] | None = None) -> int:
         sys.stdout.flush()
         raise SystemExit(code)
     return code
+
+
+def _run_typer(argv: list[str]) -> int:
+    """Run the Typer app; its own exits and usage errors become exit codes here."""
+    import typer
+
+    try:  # typer >= 0.16 vendors click; older ones use the real package
+        from typer._click import exceptions as click_exc  # type: ignore[import-not-found]
+    except ImportError:  # pragma: no cover
+        from click import exceptions as click_exc  # type: ignore[no-redef]
+
+    app = _typer_app()
+    try:
+        result = app(args=argv, standalone_mode=False, prog_name="memvault")
+        return result if isinstance(result, int) else 0
+    except typer.Exit as exc:
+        return exc.exit_code
+    except typer.Abort:
+        print("Aborted.", file=sys.stderr)
+        return 130
+    except click_exc.ClickException as exc:
+        exc.show(file=sys.stderr)
+        return 2 if isinstance(exc, click_exc.UsageError) else exc.exit_code
 
 
 def _clean_arg(arg: str) -> str:

@@ -155,7 +155,7 @@ def history(
     memory = vault.get(memory_id)
     changes = gitstore.history(vault.root, memory.path, limit)
     if json_out:
-        emit_json([c.__dict__ for c in changes])
+        emit_json([c.as_dict() for c in changes])
         return
     for change in changes:
         print(f"{change.sha[:10]}  {change.date[:19]}  {change.author}  {change.message}")

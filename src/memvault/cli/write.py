@@ -13,6 +13,8 @@ from typing import Optional
 import typer
 
 from ..errors import MemvaultError, ValidationError
+from . import actions
+from .actions import KIND_TYPE  # noqa: F401  (importable from here, as before)
 from ._app import app, emit_json, info, open_vault, parse_when, read_text_arg, split_list, state
 
 
@@ -22,7 +24,6 @@ class Kind(str, enum.Enum):
     procedure = "procedure"
 
 
-KIND_TYPE = {"episode": "episodic", "fact": "semantic", "procedure": "procedural"}
 
 
 @app.command()
@@ -86,45 +87,13 @@ def add(
 
       echo "long text" | memvault add episode --title "Postmortem"
     """
-    body = read_text_arg(text, file)
-    vault = open_vault()
-    fields = {
-        "category": category,
-        "tags": split_list(tag),
-        "importance": importance,
-        "decay": decay,
-        "confidence": confidence,
-        "scope": scope,
-        "subject": subject,
-        "valid_from": _time_text(valid_from, "valid_from"),
-        "valid_to": _time_text(valid_to, "valid_to"),
-        "trigger": split_list(trigger),
-        "steps": list(step or []),
-        "outcome": outcome,
-        "session": session,
-        "source": source,
-        "related": split_list(related),
-        "channel": channel,
-        "author": author,
-    }
-    result = vault.add(
-        KIND_TYPE[kind.value], body, title=title, id=id, allow_secrets=allow_secrets, message=message, **fields
+    actions.add(
+        kind.value, text, file=file, title=title, id=id, category=category, tag=tag, importance=importance,
+        decay=decay, confidence=confidence, scope=scope, subject=subject, valid_from=valid_from,
+        valid_to=valid_to, trigger=trigger, step=step, outcome=outcome, session=session, source=source,
+        related=related, channel=channel, author=author, message=message, allow_secrets=allow_secrets,
+        json_out=json_out,
     )
-    if json_out:
-        emit_json({**result.memory.to_dict(), "commit": result.commit, "superseded": list(result.superseded), "inbox": result.inbox})
-        return
-    where = "proposed in inbox (needs review)" if result.inbox else "saved"
-    print(f"{result.memory.id}\t{result.memory.path}")
-    info(f"{where}; commit {result.commit[:10] if result.commit else '-'}")
-    if result.superseded:
-        info(f"supersedes {', '.join(result.superseded)}")
-
-
-def _time_text(value: Optional[str], key: str) -> Optional[str]:
-    from ..memory import format_time
-
-    when = parse_when(value, key)
-    return format_time(when) if when else None
 
 
 @app.command()
@@ -141,14 +110,9 @@ def log(
 
     Example: memvault log --session 2026-11-29-deploy --role user "Why did the deploy fail?"
     """
-    body = read_text_arg(text, file)
-    vault = open_vault()
-    extra = {"rating": rating} if rating else None
-    result = vault.log(session, role, body, extra=extra, allow_secrets=allow_secrets)
-    if json_out:
-        emit_json({**result.memory.to_dict(with_content=False), "commit": result.commit})
-        return
-    print(f"{result.memory.id}\t{result.memory.path}")
+    actions.log(
+        text, session=session, role=role, rating=rating, file=file, allow_secrets=allow_secrets, json_out=json_out
+    )
 
 
 @app.command()

@@ -1,0 +1,83 @@
+"""Small value classes without ``dataclasses``.
+
+Importing ``dataclasses`` (it pulls in ``inspect``) and building each class costs about
+10 ms plus ~1 ms per class at start-up: as much as the rest of a ``memvault add``. The
+modules on the write path declare their value types as :class:`Record` subclasses
+instead: ``__slots__`` name the fields, ``_defaults``/``_factories`` give defaults,
+``_frozen`` makes instances immutable and hashable (``_unhashed`` fields left out of
+the hash). Equality, ``repr`` and ``as_dict`` come from the fields.
+"""
+
+from __future__ import annotations
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # pragma: no cover
+    from collections.abc import Callable
+    from typing import Any
+
+
+class Record:
+    __slots__ = ()
+    _defaults: dict[str, Any] = {}
+    _factories: dict[str, Callable[[], Any]] = {}
+    _frozen = False
+    _unhashed: tuple[str, ...] = ()
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if cls._frozen:
+            cls.__setattr__ = Record._refuse  # type: ignore[method-assign,assignment]
+            cls.__delattr__ = Record._refuse  # type: ignore[method-assign,assignment]
+            cls.__hash__ = Record._hash  # type: ignore[method-assign,assignment]
+        else:
+            cls.__hash__ = None  # type: ignore[assignment]  (mutable: unhashable, like a dataclass)
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        names = self.__slots__
+        if len(args) > len(names):
+            raise TypeError(f"{type(self).__name__}() takes {len(names)} arguments, got {len(args)}")
+        put = object.__setattr__
+        for name, value in zip(names, args):
+            if name in kwargs:
+                raise TypeError(f"{type(self).__name__}() got {name!r} twice")
+            put(self, name, value)
+        for name in names[len(args) :]:
+            if name in kwargs:
+                value = kwargs.pop(name)
+            elif name in self._defaults:
+                value = self._defaults[name]
+            elif name in self._factories:
+                value = self._factories[name]()
+            else:
+                raise TypeError(f"{type(self).__name__}() is missing {name!r}")
+            put(self, name, value)
+        if kwargs:
+            raise TypeError(f"{type(self).__name__}() got unexpected {', '.join(map(repr, kwargs))}")
+
+    def _values(self) -> tuple[Any, ...]:
+        return tuple(getattr(self, name) for name in self.__slots__)
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return self._values() == other._values()  # type: ignore[attr-defined]
+
+    def __repr__(self) -> str:
+        inner = ", ".join(f"{name}={getattr(self, name)!r}" for name in self.__slots__)
+        return f"{type(self).__name__}({inner})"
+
+    def _hash(self) -> int:
+        return hash(tuple(getattr(self, n) for n in self.__slots__ if n not in self._unhashed))
+
+    def _refuse(self, name: str, *value: Any) -> None:
+        raise AttributeError(f"cannot assign to field {name!r}: {type(self).__name__} is immutable")
+
+    def __getstate__(self) -> tuple[Any, ...]:  # pickle and copy: frozen ones too
+        return self._values()
+
+    def __setstate__(self, state: tuple[Any, ...]) -> None:
+        for name, value in zip(self.__slots__, state):
+            object.__setattr__(self, name, value)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {name: getattr(self, name) for name in self.__slots__}
