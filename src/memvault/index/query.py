@@ -13,7 +13,8 @@ see: nothing hidden comes back, and hidden memories never starve the results.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -335,7 +336,7 @@ def vector_leg(
                 kept = {}
                 if rows:
                     matrix = np.stack([vecs[r] for r in rows])
-                    sims_all = dot_rows(matrix, np.asarray(qvec, dtype=np.float32))
+                    sims_all = dot_rows([matrix], np.asarray(qvec, dtype=np.float32))[0]
                     for i in np.argsort(-sims_all, kind="stable")[:k]:
                         kept[rows[i]] = (doc_of[rows[i]], float(sims_all[i]))
                 how.append(f"{doc_type}: exact over {len(rows)} allowed")
@@ -347,8 +348,9 @@ def vector_leg(
 _blas: Any = None  # threadpoolctl's controller once looked up (False: not available)
 
 
-def dot_rows(matrix: np.ndarray, q: np.ndarray) -> np.ndarray:
-    """``matrix @ q`` on one BLAS thread.
+@contextmanager
+def one_blas_thread() -> Iterator[bool]:
+    """Matrix products inside run on one BLAS thread (yields False if that can't be set).
 
     OpenBLAS splits a matrix-vector product over every core. For the few megabytes of an
     in-memory index that saves well under a millisecond on an idle machine, but on a busy
@@ -361,14 +363,23 @@ def dot_rows(matrix: np.ndarray, q: np.ndarray) -> np.ndarray:
             from threadpoolctl import ThreadpoolController
 
             _blas = ThreadpoolController()
-        except Exception:  # noqa: BLE001 - not installed or can't inspect the libraries
+        except Exception:  # noqa: BLE001 - not installed, or can't inspect the libraries
             _blas = False
     if _blas is False:
-        import numpy as np
-
-        return np.einsum("ij,j->i", matrix, q)  # numpy's own loop: one thread, no BLAS
+        yield False
+        return
     with _blas.limit(limits=1, user_api="blas"):
-        return matrix @ q
+        yield True
+
+
+def dot_rows(matrices: Sequence[np.ndarray], q: np.ndarray) -> list[np.ndarray]:
+    """``m @ q`` for each matrix, on one thread (see :func:`one_blas_thread`)."""
+    import numpy as np
+
+    with one_blas_thread() as limited:
+        if limited:
+            return [m @ q for m in matrices]
+        return [np.einsum("ij,j->i", m, q) for m in matrices]  # numpy's own loop: one thread
 
 
 def _vector_leg_in_memory(
@@ -385,7 +396,7 @@ def _vector_leg_in_memory(
         return [], "exact in memory: empty"
     rowids = np.concatenate([r for r, _, _ in parts])
     docs = np.concatenate([d for _, d, _ in parts])
-    sims = np.concatenate([dot_rows(m, q) for _, _, m in parts])
+    sims = np.concatenate(dot_rows([m for _, _, m in parts], q))
     _, table = index.allowed_docs(filt)
     allowed = np.zeros(len(docs), dtype=bool)
     inside = docs < len(table)
