@@ -100,6 +100,7 @@ def main() -> None:
     parser.add_argument("--embedder", default=None, help="e.g. fake (default: the real model)")
     parser.add_argument("--seed", type=int, default=3)
     parser.add_argument("--json", action="store_true")
+    parser.add_argument("--progress", action="store_true", help="one line per trial on stderr")
     args = parser.parse_args()
     if args.embedder:
         os.environ["MEMVAULT_EMBEDDER"] = args.embedder
@@ -132,6 +133,11 @@ def main() -> None:
         problems = check(root, acked)
         if problems:
             failures.append({"trial": n, "op": op, "problems": problems[:5]})
+        if args.progress:
+            state = "killed" if proc.returncode == -signal.SIGKILL else f"exit {proc.returncode}"
+            print(f"trial {n:3d} {op:11s} {state:8s} after {delay:.2f} s: "
+                  f"{'OK' if not problems else problems[0][:200]} ({time.time() - t0:.0f} s)",
+                  file=sys.stderr, flush=True)
     result = {
         "trials": args.trials,
         "killed": dict(killed),
