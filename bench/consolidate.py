@@ -24,7 +24,7 @@ import tempfile
 import time
 from pathlib import Path
 
-WORDS = None
+TAGS = ["deploy", "billing", "onboarding", "infra", "search", "mobile", "security", "hiring", "support", "data"]
 
 
 def vocabulary(rng: random.Random) -> list[str]:
@@ -34,6 +34,52 @@ def vocabulary(rng: random.Random) -> list[str]:
         words.add("".join(rng.choice(syllables) for _ in range(rng.randint(2, 3))))
     common = "the a of to and in is was for on with that by at from we our team service deploy".split()
     return sorted(words) + common
+
+
+LOCOMO = Path(__file__).resolve().parents[1].parent / "shared" / "bench" / "locomo10.json"
+
+
+def corpus(rng: random.Random, count: int) -> tuple[list[str], list[str], str]:
+    """``count`` distinct texts and a vocabulary of real English words.
+
+    Real conversation turns from LoCoMo (``/work/shared/bench``; 12+ words, distinct after
+    normalisation), then sentences of random words from the same vocabulary. A small model
+    embeds any two such texts well apart (nearest other text at about 0.5-0.75 cosine), so
+    what merges is what was planted. Without the data: pseudo-words (with a real model
+    these all look alike to it, and precision means little).
+    """
+    import re
+
+    path = Path(os.environ.get("MEMVAULT_LOCOMO", LOCOMO))
+    if not path.exists():
+        print(f"note: {path} not found; using pseudo-words", file=sys.stderr)
+        vocab = vocabulary(rng)
+        return [sentence(rng, vocab) for _ in range(count)], vocab, "pseudo-words"
+    turns: list[str] = []
+
+    def walk(node: object) -> None:
+        if isinstance(node, dict):
+            if isinstance(node.get("text"), str) and "speaker" in node:
+                turns.append(node["text"])
+            for value in node.values():
+                walk(value)
+        elif isinstance(node, list):
+            for value in node:
+                walk(value)
+
+    walk(json.loads(path.read_text(encoding="utf-8")))
+    seen: dict[str, str] = {}
+    for t in turns:
+        key = " ".join(re.findall(r"\w+", t.lower()))
+        if len(t.split()) >= 12 and key not in seen:
+            seen[key] = " ".join(t.split())
+    texts = sorted(seen.values())
+    rng.shuffle(texts)
+    vocab = sorted({w for t in turns for w in re.findall(r"[a-z]+", t.lower()) if len(w) > 2})
+    texts = texts[:count]
+    while len(texts) < count:
+        texts.append(sentence(rng, vocab))
+    return texts, vocab, f"LoCoMo turns ({min(len(seen), count)}) + random-word sentences"
 
 
 def sentence(rng: random.Random, vocab: list[str]) -> str:
@@ -72,7 +118,6 @@ def build(root: Path, n: int, dup_rate: float, contra_rate: float, dispute_rate:
     from memvault.files import render_new
 
     rng = random.Random(seed)
-    vocab = vocabulary(rng)
     vault = Vault.init(root)
     if exact_below is not None:
         vault.set_config("index.exact_below", exact_below, "bench: how neighbours are found")
@@ -88,6 +133,7 @@ def build(root: Path, n: int, dup_rate: float, contra_rate: float, dispute_rate:
     n_contra = int(n * contra_rate)
     n_dispute = 2 * int(n * dispute_rate / 2)
     base_count = n - n_dups - n_contra - n_dispute
+    texts, vocab, source = corpus(rng, base_count + n_dispute // 2)
     originals = []
 
     def owner(i: int) -> dict:
@@ -105,9 +151,9 @@ def build(root: Path, n: int, dup_rate: float, contra_rate: float, dispute_rate:
             "created": _stamp(created),
             "importance": 3,
             "decay": "never",
-            "tags": [rng.choice(vocab[:50])],
+            "tags": [rng.choice(TAGS)],
         }
-        originals.append((meta, sentence(rng, vocab)))
+        originals.append((meta, texts[i]))
     facts = [i for i, (m, _) in enumerate(originals) if m["type"] == "semantic"]
     for j, i in enumerate(rng.sample(facts, min(n_contra, len(facts)))):
         meta, text = originals[i]
@@ -126,7 +172,7 @@ def build(root: Path, n: int, dup_rate: float, contra_rate: float, dispute_rate:
     for j in range(n_dispute // 2):
         i = base_count + j
         base = {"type": "semantic", "category": "facts", **owner(i), "importance": 3, "decay": "never"}
-        text = sentence(rng, vocab).rstrip(".")
+        text = texts[base_count + j].rstrip(".!? ")
         if j % 2:
             pair = (f"{text}. The retry limit is {10 + j % 50} attempts.", f"{text}. The retry limit is {70 + j % 50} attempts.")
         else:
@@ -160,6 +206,7 @@ def build(root: Path, n: int, dup_rate: float, contra_rate: float, dispute_rate:
         "subjects": subject_pairs,
         "disputes": dispute_pairs,
         "files": len(writes),
+        "corpus": source,
     }
 
 
@@ -207,6 +254,7 @@ def run(n: int, dup_rate: float, contra_rate: float, dispute_rate: float, seed: 
         return {
             "n": built["files"],
             "embedder": embedder,
+            "corpus": built["corpus"],
             "neighbours": result.neighbours,
             "load_avg_1m": round(load, 2),
             "build_s": round(build_s, 2),
@@ -267,6 +315,7 @@ def main() -> None:
         "dispute_precision": big["dispute_precision"],
         "disputed_flagged": big["disputed_flagged"],
         "embedder": big["embedder"],
+        "corpus": big["corpus"],
         "neighbour_mode": ",".join(sorted({r["mode"] for r in big["neighbours"]})),
         "n": big["n"],
         "detail": big,

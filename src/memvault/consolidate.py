@@ -260,6 +260,7 @@ class _State:
         self.index: Any = None
         self.index_tried = False
         self.neighbour_reports: list[dict[str, Any]] = []
+        self.vectors: dict[str, tuple[Any, tuple[int, ...], bool]] = {}  # id -> (vector, rowids, stale)
 
     def change(self, m: Memory, changes: Mapping[str, Any]) -> None:
         self.changes[m.id].update(changes)

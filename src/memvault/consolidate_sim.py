@@ -63,7 +63,9 @@ def neighbour_pairs(
     each memory's ``consolidate.neighbours`` (default 10) nearest of its group with cosine
     ≥ ``threshold``, found by the index (HNSW, or exactly in small vaults), not by
     comparing every pair."""
-    from .index.neighbours import memory_vectors, similar_pairs
+    import numpy as np
+
+    from .index.neighbours import MemoryVectors, memory_vectors, similar_pairs
 
     k = int(vault.config.get("consolidate.neighbours", 10))
     idx = _index(vault, state)
@@ -73,7 +75,20 @@ def neighbour_pairs(
 
         return get_embedder(str(vault.config.get("embedder"))).embed_documents(texts)
 
-    vecs = memory_vectors(idx, memories, embed, progress)
+    # dedup and promotion ask about many of the same memories: read each vector once
+    cache = state.vectors
+    missing = [m for m in memories if m.id not in cache]
+    if missing:
+        got = memory_vectors(idx, missing, embed, progress, current=state.writer and idx is not None)
+        stale = set(got.stale)
+        for pos, m in enumerate(missing):
+            cache[m.id] = (got.matrix[pos], got.rowids[pos], pos in stale)
+    rows = [cache[m.id] for m in memories]
+    vecs = MemoryVectors(
+        np.vstack([r[0] for r in rows]) if rows else np.zeros((0, 1), dtype=np.float32),
+        [r[1] for r in rows],
+        [i for i, r in enumerate(rows) if r[2]],
+    )
     mode = vault.config.get("consolidate.neighbour_mode")
     pairs, report = similar_pairs(
         idx, vecs, [m.type for m in memories], groups, k, threshold, progress, str(mode) if mode in ("exact", "ann") else None

@@ -119,8 +119,13 @@ def memory_vectors(
     memories: Sequence[Memory],
     embed: Callable[[list[str]], np.ndarray],
     progress: Progress | None = None,
+    current: bool = False,
 ) -> MemoryVectors:
-    """The stored vector of each memory; memories the index holds other text for are embedded."""
+    """The stored vector of each memory; memories the index holds other text for are embedded.
+
+    ``current``: the index was brought up to date with these very files under the vault
+    lock, so its vectors are taken as they are (no chunk hashes to compare).
+    """
     import numpy as np
 
     dims = idx.dimensions if idx is not None else 0
@@ -142,8 +147,14 @@ def memory_vectors(
     todo: list[tuple[int, list[str]]] = []
     found: dict[int, np.ndarray] = {}
     for i, m in enumerate(memories):
-        chunks = chunk_memory(m, chunk_words)
         have = stored.get(m.path, {})
+        blobs = [have[n][2] for n in sorted(have)]
+        if current and blobs and all(b is not None and len(b) == dims * 4 for b in blobs):
+            vecs = [np.frombuffer(b, dtype=np.float32) for b in blobs if b is not None]
+            found[i] = vecs[0] if len(vecs) == 1 else np.mean(vecs, axis=0)
+            rowids.append(tuple(have[n][0] for n in sorted(have)))
+            continue
+        chunks = chunk_memory(m, chunk_words)
         rows = [have.get(c.n) for c in chunks]
         if len(have) == len(chunks) and all(
             r is not None and r[1] == c.hash and r[2] is not None and len(r[2]) == dims * 4
