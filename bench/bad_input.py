@@ -75,6 +75,11 @@ CASES: list[tuple[str, dict[str, bytes], list[str], bytes | None]] = [
     ("invalid config value", {".memvault/config.yaml": fm("decay:\n  rates: {fast: 2}\n")}, ["list"], None),
     ("import of a broken JSONL line", {"in.jsonl": fm('{"id": "ok-one", "type": "semantic", "content": "fine"}\n{not json\n')}, ["import", "{root}/in.jsonl"], None),
     ("unknown option", {}, ["list", "--colour"], None),
+    # found by fuzzing (tests/test_fuzz_cli.py, bench/fuzz.py)
+    ("impossible date in hand-written front matter (created: 2026-02-30)", {"semantic/facts/feb30.md": fm("---\nid: feb30\ntype: semantic\ncreated: 2026-02-30\n---\nx\n")}, ["list"], None),
+    ("YAML scalar that can't be built (n: -_)", {"semantic/facts/underscore.md": fm("---\nid: underscore\ntype: semantic\nn: -_\n---\nx\n")}, ["check", "semantic/facts/underscore.md"], None),
+    ("import of a folder", {}, ["import", "{root}/semantic"], None),
+    ("export --output to a folder", {}, ["export", "--output", "{root}/semantic"], None),
 ]
 
 
@@ -112,7 +117,7 @@ def run_case(root: Path, label: str, files: dict[str, bytes], args: list[str], s
         "input": label,
         "command": "memvault " + " ".join(a if " " not in a else repr(a) for a in args).replace(str(root) + "/", ""),
         "exit": code,
-        "message": message.replace(str(root) + "/", "")[:200],
+        "message": message.replace(str(root) + "/", "").replace(str(Path.home()), "~")[:200],
         "traceback": "Traceback" in err,
         "vault_intact": intact and fsck,
     }

@@ -91,9 +91,12 @@ def reader(root: str, deadline: float, out: str, seed: int) -> None:
     vault = Vault.open(root)
     vault.recall("warm up", limit=1)  # model load and index open are start-up, not waiting
     worst = 0.0
+    worst_at = 0.0
     count = 0
     errors = 0
+    error_at: list[float] = []
     times: list[float] = []
+    t0 = deadline - float(os.environ.get("STRESS_SECONDS", "0"))
     while time.time() < deadline:
         q = " ".join(rng.choice(WORDS) for _ in range(3))
         t = time.perf_counter()
@@ -101,15 +104,18 @@ def reader(root: str, deadline: float, out: str, seed: int) -> None:
             vault.recall(q, limit=5)
         except Exception as exc:  # noqa: BLE001 - counted and reported
             errors += 1
-            print(f"reader error: {type(exc).__name__}: {exc}", file=sys.stderr)
+            error_at.append(round(time.time() - t0, 1))
+            print(f"reader error at {time.time() - t0:.1f} s: {type(exc).__name__}: {exc}", file=sys.stderr)
         took = time.perf_counter() - t
         times.append(took)
-        worst = max(worst, took)
+        if took > worst:
+            worst, worst_at = took, time.time() - t0
         count += 1
     times.sort()
     p50 = times[len(times) // 2] if times else 0.0
     with open(out, "w", encoding="utf-8") as handle:
-        json.dump({"worst": worst, "count": count, "errors": errors, "p50": p50}, handle)
+        json.dump({"worst": worst, "worst_at": round(worst_at, 1), "count": count, "errors": errors,
+                   "error_at": error_at[:20], "p50": p50}, handle)
 
 
 def consolidator(root: str, deadline: float, every: float, out: str) -> None:
@@ -211,6 +217,7 @@ def main() -> None:
         os.environ["MEMVAULT_EMBEDDER"] = args.embedder
     from memvault import Vault
 
+    os.environ["STRESS_SECONDS"] = str(args.seconds)  # readers report when (s into the run) things happen
     tmp = tempfile.mkdtemp(prefix="mv-stress-")
     root = Path(tmp) / "v"
     vault = Vault.init(root, examples=True)
@@ -260,6 +267,8 @@ def main() -> None:
             "read_errors": sum(r["errors"] for r in readers),
             "reads_per_s": round(sum(r["count"] for r in readers) / elapsed, 2),
             "worst_reader_wait_s": round(max((r["worst"] for r in readers), default=0.0), 3),
+            "worst_reader_wait_at_s": max(readers, key=lambda r: r["worst"])["worst_at"] if readers else None,
+            "read_errors_at_s": sorted(t for r in readers for t in r.get("error_at", []))[:20],
             "reader_p50_s": round(max((r.get("p50", 0.0) for r in readers), default=0.0), 3),
             "consolidations": cons["runs"],
             "consolidation_errors": cons["errors"],
@@ -268,6 +277,7 @@ def main() -> None:
     result["ok"] = (
         result["lost"] == 0 and result["corrupt"] == 0 and result["fsck_ok"] and result["doctor_ok"]
         and result["index_matches_files"] and result["worst_reader_wait_s"] <= 5 and result["resurrected"] == 0
+        and result["read_errors"] == 0
     )
     if not args.keep:
         import shutil
@@ -280,7 +290,8 @@ def main() -> None:
         return
     print(f"stress {result['seconds']} s: {args.writers} writers, {args.readers} readers, watcher, consolidation every {args.consolidate_every} s")
     print("ops/s: " + ", ".join(f"{k} {v}" for k, v in result["ops_per_s"].items()) + f"; reads {result['reads_per_s']}/s")
-    print(f"reader latency p50 {result['reader_p50_s']} s, worst {result['worst_reader_wait_s']} s; consolidations {result['consolidations']}")
+    print(f"reader latency p50 {result['reader_p50_s']} s, worst {result['worst_reader_wait_s']} s "
+          f"(at {result['worst_reader_wait_at_s']} s); read errors {result['read_errors']}; consolidations {result['consolidations']}")
     print(f"lost {result['lost']}, corrupt {result['corrupt']}, fsck {'ok' if result['fsck_ok'] else 'FAILED'}, "
           f"doctor {'ok' if result['doctor_ok'] else 'FAILED'}, index matches files: {result['index_matches_files']}")
     print("OK" if result["ok"] else "PROBLEMS FOUND")
