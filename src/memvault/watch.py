@@ -331,7 +331,7 @@ class ChangeFeed:
         self._everything = False
         self._observer: Any = None
         self._watches: dict[str, Any] = {}
-        self._rescan_trees = False
+        self._stale_trees: set[str] = set()  # created, removed or replaced since scheduled
 
     # --- lifecycle ---------------------------------------------------------------
 
@@ -374,10 +374,11 @@ class ChangeFeed:
 
     def take(self) -> tuple[set[str], bool]:
         """Memory files changed since the last call, and whether to compare every file."""
-        if self._rescan_trees:
-            self._rescan_trees = False
+        if self._stale_trees:
+            with self._lock:
+                stale, self._stale_trees = self._stale_trees, set()
             try:
-                self._schedule_trees()
+                self._schedule_trees(stale)
             except Exception:  # noqa: BLE001 - the full check below still runs
                 pass
         with self._lock:
@@ -389,17 +390,19 @@ class ChangeFeed:
         with self._lock:
             self._everything = True
 
-    def _schedule_trees(self) -> None:
+    def _schedule_trees(self, stale: set[str] = frozenset()) -> None:  # type: ignore[assignment]
+        """Watch every tree there is; ``stale`` ones are watched afresh (a tree removed and
+        made again is another folder: the old watch went with the old one)."""
         assert self._observer is not None
         for tree in MEMORY_TREES:
             folder = self.root / tree
             present = folder.is_dir() and not folder.is_symlink()
-            if tree in self._watches and not present:
+            if tree in self._watches and (tree in stale or not present):
                 try:
                     self._observer.unschedule(self._watches.pop(tree))
                 except Exception:  # noqa: BLE001 - its watch is gone with the folder
                     pass
-            elif tree not in self._watches and present:
+            if tree not in self._watches and present:
                 self._watches[tree] = self._observer.schedule(
                     _Dispatch(self._on_tree), str(folder), recursive=True  # type: ignore[arg-type]
                 )
@@ -408,9 +411,11 @@ class ChangeFeed:
         """A direct child of the vault changed: a tree appearing, going or being replaced."""
         name = os.path.basename(os.fsdecode(getattr(event, "src_path", "") or ""))
         dest = os.path.basename(os.fsdecode(getattr(event, "dest_path", "") or ""))
-        if name in MEMORY_TREES or dest in MEMORY_TREES:
-            self._rescan_trees = True
-            self.everything()
+        trees = {n for n in (name, dest) if n in MEMORY_TREES}
+        if trees:
+            with self._lock:
+                self._stale_trees |= trees
+                self._everything = True
 
     def _on_tree(self, event: Any) -> None:
         kind = getattr(event, "event_type", None)
