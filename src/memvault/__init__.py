@@ -5,7 +5,7 @@
 >>> vault.add("semantic", "The API rate limit is 100 req/s", subject="api.rate-limit")  # doctest: +SKIP
 """
 
-from typing import TYPE_CHECKING, Any
+from __future__ import annotations
 
 # Exports load lazily (PEP 562): ``memvault add`` must not pay for the search stack.
 _EXPORTS = {
@@ -27,7 +27,10 @@ _EXPORTS = {
     "WriteResult": "vault",
 }
 
-if TYPE_CHECKING:  # pragma: no cover
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # pragma: no cover  (typing itself costs ~4 ms to import)
+    from typing import Any
+
     from .errors import (
         ConfigError,
         DuplicateIdError,

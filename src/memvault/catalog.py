@@ -12,7 +12,6 @@ are left to the next full scan (any read).
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import sqlite3
@@ -22,7 +21,7 @@ from pathlib import Path
 
 from ._record import Record
 from .errors import Problem, ValidationError
-from .files import is_memory_file, load_document, read_bytes
+from .files import MEMORY_SUFFIXES, is_memory_file, load_document, read_bytes
 from .memory import Memory, validate_meta
 
 SCHEMA = 4
@@ -88,6 +87,19 @@ class ScanResult(Record):
 
     def ids(self) -> set[str]:
         return {e.id for e in self.entries.values() if e.valid and e.id}
+
+
+def sha256_hex(text: str) -> str:
+    """SHA-256 of the UTF-8 text. CPython's built-in ``_sha256`` (``_sha2`` from 3.12) spares
+    loading OpenSSL through hashlib (~5 ms), which a one-file write would notice."""
+    try:
+        from _sha256 import sha256  # type: ignore[import-not-found]
+    except ImportError:
+        try:
+            from _sha2 import sha256  # type: ignore[import-not-found,no-redef]
+        except ImportError:
+            from hashlib import sha256  # type: ignore[no-redef]
+    return sha256(text.encode("utf-8")).hexdigest()
 
 
 def _connect(db_path: Path) -> sqlite3.Connection:
@@ -212,18 +224,15 @@ def _folders(root: Path, trees: Iterable[str], known: dict[str, int]) -> dict[st
             out[rel] = (stamp, None)
             stack.extend(children.get(rel, ()))
             continue
-        names: list[str] = []
         try:
-            with os.scandir(folder) as it:
-                for item in it:
-                    if item.name.startswith("."):
-                        continue
-                    if item.is_dir(follow_symlinks=False):
-                        stack.append(f"{rel}/{item.name}")
-                    elif _wanted(item.name):
-                        names.append(item.name)
+            listing = os.listdir(folder)  # names only: a folder may hold thousands of memories
         except OSError:
             continue
+        names = [n for n in listing if n.endswith(MEMORY_SUFFIXES) and n[0] != "." and n != "README.md"]
+        for name in listing:  # subfolders: names that are not memory files
+            if name[0] != "." and not name.endswith(MEMORY_SUFFIXES) and os.path.isdir(os.path.join(folder, name)):
+                if not os.path.islink(os.path.join(folder, name)):
+                    stack.append(f"{rel}/{name}")
         out[rel] = (stamp, names)
     return out
 
@@ -234,7 +243,7 @@ def parse_file(abs_path: Path, rel: str, max_bytes: int) -> tuple[str, Memory | 
         text = read_bytes(abs_path, rel, max_bytes)
     except ValidationError as exc:
         return "", None, [Problem(rel, exc.key, exc.message)]
-    sha = hashlib.sha256(text.encode("utf-8")).hexdigest()
+    sha = sha256_hex(text)
     try:
         from .files import parse_text
 
@@ -344,6 +353,8 @@ class Catalog:
                         st = os.lstat(os.path.join(self.root, path))
                     except OSError:
                         continue
+                    if _S_ISDIR(st.st_mode):
+                        continue  # a folder named like a memory file: the full scan walks it
                     sha, memory, problems = parse_file(self.root / path, path, self.max_bytes)
                     updates.append(_row(path, st, sha, memory, problems))
             conn.execute("BEGIN IMMEDIATE")
@@ -389,7 +400,7 @@ class Catalog:
     def put(self, rel: str, memory: Memory, text: str) -> None:
         """Record a file memvault itself just wrote from ``memory`` (no re-parse)."""
         st = os.lstat(os.path.join(self.root, rel))
-        sha = hashlib.sha256(text.encode("utf-8")).hexdigest()
+        sha = sha256_hex(text)
         conn = _connect(self.db_path)
         try:
             conn.execute("INSERT OR REPLACE INTO files VALUES (?,?,?,?,?,?,?,?)", _row(rel, st, sha, memory, []))

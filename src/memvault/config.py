@@ -9,7 +9,9 @@ import copy
 import os
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # pragma: no cover  (typing costs ~4 ms to import; annotations are strings)
+    from typing import Any
 
 from ._record import Record
 from .errors import ConfigError

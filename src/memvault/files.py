@@ -16,12 +16,14 @@ import datetime as dt
 import io
 import os
 import re
-import threading
+import _thread
 from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Any
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # pragma: no cover  (typing costs ~4 ms to import; annotations are strings)
+    from typing import Any
 
-from ._record import Record
+from ._record import LazyPattern, Record
 from .errors import Problem, ValidationError
 from .memory import KEY_ORDER, Memory, format_time, to_plain, validate_meta
 
@@ -29,8 +31,8 @@ MEMORY_SUFFIXES = (".md", ".yaml", ".yml")
 DEFAULT_MAX_BYTES = 2_000_000
 MAX_DEPTH = 30
 BOM = "\ufeff"
-_FENCE_RE = re.compile(r"^---[ \t]*\r?$", re.MULTILINE)
-_ANCHOR_HINT_RE = re.compile(r"[&*][^\s,\]\}]")
+_FENCE_RE = LazyPattern(r"^---[ \t]*\r?$", re.MULTILINE)
+_ANCHOR_HINT_RE = LazyPattern(r"[&*][^\s,\]\}]")
 
 
 class Document(Record):
@@ -68,13 +70,13 @@ class Document(Record):
         )
 
 
-_local = threading.local()
+_safe_loaders: dict[int, Any] = {}  # per thread (threading.local would import threading)
 
 
 def _yaml(typ: str = "safe") -> Any:
     """A ruamel YAML instance (the safe loader is cached per thread: building one is costly)."""
     if typ == "safe":
-        cached = getattr(_local, "safe", None)
+        cached = _safe_loaders.get(_thread.get_ident())
         if cached is not None:
             return cached
     from ruamel.yaml import YAML
@@ -82,7 +84,7 @@ def _yaml(typ: str = "safe") -> Any:
     yaml = YAML(typ=typ, pure=typ != "safe")
     yaml.allow_duplicate_keys = False
     if typ == "safe":
-        _local.safe = yaml
+        _safe_loaders[_thread.get_ident()] = yaml
     return yaml
 
 
@@ -201,13 +203,28 @@ def load_memory(abs_path: Path, rel: str, max_bytes: int = DEFAULT_MAX_BYTES) ->
 # --- rendering ---------------------------------------------------------------------
 
 
-_RESERVED_RE = re.compile(
+_RESERVED_RE = LazyPattern(
     r"^(?:~|null|Null|NULL|true|True|TRUE|false|False|FALSE|yes|Yes|YES|no|No|NO|on|On|ON|off|Off|OFF"
     r"|[-+]?(?:\d[\d_]*)?\.?\d[\d_]*(?:[eE][-+]?\d+)?|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN)"
     r"|[-+]?\d[\d_]*\.[\d_]*(?:[eE][-+]?\d+)?|0b[01_]+|0x[0-9a-fA-F_]+|0o[0-7_]+)$"
 )
-_PRINTABLE_RE = re.compile("^[\t\x20-\x7e\x85\xa0-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]*$")
-_SAFE_PLAIN_RE = re.compile(r"^[A-Za-z0-9_(][^\n\r\t]*$")
+_PRINTABLE_RE = LazyPattern("^[\t\x20-\x7e\x85\xa0-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]*$")
+_SAFE_PLAIN_RE = LazyPattern(r"^[A-Za-z0-9_(][^\n\r\t]*$")
+
+
+def _safe_plain(value: str) -> bool:
+    """``_SAFE_PLAIN_RE`` without compiling it for the common case (a plain ASCII start)."""
+    first = value[0]
+    if first.isascii() and (first.isalnum() or first in "_("):
+        return "\n" not in value and "\r" not in value and "\t" not in value
+    return bool(_SAFE_PLAIN_RE.match(value))
+
+
+def _reserved(value: str) -> bool:
+    """Whether YAML reads the plain text as something else (null, bool, number)."""
+    if len(value) > 5 and value[0].isalpha():
+        return False  # the longest reserved word is 5 letters; numbers don't start with one
+    return bool(_RESERVED_RE.match(value))
 
 
 _ESCAPES = {"\\": "\\\\", '"': '\\"', "\n": "\\n", "\t": "\\t", "\r": "\\r"}
@@ -243,7 +260,8 @@ def _scalar(value: Any) -> str | None:
     if isinstance(value, (dt.datetime, dt.date)):
         return format_time(value)
     if isinstance(value, str):
-        if not _PRINTABLE_RE.match(value.replace("\n", "")) or any(c in value for c in "\r\x85\u2028\u2029\ufeff"):
+        printable = (value.isascii() and value.isprintable()) or _PRINTABLE_RE.match(value.replace("\n", ""))
+        if not printable or any(c in value for c in "\r\x85\u2028\u2029\ufeff"):
             return _double_quoted(value)  # control characters, NEL, CR: escaped
         if "\n" in value:
             if value.endswith("\n\n") or value.startswith((" ", "\n", "\t")) or " \n" in value:
@@ -253,8 +271,8 @@ def _scalar(value: Any) -> str | None:
             return value
         if (
             value
-            and _SAFE_PLAIN_RE.match(value)
-            and not _RESERVED_RE.match(value)
+            and _safe_plain(value)
+            and not _reserved(value)
             and ": " not in value
             and " #" not in value
             and not value.endswith((":", " "))
@@ -308,18 +326,18 @@ def _render_value_yaml(key: str, value: Any, seq_indent: int) -> str:
     return text
 
 
-_PLAIN_RE = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_ ./@+-]{0,39}$")  # no ':' (flow context)
+_PLAIN_RE = LazyPattern(r"^[A-Za-z0-9_][A-Za-z0-9_ ./@+-]{0,39}$")  # no ':' (flow context)
 
 
 def _flowable(value: Any) -> bool:
     return isinstance(value, str) and bool(_PLAIN_RE.match(value)) and ": " not in value and not value.endswith(":")
 
 
-_TIME_TEXT_RE = re.compile(r"^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2})?(Z|[+-]\d{2}:\d{2})?)?\Z")
+_TIME_TEXT_RE = LazyPattern(r"^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2})?(Z|[+-]\d{2}:\d{2})?)?\Z")
 
 
 def _looks_like_time(value: str) -> bool:
-    return bool(_TIME_TEXT_RE.match(value))
+    return len(value) >= 10 and value[0].isdigit() and bool(_TIME_TEXT_RE.match(value))
 
 
 def _ordered(meta: Mapping[str, Any]) -> list[tuple[str, Any]]:
@@ -375,7 +393,7 @@ def _same_string(value: str) -> bool:
     return True
 
 
-_TOP_KEY_RE = re.compile(r"^([^\s#:'\"-][^:]*?|'[^']*'|\"[^\"]*\"):(\s|$)")
+_TOP_KEY_RE = LazyPattern(r"^([^\s#:'\"-][^:]*?|'[^']*'|\"[^\"]*\"):(\s|$)")
 
 
 def _key_spans(lines: list[str]) -> dict[str, tuple[int, int]]:

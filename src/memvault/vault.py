@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import datetime as dt
 import os
-import shutil
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Iterator
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # pragma: no cover  (typing costs ~4 ms to import; annotations are strings)
+    from typing import Any, Iterator
 
 from . import gitstore
 from ._record import Record
@@ -227,6 +228,8 @@ class Vault:
             if target.exists():
                 continue
             target.parent.mkdir(parents=True, exist_ok=True)
+            import shutil
+
             shutil.copyfile(item, target)
             created.append(target_rel)
         for tree in ALL_TREES:
