@@ -1,0 +1,161 @@
+"""The fast way in for ``add``/``log`` (cli/fast.py) and the cheap write path under it.
+
+The fast parser must accept exactly the options the Typer commands declare, write the
+same thing, and hand anything unusual to Typer. The write path under it skips the full
+catalog scan and ``git commit --only``; these tests hold it to the same guarantees.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from memvault import Vault
+from memvault.errors import DuplicateIdError
+
+from conftest import commit_count, git, last_message
+
+
+def _kind(param) -> str:
+    # typer 0.29 describes a parameter by its Python annotation
+    annotation = param.type_descriptor.annotation
+    if annotation is bool or getattr(param, "is_flag", False):
+        return "flag"
+    if param.multiple or getattr(annotation, "__origin__", None) is list:
+        return "list"
+    return {int: "int", Path: "path", str: "str"}[annotation]
+
+
+def _typer_table(params) -> dict[str, tuple[str, str]]:
+    table = {}
+    for param in params:
+        if param.param_type_name == "option" and param.name != "help":
+            for opt in [*param.opts, *param.secondary_opts]:
+                table[opt] = (param.name, _kind(param))
+    return table
+
+
+def test_fast_tables_match_the_typer_commands():
+    import typer
+
+    from memvault.cli import app
+    from memvault.cli import fast
+
+    group = typer.main.get_command(app)
+    assert _typer_table(group.params) == fast.GLOBAL_OPTIONS
+    assert _typer_table(group.commands["add"].params) == fast.ADD_OPTIONS
+    assert _typer_table(group.commands["log"].params) == fast.LOG_OPTIONS
+    kinds = group.commands["add"].params[0].type_descriptor.annotation
+    assert tuple(k.value for k in kinds) == fast.KINDS
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["add", "fact", "x", "--bogus"],
+        ["add", "fact", "x", "--importance", "abc"],
+        ["add", "fact", "x", "--help"],
+        ["add", "thought", "x"],
+        ["add", "fact", "x", "y", "z"],
+        ["add", "fact", "x", "-tx"],
+        ["log", "hello"],  # --session is required
+        ["--quiet=1", "add", "fact", "x"],
+    ],
+)
+def test_unusual_command_lines_go_to_typer(argv):
+    from memvault.cli import fast
+
+    assert fast.parse(argv) is None
+
+
+def test_plain_command_lines_take_the_fast_path():
+    from memvault.cli import fast
+
+    assert fast.parse(["-q", "--vault", "/v", "add", "fact", "x", "--tag", "a", "--tag=b", "-i", "4", "--json"])
+    assert fast.parse(["add", "episode", "--", "-starts with a dash"])
+    assert fast.parse(["log", "--session", "s1", "-r", "assistant", "hello"])
+
+
+def _meta(vault_root: Path, rel: str) -> dict:
+    from memvault.files import load_document
+
+    meta = dict(load_document(vault_root / rel, rel).meta)
+    for key in ("created", "valid_from"):
+        meta.pop(key, None)
+    return meta
+
+
+def test_fast_and_typer_paths_write_the_same(tmp_path, cli):
+    from memvault.cli import _run_typer
+
+    a, b = Vault.init(tmp_path / "a"), Vault.init(tmp_path / "b")
+    args = ["add", "procedure", "Release the app", "--step", "Run tests", "--step", "Tag", "--tag", "ops,release",
+            "--trigger", "release", "-i", "4", "--scope", "team", "--json"]
+    fast = cli("--vault", a.root, *args)
+    assert fast.code == 0, fast.err
+    import contextlib
+    import io
+
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        assert _run_typer(["--vault", str(b.root), *args]) == 0
+    one, two = fast.json(), json.loads(out.getvalue())
+    for key in ("created", "commit"):
+        one.pop(key), two.pop(key)
+    assert one == two
+    assert _meta(a.root, one["path"]) == _meta(b.root, two["path"])
+    assert last_message(a.root) == last_message(b.root)
+
+
+def test_add_does_not_load_typer_or_yaml(vault_path):
+    code = (
+        "import json, sys\n"
+        "from memvault.cli import main\n"
+        f"code = main(['--vault', {str(vault_path)!r}, '-q', 'add', 'fact', 'The cache TTL is 5 minutes', '--tag', 'cache'])\n"
+        "print(json.dumps([code, sorted(sys.modules)]))\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    code, modules = json.loads(proc.stdout.splitlines()[-1])
+    assert code == 0
+    heavy = {"typer", "click", "rich", "pydantic", "ruamel", "dataclasses", "git", "chromadb", "numpy", "tempfile"}
+    assert sorted(heavy & {m.split(".")[0] for m in modules}) == []
+    assert Vault.open(vault_path).get("the-cache-ttl-is-5-minutes").tags == ["cache"]
+
+
+def test_staged_changes_of_the_user_stay_out_of_memvault_commits(vault):
+    root = vault.root
+    first = vault.add("semantic", "Postgres is the primary database").memory
+    # the user stages a hand edit, a new file and a deletion, and does not commit them
+    (root / first.path).write_text((root / first.path).read_text() + "\nHand note.\n")
+    (root / "semantic/facts/hand-written.md").write_text("---\nid: hand-written\ntype: semantic\n---\nMine\n")
+    git(root, "add", first.path, "semantic/facts/hand-written.md")
+    before = commit_count(root)
+    result = vault.add("semantic", "Redis holds the sessions")
+    assert commit_count(root) == before + 1
+    assert git(root, "show", "--name-only", "--format=", "HEAD").split() == [result.memory.path]
+    staged = git(root, "diff", "--cached", "--name-only").split()
+    assert sorted(staged) == sorted([first.path, "semantic/facts/hand-written.md"])
+
+
+def test_a_memory_file_created_by_hand_is_seen_by_the_next_add(vault):
+    root = vault.root
+    vault.add("semantic", "Warm the catalog")  # the catalog knows every folder now
+    (root / "semantic/decisions").mkdir(parents=True, exist_ok=True)
+    (root / "semantic/decisions/use-postgres.md").write_text(
+        "---\nid: use-postgres\ntype: semantic\ncategory: decisions\n---\nWe use Postgres.\n"
+    )
+    with pytest.raises(DuplicateIdError):
+        vault.add("semantic", "Something else", id="use-postgres")
+    # a slug that collides with the hand-made id gets a suffix instead
+    assert vault.add("semantic", "Use Postgres").memory.id == "use-postgres-2"
+
+
+def test_a_file_deleted_by_hand_frees_its_id(vault):
+    root = vault.root
+    m = vault.add("semantic", "Temporary fact", id="temp-fact").memory
+    (root / m.path).unlink()
+    assert vault.add("semantic", "Temporary fact again", id="temp-fact").memory.id == "temp-fact"
