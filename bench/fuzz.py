@@ -39,8 +39,18 @@ TESTS = HERE.parent / "tests"
 
 def _isolate(tmp: Path, embedder: str) -> None:
     """What tests/conftest.py does for the suite: no identity, no user git config."""
-    for name in ("MEMVAULT_VAULT", "MEMVAULT_AGENT", "MEMVAULT_TEAM", "MEMVAULT_ROLE", "MEMVAULT_INDEX_URL",
-                 "GIT_DIR", "GIT_INDEX_FILE", "GIT_WORK_TREE", "VISUAL", "EDITOR"):
+    for name in (
+        "MEMVAULT_VAULT",
+        "MEMVAULT_AGENT",
+        "MEMVAULT_TEAM",
+        "MEMVAULT_ROLE",
+        "MEMVAULT_INDEX_URL",
+        "GIT_DIR",
+        "GIT_INDEX_FILE",
+        "GIT_WORK_TREE",
+        "VISUAL",
+        "EDITOR",
+    ):
         os.environ.pop(name, None)
     os.environ["MEMVAULT_EMBEDDER"] = embedder
     os.environ["MEMVAULT_CACHE_DIR"] = str(tmp / "cache")
@@ -100,12 +110,19 @@ def run_cli(seconds: float, tmp: Path, batch: int, shrink: bool) -> dict:
 # --- parser -------------------------------------------------------------------------------
 
 SEEDS = [
-    "---\nid: deploy-window\ntype: semantic\ncategory: constraints\ntags: [deploy]\nimportance: 4\n---\n\nNo Friday deploys.\n",
-    "id: rollback\ntype: procedural\nsteps:\n  - Stop\n  - Revert\ntrigger: [rollback]\ncontent: |\n  Roll back.\n",
+    "---\nid: deploy-window\ntype: semantic\ncategory: constraints\ntags: [deploy]\n"
+    "importance: 4\n---\n\nNo Friday deploys.\n",
+    "id: rollback\ntype: procedural\nsteps:\n  - Stop\n  - Revert\ntrigger: [rollback]\n"
+    "content: |\n  Roll back.\n",
     "\ufeff---\r\nid: x\r\ntype: episodic\r\ncreated: 2026-01-31T10:00:00Z\r\n---\r\nbody\r\n",
     "---\nid: bomb\ntype: semantic\na: &a [x, x]\nb: [*a, *a]\n---\n",
 ]
-PATHS = ["semantic/facts/x.md", "procedural/workflows/x.yaml", "episodic/2026/01/x.md", "inbox/x.yml"]
+PATHS = [
+    "semantic/facts/x.md",
+    "procedural/workflows/x.yaml",
+    "episodic/2026/01/x.md",
+    "inbox/x.yml",
+]
 
 
 def atheris_child(seconds: float, artifacts: Path) -> None:
@@ -113,8 +130,9 @@ def atheris_child(seconds: float, artifacts: Path) -> None:
     import atheris
 
     with atheris.instrument_imports(include=["memvault", "ruamel"]):
-        import memvault.files as files
         import ruamel.yaml  # noqa: F401
+
+        import memvault.files as files
         from memvault.errors import MemvaultError, ValidationError
     known_parser_crash = _fuzz_module().known_parser_crash  # reported bugs, not news
 
@@ -144,8 +162,15 @@ def atheris_child(seconds: float, artifacts: Path) -> None:
     for i, seed in enumerate(SEEDS):
         # FuzzedDataProvider: first byte(s) pick the path, the rest is the text
         (corpus / f"seed-{i}").write_bytes(bytes([i % len(PATHS)]) + seed.encode("utf-8"))
-    argv = [sys.argv[0], str(corpus), f"-max_total_time={max(1, int(seconds))}", "-rss_limit_mb=2048",
-            "-timeout=20", f"-artifact_prefix={artifacts}/", "-print_final_stats=1"]
+    argv = [
+        sys.argv[0],
+        str(corpus),
+        f"-max_total_time={max(1, int(seconds))}",
+        "-rss_limit_mb=2048",
+        "-timeout=20",
+        f"-artifact_prefix={artifacts}/",
+        "-print_final_stats=1",
+    ]
     atheris.Setup(argv, one_input)
     atheris.Fuzz()
 
@@ -154,13 +179,27 @@ def run_parser_atheris(seconds: float, tmp: Path) -> dict:
     artifacts = tmp / "atheris"
     artifacts.mkdir()
     proc = subprocess.run(
-        [sys.executable, str(Path(__file__).resolve()), "--atheris-child", "--seconds", str(seconds),
-         "--artifacts", str(artifacts)],
-        capture_output=True, text=True, timeout=seconds + 300, check=False,
+        [
+            sys.executable,
+            str(Path(__file__).resolve()),
+            "--atheris-child",
+            "--seconds",
+            str(seconds),
+            "--artifacts",
+            str(artifacts),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=seconds + 300,
+        check=False,
     )
     log = proc.stderr
-    runs = re.search(r"Done (\d+) runs in (\d+) second", log) or re.search(r"stat::number_of_executed_units:\s*(\d+)", log)
-    crashes = sorted(p.name for p in artifacts.iterdir() if p.name.startswith(("crash-", "timeout-", "oom-")))
+    runs = re.search(r"Done (\d+) runs in (\d+) second", log) or re.search(
+        r"stat::number_of_executed_units:\s*(\d+)", log
+    )
+    crashes = sorted(
+        p.name for p in artifacts.iterdir() if p.name.startswith(("crash-", "timeout-", "oom-"))
+    )
     failures = []
     if proc.returncode != 0 or crashes:
         tail = "\n".join(line for line in log.splitlines()[-40:] if line.strip())
@@ -183,7 +222,9 @@ def run_parser_hypothesis(seconds: float) -> dict:
     failures: list[str] = []
     deadline = time.time() + seconds
 
-    @settings(max_examples=2000, deadline=None, database=None, suppress_health_check=list(HealthCheck))
+    @settings(
+        max_examples=2000, deadline=None, database=None, suppress_health_check=list(HealthCheck)
+    )
     @given(text=fz.DOCUMENT, path=fz.PARSE_PATHS)
     def prop(text: str, path: str) -> None:
         nonlocal count
@@ -199,14 +240,24 @@ def run_parser_hypothesis(seconds: float) -> dict:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--seconds", type=float, default=300, help="total time (default 300)")
     parser.add_argument("--target", choices=["all", "cli", "parser"], default="all")
-    parser.add_argument("--engine", choices=["auto", "atheris", "hypothesis"], default="auto",
-                        help="parser fuzzing engine (auto: atheris when importable)")
+    parser.add_argument(
+        "--engine",
+        choices=["auto", "atheris", "hypothesis"],
+        default="auto",
+        help="parser fuzzing engine (auto: atheris when importable)",
+    )
     parser.add_argument("--batch", type=int, default=50, help="hypothesis examples per CLI round")
-    parser.add_argument("--no-shrink", action="store_true", help="report CLI failures as found (faster)")
-    parser.add_argument("--embedder", default="fake", help="embedder for the CLI vault (default: fake)")
+    parser.add_argument(
+        "--no-shrink", action="store_true", help="report CLI failures as found (faster)"
+    )
+    parser.add_argument(
+        "--embedder", default="fake", help="embedder for the CLI vault (default: fake)"
+    )
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     parser.add_argument("--keep", action="store_true", help="keep the temp folder")
     parser.add_argument("--atheris-child", action="store_true", help=argparse.SUPPRESS)
@@ -233,8 +284,12 @@ def main() -> None:
                 import atheris  # noqa: F401
             except ImportError as exc:
                 if engine == "atheris":
-                    raise SystemExit(f"atheris is not importable ({exc}); pip install atheris") from None
-                notes.append(f"atheris not importable ({exc}); parser fuzzed with hypothesis instead")
+                    raise SystemExit(
+                        f"atheris is not importable ({exc}); pip install atheris"
+                    ) from None
+                notes.append(
+                    f"atheris not importable ({exc}); parser fuzzed with hypothesis instead"
+                )
                 engine = "hypothesis"
             else:
                 engine = "atheris"

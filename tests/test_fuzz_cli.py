@@ -45,12 +45,38 @@ from memvault.files import check_text, parse_text
 # --- which commands are fuzzed ------------------------------------------------------------
 
 READ_COMMANDS = (
-    "recall", "search", "fact", "procedure", "context", "validate", "list", "show", "episodes",
-    "stats", "why", "history", "export", "check", "doctor", "insights", "review list", "version",
+    "recall",
+    "search",
+    "fact",
+    "procedure",
+    "context",
+    "validate",
+    "list",
+    "show",
+    "episodes",
+    "stats",
+    "why",
+    "history",
+    "export",
+    "check",
+    "doctor",
+    "insights",
+    "review list",
+    "version",
 )
 WRITE_COMMANDS = (
-    "add", "log", "forget", "import", "ingest", "consolidate", "reindex", "pause", "resume",
-    "review accept", "review reject", "init",
+    "add",
+    "log",
+    "forget",
+    "import",
+    "ingest",
+    "consolidate",
+    "reindex",
+    "pause",
+    "resume",
+    "review accept",
+    "review reject",
+    "init",
 )
 # Commands left out, and why: each one either never returns or acts outside the vault.
 NOT_FUZZED = {
@@ -72,9 +98,15 @@ REPORTING_COMMANDS = {"doctor", "check", "import", "ingest"}
 # Each has a strict xfail test below with the smallest reproduction; when the fix lands the
 # xfail turns into a failure, and the entry here goes.
 KNOWN_CRASHES = {
-    ("import", "IsADirectoryError"): "import of a folder (or '') crashes instead of a one-line error",
+    (
+        "import",
+        "IsADirectoryError",
+    ): "import of a folder (or '') crashes instead of a one-line error",
     ("export", "IsADirectoryError"): "export --output <folder> crashes instead of a one-line error",
-    ("ingest", "UnicodeDecodeError"): "ingest --hook reads a strict text stdin: non-UTF-8 bytes crash it",
+    (
+        "ingest",
+        "UnicodeDecodeError",
+    ): "ingest --hook reads a strict text stdin: non-UTF-8 bytes crash it",
 }
 
 
@@ -86,29 +118,135 @@ def known_crash(call: Call, res: Outcome) -> str | None:
             return why
     return None
 
+
 # --- values that hurt ---------------------------------------------------------------------
 
 ODD_TEXT = [
-    "", " ", "-", "--", "-x", "0", "-1", "1", "3", "5", "7", "1001", str(2**63), str(-(2**63)),
-    "9" * 40, "-" + "9" * 40, "1e309", "-1e309", "nan", "inf", "-inf", "0x10", "1_000", "٣", "７",
-    "\ufffd", "\u202eevil", "\u200b", "é", "🙂", "日本語", "x" * 3000, "a\nb", "\r\n", "\t", "'", '"',
-    "\\", "%s", "{}", "{0}", "*", "AND", "OR", "NOT", "NEAR(a b)", '"unterminated', "^", "a:b",
-    "col:value", "../../etc/passwd", "/", ".", "..", "semantic/facts/x.md", "self", "team",
-    "global", "librarian", "fact", "episode", "procedure", "episodic", "semantic", "procedural",
-    "facts", "decisions", "workflows", "session", "2026-01-31", "2026-13-45", "0001-01-01",
-    "9999-12-31T23:59:59Z", "2026-02-30", "7d", "-7d", "0d", "99999999999d", "1h", "3m", "2w",
-    "relevance", "time", "any", "active", "superseded", "archived", "proposed", "user",
-    "assistant", "system", "up", "down", "jsonl", "markdown", "md", "yaml-episodes", "auto",
-    "fold", "decay", "dedup", "archive", "supersede", "fold,decay", "high", "low", "never",
-    "fast", "normal", "slow", "helpful", "when did we deploy", "how do I release",
-    "what is the database", "is it true that we use MySQL",
+    "",
+    " ",
+    "-",
+    "--",
+    "-x",
+    "0",
+    "-1",
+    "1",
+    "3",
+    "5",
+    "7",
+    "1001",
+    str(2**63),
+    str(-(2**63)),
+    "9" * 40,
+    "-" + "9" * 40,
+    "1e309",
+    "-1e309",
+    "nan",
+    "inf",
+    "-inf",
+    "0x10",
+    "1_000",
+    "٣",
+    "７",
+    "\ufffd",
+    "\u202eevil",
+    "\u200b",
+    "é",
+    "🙂",
+    "日本語",
+    "x" * 3000,
+    "a\nb",
+    "\r\n",
+    "\t",
+    "'",
+    '"',
+    "\\",
+    "%s",
+    "{}",
+    "{0}",
+    "*",
+    "AND",
+    "OR",
+    "NOT",
+    "NEAR(a b)",
+    '"unterminated',
+    "^",
+    "a:b",
+    "col:value",
+    "../../etc/passwd",
+    "/",
+    ".",
+    "..",
+    "semantic/facts/x.md",
+    "self",
+    "team",
+    "global",
+    "librarian",
+    "fact",
+    "episode",
+    "procedure",
+    "episodic",
+    "semantic",
+    "procedural",
+    "facts",
+    "decisions",
+    "workflows",
+    "session",
+    "2026-01-31",
+    "2026-13-45",
+    "0001-01-01",
+    "9999-12-31T23:59:59Z",
+    "2026-02-30",
+    "7d",
+    "-7d",
+    "0d",
+    "99999999999d",
+    "1h",
+    "3m",
+    "2w",
+    "relevance",
+    "time",
+    "any",
+    "active",
+    "superseded",
+    "archived",
+    "proposed",
+    "user",
+    "assistant",
+    "system",
+    "up",
+    "down",
+    "jsonl",
+    "markdown",
+    "md",
+    "yaml-episodes",
+    "auto",
+    "fold",
+    "decay",
+    "dedup",
+    "archive",
+    "supersede",
+    "fold,decay",
+    "high",
+    "low",
+    "never",
+    "fast",
+    "normal",
+    "slow",
+    "helpful",
+    "when did we deploy",
+    "how do I release",
+    "what is the database",
+    "is it true that we use MySQL",
 ]
 NUMBERS = st.one_of(
     st.integers(-5, 1005),
     st.sampled_from([0, -1, 2**31, 2**63, -(2**63), 10**30, -(10**30)]),
     st.integers(),
 ).map(str)
-FLOATS = st.one_of(st.floats(allow_nan=True, allow_infinity=True).map(repr), st.sampled_from(["nan", "1e400", "-0.0"]))
+FLOATS = st.one_of(
+    st.floats(allow_nan=True, allow_infinity=True).map(repr),
+    st.sampled_from(["nan", "1e400", "-0.0"]),
+)
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
 
@@ -118,7 +256,11 @@ def argv_safe(text: str) -> str:
 
 
 RANDOM_TEXT = st.text(max_size=60)
-TEXT = st.one_of(st.sampled_from(ODD_TEXT), RANDOM_TEXT, st.lists(st.sampled_from(ODD_TEXT), max_size=3).map(" ".join))
+TEXT = st.one_of(
+    st.sampled_from(ODD_TEXT),
+    RANDOM_TEXT,
+    st.lists(st.sampled_from(ODD_TEXT), max_size=3).map(" ".join),
+)
 
 
 # --- the workspace: a vault, a scratch folder and input files -----------------------------
@@ -144,37 +286,80 @@ class Workspace:
         scratch = base / "cwd" / "here"
         scratch.mkdir(parents=True)
         vault = Vault.init(vault_root, examples=True)
-        vault.add("semantic", "Deploys happen Tuesday to Thursday", id="deploy-window", subject="deploy.window",
-                  category="constraints", tags=["deploy"])
-        vault.add("procedural", "Roll back when the error rate passes 2%", id="rollback",
-                  steps=["Stop the deploy", "Revert the tag"], trigger=["rollback"])
-        vault.add("episodic", "The Friday deploy broke checkout", id="friday-deploy", outcome="failure",
-                  related=["deploy-window"])
+        vault.add(
+            "semantic",
+            "Deploys happen Tuesday to Thursday",
+            id="deploy-window",
+            subject="deploy.window",
+            category="constraints",
+            tags=["deploy"],
+        )
+        vault.add(
+            "procedural",
+            "Roll back when the error rate passes 2%",
+            id="rollback",
+            steps=["Stop the deploy", "Revert the tag"],
+            trigger=["rollback"],
+        )
+        vault.add(
+            "episodic",
+            "The Friday deploy broke checkout",
+            id="friday-deploy",
+            outcome="failure",
+            related=["deploy-window"],
+        )
         Vault.open(vault_root, agent="alice", team="core").add(
-            "semantic", "Alice keeps her notes short", id="alice-notes", scope="self")
-        Vault.open(vault_root, agent="bob").add("semantic", "Proposed: everyone uses UTC", id="utc", scope="global")
+            "semantic", "Alice keeps her notes short", id="alice-notes", scope="self"
+        )
+        Vault.open(vault_root, agent="bob").add(
+            "semantic", "Proposed: everyone uses UTC", id="utc", scope="global"
+        )
         vault.log("s1", "user", "How do we deploy on Fridays?")
         vault.log("s1", "assistant", "We don't.", extra={"rating": "helpful"})
         ids = [m.id for m in Vault.open(vault_root).scan().memories]
         files = {
-            "good.jsonl": json.dumps({"id": "imported-one", "type": "semantic", "content": "imported"}) + "\n",
+            "good.jsonl": json.dumps(
+                {"id": "imported-one", "type": "semantic", "content": "imported"}
+            )
+            + "\n",
             "bad.jsonl": '{"id": "x", "type": "nope"}\nnot json\n',
             "garbage.bin": b"\x89PNG\r\n\x1a\n\x00\xff\xfe",
             "latin1.txt": "caf\xe9\n".encode("latin-1"),
             "transcript.txt": "User: hello\nAssistant: hi there\n",
             "episodes.yaml": "episodes:\n  - id: ep-one\n    content: an episode\n",
             "memory.md": "---\nid: loose\ntype: semantic\n---\nloose file\n",
-            "bomb.md": "---\nid: bomb\ntype: semantic\na: &a [x, x, x]\nb: &b [*a, *a, *a]\nc: [*b, *b, *b]\n---\n",
+            "bomb.md": "---\nid: bomb\ntype: semantic\na: &a [x, x, x]\nb: &b [*a, *a, *a]\n"
+            "c: [*b, *b, *b]\n---\n",
             "empty.txt": "",
         }
         for name, data in files.items():
             path = scratch / name
             path.write_bytes(data if isinstance(data, bytes) else data.encode("utf-8"))
         (scratch / "adir").mkdir()
-        inputs = [*files, "adir", "missing.jsonl", "", "-", ".", "..", "no/such/dir/x.md",
-                  str(vault_root / "semantic" / "facts" / "python-version.md"), str(vault_root)]
-        outputs = ["out.jsonl", "out/new.md", "adir", "", "-", "good.jsonl", "no/such/dir/x", "../sibling.jsonl",
-                   "newvault", "adir/inner"]
+        inputs = [
+            *files,
+            "adir",
+            "missing.jsonl",
+            "",
+            "-",
+            ".",
+            "..",
+            "no/such/dir/x.md",
+            str(vault_root / "semantic" / "facts" / "python-version.md"),
+            str(vault_root),
+        ]
+        outputs = [
+            "out.jsonl",
+            "out/new.md",
+            "adir",
+            "",
+            "-",
+            "good.jsonl",
+            "no/such/dir/x",
+            "../sibling.jsonl",
+            "newvault",
+            "adir/inner",
+        ]
         return cls(base, vault_root, scratch, ids, inputs, outputs)
 
 
@@ -196,7 +381,10 @@ class Param:
 
 def _kind_of(annotation: object) -> tuple[str, tuple[str, ...]]:
     args = typing.get_args(annotation)
-    if typing.get_origin(annotation) in (list, typing.Union) or type(annotation).__name__ == "UnionType":
+    if (
+        typing.get_origin(annotation) in (list, typing.Union)
+        or type(annotation).__name__ == "UnionType"
+    ):
         inner = [a for a in args if a is not type(None)]
         annotation = inner[0] if inner else str
     if annotation is bool:
@@ -233,11 +421,19 @@ def command_table() -> dict[str, list[Param]]:
                 kind, choices = _kind_of(p.type_descriptor.annotation)
                 if getattr(p, "is_flag", False):
                     kind = "flag"
-                params.append(Param(
-                    name=p.name, opts=tuple(p.opts), kind=kind, argument=p.param_type_name == "argument",
-                    multiple=bool(p.multiple), nargs=p.nargs, required=bool(p.required), choices=choices,
-                    output=(path, p.name) in {("export", "output"), ("init", "path")},
-                ))
+                params.append(
+                    Param(
+                        name=p.name,
+                        opts=tuple(p.opts),
+                        kind=kind,
+                        argument=p.param_type_name == "argument",
+                        multiple=bool(p.multiple),
+                        nargs=p.nargs,
+                        required=bool(p.required),
+                        choices=choices,
+                        output=(path, p.name) in {("export", "output"), ("init", "path")},
+                    )
+                )
             table[path] = params
 
     walk(typer.main.get_command(app), "")
@@ -245,7 +441,19 @@ def command_table() -> dict[str, list[Param]]:
 
 
 ROOT_OPTIONS = ("--agent", "--team", "--role")
-IDENTITY_VALUES = ["alice", "bob", "carol", "core", "ops", "librarian", "", "Alice", "../x", "a b", "🙂"]
+IDENTITY_VALUES = [
+    "alice",
+    "bob",
+    "carol",
+    "core",
+    "ops",
+    "librarian",
+    "",
+    "Alice",
+    "../x",
+    "a b",
+    "🙂",
+]
 
 
 @dataclass
@@ -276,7 +484,11 @@ def calls(ws: Workspace, commands: tuple[str, ...]) -> st.SearchStrategy[Call]:
                 return draw(st.one_of(FLOATS, NUMBERS, TEXT))
             if p.kind == "path":
                 pool = ws.outputs if p.output else ws.inputs
-                return draw(st.one_of(st.sampled_from(pool), TEXT)) if draw(st.integers(0, 9)) == 0 else draw(st.sampled_from(pool))
+                return (
+                    draw(st.one_of(st.sampled_from(pool), TEXT))
+                    if draw(st.integers(0, 9)) == 0
+                    else draw(st.sampled_from(pool))
+                )
             if p.kind == "choice":
                 return draw(st.one_of(st.sampled_from(p.choices), TEXT))
             if p.name in ("memory_id", "related", "id"):
@@ -304,9 +516,9 @@ def calls(ws: Workspace, commands: tuple[str, ...]) -> st.SearchStrategy[Call]:
         for p in (p for p in params if p.argument):
             if p.nargs == -1:
                 positional += [value(p) for _ in range(draw(st.integers(0, 3)))]
-            elif p.required or draw(st.booleans()):
-                if draw(st.integers(0, 12)) > 0:  # now and then a required argument is missing
-                    positional.append(value(p))
+            # now and then a required argument is missing
+            elif (p.required or draw(st.booleans())) and draw(st.integers(0, 12)) > 0:
+                positional.append(value(p))
         order = draw(st.sampled_from(["options-first", "args-first", "separator"]))
         if order == "args-first":
             rest = positional + tokens
@@ -323,10 +535,14 @@ def calls(ws: Workspace, commands: tuple[str, ...]) -> st.SearchStrategy[Call]:
             root += [opt, draw(st.one_of(st.sampled_from(IDENTITY_VALUES), TEXT))]
         if draw(st.booleans()):
             root.append("-q")
-        stdin = draw(st.one_of(
-            st.just(b""), st.binary(max_size=64), TEXT.map(lambda s: argv_safe(s).encode("utf-8")),
-            st.sampled_from([b"y\n", b"n\n", b"\xff\xfe not utf-8"]),
-        ))
+        stdin = draw(
+            st.one_of(
+                st.just(b""),
+                st.binary(max_size=64),
+                TEXT.map(lambda s: argv_safe(s).encode("utf-8")),
+                st.sampled_from([b"y\n", b"n\n", b"\xff\xfe not utf-8"]),
+            )
+        )
         argv = [argv_safe(a) for a in [*root, *command.split(), *rest]]
         may_prompt = command == "forget" and "--purge" in argv and not ({"--yes", "-y"} & set(argv))
         return Call(argv, stdin, command, json_flag, may_prompt)
@@ -371,7 +587,9 @@ def invoke(argv: list[str], stdin: bytes = b"") -> Outcome:
             print(f"UNCAUGHT {type(exc).__name__}: {exc}", file=sys.stderr)
         out.flush()
         err.flush()
-        return Outcome(code, out.buffer.getvalue().decode("utf-8"), err.buffer.getvalue().decode("utf-8"))  # type: ignore[attr-defined]
+        return Outcome(
+            code, out.buffer.getvalue().decode("utf-8"), err.buffer.getvalue().decode("utf-8")
+        )  # type: ignore[attr-defined]
 
 
 def _crash_details(err: str) -> str:
@@ -391,7 +609,9 @@ def check_outcome(call: Call, res: Outcome) -> None:
     assert "Traceback" not in res.err, where
     lines = [line for line in res.err.splitlines() if line.strip()]
     if res.code == 1 and call.command not in REPORTING_COMMANDS:
-        assert len(lines) == 1 and lines[0].startswith("Error: "), f"expected one error line\n{where}"
+        assert len(lines) == 1 and lines[0].startswith("Error: "), (
+            f"expected one error line\n{where}"
+        )
     if res.code == 1:
         assert (res.out + res.err).strip(), f"exit 1 without a word\n{where}"
     if res.code == 2:
@@ -415,37 +635,59 @@ def doctor_problems(vault: Path) -> list[str]:
     assert res.code in (0, 1), f"doctor exit {res.code}: {res.err}"
     report = json.loads(res.out)
     return [
-        p["text"] for p in report["problems"]
+        p["text"]
+        for p in report["problems"]
         if not (p.get("key") == "related" and _DANGLING_RELATED.match(p.get("message") or ""))
     ]
 
 
 def vault_invariants(vault: Path) -> None:
     """After any sequence of commands: git is sound, nothing half-done, doctor is happy."""
-    fsck = subprocess.run(["git", "fsck", "--no-progress"], cwd=vault, capture_output=True, text=True, check=False)
+    fsck = subprocess.run(
+        ["git", "fsck", "--no-progress"], cwd=vault, capture_output=True, text=True, check=False
+    )
     assert fsck.returncode == 0, f"git fsck: {fsck.stdout}{fsck.stderr}"
-    status = subprocess.run(["git", "status", "--porcelain", "--untracked-files=all"], cwd=vault,
-                            capture_output=True, text=True, check=False).stdout
+    status = subprocess.run(
+        ["git", "status", "--porcelain", "--untracked-files=all"],
+        cwd=vault,
+        capture_output=True,
+        text=True,
+        check=False,
+    ).stdout
     assert status.strip() == "", f"uncommitted changes left behind:\n{status}"
     assert not (vault / ".git" / "index.lock").exists(), "git index.lock left behind"
     problems = doctor_problems(vault)
     assert not problems, f"doctor: {problems}"
 
 
-def fuzz_cli(ws: Workspace, commands: tuple[str, ...], max_examples: int, stats: dict[str, int] | None = None,
-             **overrides: typing.Any) -> None:
+def fuzz_cli(
+    ws: Workspace,
+    commands: tuple[str, ...],
+    max_examples: int,
+    stats: dict[str, int] | None = None,
+    **overrides: typing.Any,
+) -> None:
     """Run the CLI property over ``commands`` (used by the tests and by bench/fuzz.py)."""
 
-    @settings(max_examples=max_examples, deadline=None,
-              suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.filter_too_much],
-              **overrides)
+    @settings(
+        max_examples=max_examples,
+        deadline=None,
+        suppress_health_check=[
+            HealthCheck.too_slow,
+            HealthCheck.data_too_large,
+            HealthCheck.filter_too_much,
+        ],
+        **overrides,
+    )
     @given(batch=st.lists(calls(ws, commands), min_size=1, max_size=3))
     def prop(batch: list[Call]) -> None:
         for call in batch:
             note(repr(call))
             res = invoke(call.argv, call.stdin)
             if stats is not None:
-                stats[f"{call.command} exit {res.code}"] = stats.get(f"{call.command} exit {res.code}", 0) + 1
+                stats[f"{call.command} exit {res.code}"] = (
+                    stats.get(f"{call.command} exit {res.code}", 0) + 1
+                )
             check_outcome(call, res)
         vault_invariants(ws.vault)
 
@@ -467,7 +709,9 @@ def ws(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Workspace:
 def test_every_command_is_fuzzed_or_excused() -> None:
     table = command_table()
     assert set(table) - set(READ_COMMANDS) - set(WRITE_COMMANDS) - set(NOT_FUZZED) == set()
-    assert set(READ_COMMANDS) | set(WRITE_COMMANDS) <= set(table), "a fuzzed command no longer exists"
+    assert set(READ_COMMANDS) | set(WRITE_COMMANDS) <= set(table), (
+        "a fuzzed command no longer exists"
+    )
     # the generator sees real options: a sample
     assert {"--limit", "-n"} <= {o for p in table["recall"] for o in p.opts}
     assert {p.kind for p in table["context"] if p.name == "budget"} == {"int"}
@@ -492,12 +736,16 @@ def test_checks_catch_a_crash(ws: Workspace) -> None:
     """The harness itself: an internal error (exit 3) and a traceback are caught."""
     call = Call(["--vault", str(ws.vault), "recall", "x"], b"", "recall", False, False)
     with pytest.raises(AssertionError):
-        check_outcome(call, Outcome(3, "", "Error: internal error (KeyError: 'x'); details in /nowhere.log\n"))
+        check_outcome(
+            call, Outcome(3, "", "Error: internal error (KeyError: 'x'); details in /nowhere.log\n")
+        )
     with pytest.raises(AssertionError):
         check_outcome(call, Outcome(1, "", "Error: one\nError: two\n"))
     with pytest.raises(AssertionError):
         check_outcome(Call(call.argv, b"", "list", True, False), Outcome(0, "not json", ""))
-    (ws.vault / "semantic" / "facts" / "stray.md").write_text("---\nid: stray\n---\n", encoding="utf-8")
+    (ws.vault / "semantic" / "facts" / "stray.md").write_text(
+        "---\nid: stray\n---\n", encoding="utf-8"
+    )
     with pytest.raises(AssertionError):
         vault_invariants(ws.vault)
 
@@ -510,7 +758,12 @@ def test_undecodable_argv_from_a_real_process(tmp_path: Path) -> None:
     if not exe.exists():
         cmd += [b"-m", b"memvault"]
     for args in ([b"recall", b"caf\xe9 \xff"], [b"add", b"fact", b"bad \xed\xa0\x80 bytes \xff"]):
-        proc = subprocess.run([*cmd, b"--vault", os.fsencode(str(root)), *args], capture_output=True, timeout=120, check=False)
+        proc = subprocess.run(
+            [*cmd, b"--vault", os.fsencode(str(root)), *args],
+            capture_output=True,
+            timeout=120,
+            check=False,
+        )
         assert proc.returncode in (0, 1), (args, proc.returncode, proc.stderr)
         assert b"Traceback" not in proc.stderr
     vault_invariants(root)
@@ -528,17 +781,23 @@ def test_export_to_a_folder_is_a_one_line_error(ws: Workspace) -> None:
     assert res.code == 1, res.err
 
 
-@pytest.mark.xfail(strict=True, reason="reported: ingest --hook with non-UTF-8 stdin crashes (exit 3)")
+@pytest.mark.xfail(
+    strict=True, reason="reported: ingest --hook with non-UTF-8 stdin crashes (exit 3)"
+)
 def test_ingest_hook_with_bytes_that_are_not_utf8(ws: Workspace) -> None:
     # A strict stdin, as Python gives under e.g. en_US.UTF-8 (C.UTF-8 gives surrogateescape).
     res = invoke(["--vault", str(ws.vault), "ingest", "--hook"], stdin=b"\x96")
     assert res.code == 1, res.err
 
 
-@pytest.mark.xfail(strict=True, reason="forget leaves dangling `related` links (reported; core change needed)")
+@pytest.mark.xfail(
+    strict=True, reason="forget leaves dangling `related` links (reported; core change needed)"
+)
 def test_forget_leaves_no_dangling_related_link(ws: Workspace) -> None:
     # friday-deploy links to deploy-window; forgetting deploy-window must not break doctor.
-    assert invoke(["--vault", str(ws.vault), "forget", "deploy-window", "--reason", "test"]).code == 0
+    assert (
+        invoke(["--vault", str(ws.vault), "forget", "deploy-window", "--reason", "test"]).code == 0
+    )
     res = invoke(["--vault", str(ws.vault), "doctor", "--json"])
     assert json.loads(res.out)["problems"] == []
 
@@ -547,21 +806,79 @@ def test_forget_leaves_no_dangling_related_link(ws: Workspace) -> None:
 # tests/test_files.py checks render/parse round-trips of valid memories; here the input is
 # anything at all, built from the pieces front matter is made of.
 
-YAML_BITS = st.sampled_from([
-    "---", "---\n", "...", "id: x", "id: fuzz", "type: semantic", "type: episodic", "type: [a", "tags: [a, b]",
-    "tags: a", "importance: 9", "importance: 3", "created: 2026-02-30", "created: 2026-01-31T10:00:00Z",
-    "a: &a [x, x]", "b: [*a, *a]", "*a", "&a", "!!python/object:os.system", "!!binary aGk=", "? complex",
-    "- item", "key: |", "  block", "key: >-", "x: {a: {b: {c: [1, [2, [3]]]}}}", "[" * 60, "]" * 60,
-    "{" * 40, "id: ../../etc", "id: A", "steps: 3", "content: hi", "\t", " ", "#", "# comment", ":", "'", '"',
-    "\ufeff", "\r", "\x00", "\x85", "\u2028", "é", "🙂", "%YAML 1.1", "%TAG ! tag:x:", "<<: *a", "null", "~",
-    "id: 0o17", "id: 1e3", "id: yes", "valid_to: 1900-01-01", "scope: self", "agent: [a]", "related: x",
-])
+YAML_BITS = st.sampled_from(
+    [
+        "---",
+        "---\n",
+        "...",
+        "id: x",
+        "id: fuzz",
+        "type: semantic",
+        "type: episodic",
+        "type: [a",
+        "tags: [a, b]",
+        "tags: a",
+        "importance: 9",
+        "importance: 3",
+        "created: 2026-02-30",
+        "created: 2026-01-31T10:00:00Z",
+        "a: &a [x, x]",
+        "b: [*a, *a]",
+        "*a",
+        "&a",
+        "!!python/object:os.system",
+        "!!binary aGk=",
+        "? complex",
+        "- item",
+        "key: |",
+        "  block",
+        "key: >-",
+        "x: {a: {b: {c: [1, [2, [3]]]}}}",
+        "[" * 60,
+        "]" * 60,
+        "{" * 40,
+        "id: ../../etc",
+        "id: A",
+        "steps: 3",
+        "content: hi",
+        "\t",
+        " ",
+        "#",
+        "# comment",
+        ":",
+        "'",
+        '"',
+        "\ufeff",
+        "\r",
+        "\x00",
+        "\x85",
+        "\u2028",
+        "é",
+        "🙂",
+        "%YAML 1.1",
+        "%TAG ! tag:x:",
+        "<<: *a",
+        "null",
+        "~",
+        "id: 0o17",
+        "id: 1e3",
+        "id: yes",
+        "valid_to: 1900-01-01",
+        "scope: self",
+        "agent: [a]",
+        "related: x",
+    ]
+)
 DOCUMENT = st.one_of(
     st.lists(YAML_BITS, max_size=14).map("\n".join),
-    st.lists(st.one_of(YAML_BITS, st.text(max_size=12)), max_size=10).map(lambda parts: "---\n" + "\n".join(parts)),
+    st.lists(st.one_of(YAML_BITS, st.text(max_size=12)), max_size=10).map(
+        lambda parts: "---\n" + "\n".join(parts)
+    ),
     st.text(max_size=200),
 )
-PARSE_PATHS = st.sampled_from(["semantic/facts/x.md", "procedural/workflows/x.yaml", "episodic/2026/01/x.md", "inbox/x.yml"])
+PARSE_PATHS = st.sampled_from(
+    ["semantic/facts/x.md", "procedural/workflows/x.yaml", "episodic/2026/01/x.md", "inbox/x.yml"]
+)
 
 
 def known_parser_crash(exc: BaseException) -> bool:
@@ -579,7 +896,9 @@ def known_parser_crash(exc: BaseException) -> bool:
     return any(f.endswith("ruamel/yaml/constructor.py") for f in frames)
 
 
-def parse_property(text: str, path: str, parse: typing.Callable[[str, str], typing.Any] = parse_text) -> None:
+def parse_property(
+    text: str, path: str, parse: typing.Callable[[str, str], typing.Any] = parse_text
+) -> None:
     """Any text: a document or a ValidationError naming the file, never another exception."""
     try:
         doc = parse(text, path)
@@ -606,8 +925,12 @@ def test_parser_takes_anything(text: str, path: str) -> None:
     parse_property(text, path)
 
 
-@pytest.mark.xfail(strict=True, reason="reported: ruamel constructor errors escape parse_text (exit 3 everywhere)")
-@pytest.mark.parametrize("value", ["2026-02-30", "2026-13-01", "-_", "0x_", "._", "!!int x", "!!bool x"])
+@pytest.mark.xfail(
+    strict=True, reason="reported: ruamel constructor errors escape parse_text (exit 3 everywhere)"
+)
+@pytest.mark.parametrize(
+    "value", ["2026-02-30", "2026-13-01", "-_", "0x_", "._", "!!int x", "!!bool x"]
+)
 def test_scalars_yaml_cannot_construct_are_validation_errors(value: str) -> None:
     with pytest.raises(ValidationError):
         parse_text(f"---\nid: x\ntype: semantic\ncreated: {value}\n---\n", "semantic/facts/x.md")
