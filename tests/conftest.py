@@ -50,6 +50,10 @@ def clean_env(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.Monk
     # memvault's commits have to work on a machine with no git identity at all, as in CI.
     monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
     monkeypatch.setenv("GIT_CONFIG_GLOBAL", os.devnull)
+    # Run from a scratch folder: a relative path in a test (or a fuzzed one) must never
+    # reach the project's own checkout ('init .' once committed a vault into it).
+    scratch = tmp_path_factory.mktemp("cwd")
+    monkeypatch.chdir(scratch)
     return cache
 
 

@@ -119,6 +119,10 @@ def _load_mapping(text: str, path: str) -> dict[str, Any]:
         raise ValidationError(_yaml_message(exc), path, None) from None
     except RecursionError:
         raise ValidationError("YAML nested too deeply", path, None) from None
+    except (ValueError, KeyError, TypeError, OverflowError) as exc:
+        # ruamel's constructors raise these for scalars that look typed but aren't valid:
+        # 2026-02-30, 0x_, "!!int x", "!!bool x"...
+        raise ValidationError(f"invalid YAML value: {_short_error(exc)}", path, None) from None
     if data is None:
         data = {}
     if not isinstance(data, Mapping):
@@ -130,6 +134,11 @@ def _load_mapping(text: str, path: str) -> dict[str, Any]:
     except ValueError as exc:
         raise ValidationError(str(exc), path, None) from None
     return plain
+
+
+def _short_error(exc: BaseException) -> str:
+    text = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+    return f"unrecognised value {exc.args[0]!r}" if isinstance(exc, KeyError) and exc.args else text
 
 
 def _yaml_message(exc: Exception) -> str:

@@ -45,7 +45,9 @@ def read_access_log(root: Path) -> list[dict[str, Any]]:
     return records
 
 
-def usage_stats(root: Path) -> dict[str, Any]:
+def usage_stats(root: Path, visible: set[str] | None = None) -> dict[str, Any]:
+    """Read counts from the access log; ``most_recalled`` names only ``visible`` ids (the
+    log holds every agent's reads, and an id of another agent's ``self`` memory is theirs)."""
     records = [r for r in read_access_log(root) if r.get("kind") == "query"]
     if not records:
         return {"queries": 0, "queries_per_day": 0.0, "recall_hit_rate": 0.0, "avg_query_ms": 0.0, "most_recalled": []}
@@ -54,7 +56,7 @@ def usage_stats(root: Path) -> dict[str, Any]:
     ms = [float(r.get("ms", 0)) for r in records]
     counter: Counter[str] = Counter()
     for r in records:
-        counter.update(r.get("ids") or [])
+        counter.update(i for i in (r.get("ids") or []) if visible is None or i in visible)
     return {
         "queries": len(records),
         "queries_per_day": len(records) / max(1, len(days)),
@@ -80,7 +82,7 @@ def vault_stats(vault: Vault) -> dict[str, Any]:
         "archive": sum(1 for m in visible if m.path.startswith("archive/")),
         "inbox": sum(1 for m in visible if m.path.startswith("inbox/")),
         "invalid": len(scan.invalid),
-        "usage": usage_stats(vault.root),
+        "usage": usage_stats(vault.root, {m.id for m in visible}),
     }
 
 

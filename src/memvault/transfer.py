@@ -192,6 +192,8 @@ def import_file(
         raise MemvaultError("file not found", source) from None
     except UnicodeDecodeError:
         raise MemvaultError("not UTF-8 text", source) from None
+    except OSError as exc:  # a folder, no permission, ...
+        raise MemvaultError(f"cannot read: {exc.strerror or exc}", source) from None
     fmt = _detect(path, text) if fmt == "auto" else fmt
     report = ImportReport()
     planned: list[tuple[str, str, str]] = []  # (where, rel, text)

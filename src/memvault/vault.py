@@ -635,8 +635,31 @@ class Vault:
                     "forgetting a 'global' memory needs the librarian role (--role librarian)", memory.path, "scope"
                 )
             msg = f"memvault: forget {memory_id}: {_short(reason)}\n\nRemoved {memory.path}."
-            sha = self.commit_files({}, msg, removes=[memory.path])
+            writes = self._unlink_references(memory_id, memory.path)
+            if writes:
+                msg += f"\nDropped links to it from {', '.join(sorted(writes))}."
+            sha = self.commit_files(writes, msg, removes=[memory.path])
         return WriteResult(memory, sha, message=msg)
+
+    def _unlink_references(self, memory_id: str, path: str) -> dict[str, str]:
+        """Rewrites of the memories whose ``related``/``supersedes``/``superseded_by`` name
+        ``memory_id`` (that link would dangle once it is gone; git history keeps both)."""
+        writes: dict[str, str] = {}
+        now_text = format_time(now_utc())
+        for other in self.all_memories():
+            if other.path == path:
+                continue
+            changes: dict[str, Any] = {}
+            for key in ("related", "supersedes", "superseded_by"):
+                value = other.meta.get(key)
+                items = value if isinstance(value, list) else [value] if value is not None else []
+                if memory_id in items:
+                    kept = [v for v in items if v != memory_id]
+                    changes[key] = (kept if isinstance(value, list) else kept[0]) if kept else None
+            if changes:
+                changes["updated"] = now_text
+                writes[other.path] = update_text(load_document(self.root / other.path, other.path), changes)
+        return writes
 
     def log(
         self,

@@ -98,7 +98,17 @@ def ingest(
 
 
 def _hook_input(file: Path | None) -> tuple[Path | None, str | None]:
-    raw = sys.stdin.read() if not sys.stdin.isatty() else ""
+    # bytes, not text: a strict locale's decoder would crash on non-UTF-8 input
+    stream = getattr(sys.stdin, "buffer", None)
+    try:
+        if sys.stdin.isatty():
+            raw = ""
+        elif stream is not None:
+            raw = stream.read().decode("utf-8")
+        else:
+            raw = sys.stdin.read()
+    except UnicodeDecodeError:
+        raise MemvaultError("hook input is not UTF-8 text", "<stdin>") from None
     try:
         data = json.loads(raw) if raw.strip() else {}
     except json.JSONDecodeError as exc:

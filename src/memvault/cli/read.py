@@ -8,6 +8,7 @@ from typing import Any, Optional
 
 import typer
 
+from ..errors import MemvaultError
 from ._app import app, console, emit_json, open_vault, parse_when, split_list
 
 
@@ -180,7 +181,12 @@ def export(
     else:
         from ..files import atomic_write
 
-        atomic_write(output, text)
+        if output.is_dir():
+            raise MemvaultError("is a folder: give a file name to export to", str(output), "output")
+        try:
+            atomic_write(output, text)
+        except OSError as exc:
+            raise MemvaultError(f"cannot write: {exc.strerror or exc}", str(output), "output") from None
         print(f"exported to {output}", file=sys.stderr)
 
 
