@@ -93,6 +93,14 @@ def check(root: Path, acked: set[str]) -> list[str]:
     return problems
 
 
+def dirty(root: Path) -> list[str]:
+    """Uncommitted changes left in the work tree after the check commands ran (a killed
+    multi-file operation that no later command rolled back or finished)."""
+    out = subprocess.run(["git", "status", "--porcelain", "--untracked-files=all"], cwd=root,
+                         capture_output=True, text=True).stdout
+    return [line for line in out.splitlines() if line.strip()]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--trials", type=int, default=100)
@@ -115,6 +123,7 @@ def main() -> None:
     killed = Counter()
     finished = Counter()
     failures: list[dict] = []
+    dirty_trials: list[dict] = []
     t0 = time.time()
     for n in range(args.trials):
         op = OPS[n % len(OPS)] if n < len(OPS) else rng.choice(OPS)
@@ -133,10 +142,14 @@ def main() -> None:
         problems = check(root, acked)
         if problems:
             failures.append({"trial": n, "op": op, "problems": problems[:5]})
+        left = dirty(root)
+        if left:
+            dirty_trials.append({"trial": n, "op": op, "files": len(left), "sample": left[:3]})
         if args.progress:
             state = "killed" if proc.returncode == -signal.SIGKILL else f"exit {proc.returncode}"
             print(f"trial {n:3d} {op:11s} {state:8s} after {delay:.2f} s: "
-                  f"{'OK' if not problems else problems[0][:200]} ({time.time() - t0:.0f} s)",
+                  f"{'OK' if not problems else problems[0][:200]}{' (dirty work tree)' if left else ''} "
+                  f"({time.time() - t0:.0f} s)",
                   file=sys.stderr, flush=True)
     result = {
         "trials": args.trials,
@@ -144,6 +157,8 @@ def main() -> None:
         "finished": dict(finished),
         "acknowledged_writes": len(acked),
         "failed_trials": len(failures),
+        "dirty_worktree_trials": len(dirty_trials),
+        "dirty_worktree": dirty_trials[:10],
         "failures": failures[:10],
         "seconds": round(time.time() - t0, 1),
         "ok": not failures,
@@ -152,7 +167,8 @@ def main() -> None:
         print(json.dumps(result))
     else:
         print(f"crash harness: {args.trials} trials in {result['seconds']} s; killed {dict(killed)}, finished {dict(finished)}")
-        print(f"acknowledged writes {len(acked)}, failed trials {len(failures)}")
+        print(f"acknowledged writes {len(acked)}, failed trials {len(failures)}, "
+              f"trials leaving uncommitted changes {len(dirty_trials)}")
         for f in failures[:10]:
             print(f"  trial {f['trial']} ({f['op']}): {f['problems'][0]}")
         print("OK" if result["ok"] else "PROBLEMS FOUND")
