@@ -94,31 +94,6 @@ NOT_FUZZED = {
 # Exit 1 of these is a report (every problem found, one per line), not one error message.
 REPORTING_COMMANDS = {"doctor", "check", "import", "ingest"}
 
-# Bugs the fuzzer found, reported for a core fix: (command, exception in the crash message).
-# Each has a strict xfail test below with the smallest reproduction; when the fix lands the
-# xfail turns into a failure, and the entry here goes.
-KNOWN_CRASHES = {
-    (
-        "import",
-        "IsADirectoryError",
-    ): "import of a folder (or '') crashes instead of a one-line error",
-    ("export", "IsADirectoryError"): "export --output <folder> crashes instead of a one-line error",
-    (
-        "ingest",
-        "UnicodeDecodeError",
-    ): "ingest --hook reads a strict text stdin: non-UTF-8 bytes crash it",
-}
-
-
-def known_crash(call: Call, res: Outcome) -> str | None:
-    if res.code != 3:
-        return None
-    for (command, exc), why in KNOWN_CRASHES.items():
-        if call.command == command and f"internal error ({exc}:" in res.err:
-            return why
-    return None
-
-
 # --- values that hurt ---------------------------------------------------------------------
 
 ODD_TEXT = [
@@ -483,11 +458,12 @@ def calls(ws: Workspace, commands: tuple[str, ...]) -> st.SearchStrategy[Call]:
             if p.kind == "float":
                 return draw(st.one_of(FLOATS, NUMBERS, TEXT))
             if p.kind == "path":
-                pool = ws.outputs if p.output else ws.inputs
-                return (
-                    draw(st.one_of(st.sampled_from(pool), TEXT))
+                if p.output:  # written to: only paths inside the workspace, never random text
+                    return draw(st.sampled_from(ws.outputs))
+                return (  # only read: random text is harmless
+                    draw(st.one_of(st.sampled_from(ws.inputs), TEXT))
                     if draw(st.integers(0, 9)) == 0
-                    else draw(st.sampled_from(pool))
+                    else draw(st.sampled_from(ws.inputs))
                 )
             if p.kind == "choice":
                 return draw(st.one_of(st.sampled_from(p.choices), TEXT))
@@ -603,8 +579,6 @@ def check_outcome(call: Call, res: Outcome) -> None:
     """The properties every single call must have (raises AssertionError)."""
     where = f"{call!r}\nexit {res.code}\nstdout: {res.out[-500:]!r}\nstderr: {res.err[-1500:]!r}"
     allowed = {0, 1, 2} | ({130} if call.may_prompt else set())
-    if known_crash(call, res):
-        return
     assert res.code in allowed, f"{where}\n{_crash_details(res.err)}"
     assert "Traceback" not in res.err, where
     lines = [line for line in res.err.splitlines() if line.strip()]
@@ -623,22 +597,10 @@ def check_outcome(call: Call, res: Outcome) -> None:
             raise AssertionError(f"--json output does not parse: {exc}\n{where}") from None
 
 
-# Known gap, reported: 'forget' leaves other memories' `related` links pointing at the
-# forgotten id, and 'add --related' accepts ids that don't exist; 'doctor' then reports a
-# dangling link. See test_forget_leaves_no_dangling_related_link below (strict xfail):
-# when it passes, drop this filter.
-_DANGLING_RELATED = re.compile(r"^links to '.*', which does not exist$")
-
-
 def doctor_problems(vault: Path) -> list[str]:
     res = invoke(["--vault", str(vault), "doctor", "--json"])
     assert res.code in (0, 1), f"doctor exit {res.code}: {res.err}"
-    report = json.loads(res.out)
-    return [
-        p["text"]
-        for p in report["problems"]
-        if not (p.get("key") == "related" and _DANGLING_RELATED.match(p.get("message") or ""))
-    ]
+    return [p["text"] for p in json.loads(res.out)["problems"]]
 
 
 def vault_invariants(vault: Path) -> None:
@@ -683,6 +645,10 @@ def fuzz_cli(
     def prop(batch: list[Call]) -> None:
         for call in batch:
             note(repr(call))
+            # Relative paths in the argv ('init .', '--output out.jsonl') resolve here: never
+            # anywhere but the workspace (a bench run once initialised a vault in the checkout).
+            if Path.cwd().resolve() != ws.scratch.resolve():
+                raise RuntimeError(f"fuzzing from {Path.cwd()}, not the workspace {ws.scratch}")
             res = invoke(call.argv, call.stdin)
             if stats is not None:
                 stats[f"{call.command} exit {res.code}"] = (
@@ -691,7 +657,12 @@ def fuzz_cli(
             check_outcome(call, res)
         vault_invariants(ws.vault)
 
-    prop()
+    saved = Path.cwd()
+    os.chdir(ws.scratch)
+    try:
+        prop()
+    finally:
+        os.chdir(saved)
 
 
 # --- the tests ----------------------------------------------------------------------------
@@ -769,30 +740,25 @@ def test_undecodable_argv_from_a_real_process(tmp_path: Path) -> None:
     vault_invariants(root)
 
 
-@pytest.mark.xfail(strict=True, reason="reported: import of a folder crashes (exit 3)")
+# Regressions: each of these was found by the fuzzers here (fixed in c46953a).
+
+
 def test_import_of_a_folder_is_a_one_line_error(ws: Workspace) -> None:
     res = invoke(["--vault", str(ws.vault), "import", str(ws.scratch / "adir")])
     assert res.code == 1, res.err
 
 
-@pytest.mark.xfail(strict=True, reason="reported: export --output <folder> crashes (exit 3)")
 def test_export_to_a_folder_is_a_one_line_error(ws: Workspace) -> None:
     res = invoke(["--vault", str(ws.vault), "export", "--output", str(ws.scratch / "adir")])
     assert res.code == 1, res.err
 
 
-@pytest.mark.xfail(
-    strict=True, reason="reported: ingest --hook with non-UTF-8 stdin crashes (exit 3)"
-)
 def test_ingest_hook_with_bytes_that_are_not_utf8(ws: Workspace) -> None:
     # A strict stdin, as Python gives under e.g. en_US.UTF-8 (C.UTF-8 gives surrogateescape).
     res = invoke(["--vault", str(ws.vault), "ingest", "--hook"], stdin=b"\x96")
     assert res.code == 1, res.err
 
 
-@pytest.mark.xfail(
-    strict=True, reason="forget leaves dangling `related` links (reported; core change needed)"
-)
 def test_forget_leaves_no_dangling_related_link(ws: Workspace) -> None:
     # friday-deploy links to deploy-window; forgetting deploy-window must not break doctor.
     assert (
@@ -881,21 +847,6 @@ PARSE_PATHS = st.sampled_from(
 )
 
 
-def known_parser_crash(exc: BaseException) -> bool:
-    """Reported bug: ruamel's scalar constructors raise ValueError/KeyError on values its
-    resolver matched as int/float/bool/timestamp (``created: 2026-02-30``, ``n: -_``,
-    ``!!int x``), and parse_text lets them escape -- one such hand-edited file makes every
-    command exit 3. Tolerated here (and only this) until the fix; see the xfail below."""
-    if not isinstance(exc, (ValueError, KeyError)) or isinstance(exc, MemvaultError):
-        return False
-    frames = []
-    tb = exc.__traceback__
-    while tb is not None:
-        frames.append(tb.tb_frame.f_code.co_filename.replace(os.sep, "/"))
-        tb = tb.tb_next
-    return any(f.endswith("ruamel/yaml/constructor.py") for f in frames)
-
-
 def parse_property(
     text: str, path: str, parse: typing.Callable[[str, str], typing.Any] = parse_text
 ) -> None:
@@ -905,10 +856,6 @@ def parse_property(
     except ValidationError as exc:
         assert exc.path == path and str(exc).startswith(path), repr(exc)
         return
-    except (ValueError, KeyError) as exc:
-        if known_parser_crash(exc):
-            return
-        raise
     try:
         memory = check_text(text, path)
     except ValidationError as exc:
@@ -925,9 +872,8 @@ def test_parser_takes_anything(text: str, path: str) -> None:
     parse_property(text, path)
 
 
-@pytest.mark.xfail(
-    strict=True, reason="reported: ruamel constructor errors escape parse_text (exit 3 everywhere)"
-)
+# ruamel's constructors raise ValueError/KeyError for scalars that look typed but aren't;
+# one such hand-edited file used to make every command exit 3 (found by atheris).
 @pytest.mark.parametrize(
     "value", ["2026-02-30", "2026-13-01", "-_", "0x_", "._", "!!int x", "!!bool x"]
 )
@@ -950,5 +896,3 @@ def test_parse_property_is_not_vacuous() -> None:
         parse_property("x", "semantic/facts/x.md", wrong_file)
     with pytest.raises(KeyError):
         parse_property("x", "semantic/facts/x.md", bug)
-    # the tolerated known crash is recognised by where it comes from, nothing wider
-    parse_property("---\nid: x\ntype: semantic\nv: 2026-02-30\n---\n", "semantic/facts/x.md")
