@@ -227,8 +227,9 @@ def serve(vault: Vault, *, warm_up: bool = True) -> None:
             " 'self' memories are not available",
             file=sys.stderr,
         )
-    # Hand edits reach the index through file events: a call then checks the files that
-    # changed, not the whole vault (at 10,000 memories a stat of every file is ~30 ms).
+    # Hand edits reach the index through file events: a call checks only the files that
+    # changed, instead of statting its way through the vault a hundred files per call
+    # (~3 ms a call at 10,000 memories, and an edit could wait a hundred calls to be seen).
     from ..watch import feed_searches, stop_feed
 
     feed = feed_searches(vault.root)
