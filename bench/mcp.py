@@ -295,6 +295,9 @@ def main() -> None:
         "build_s": round(timing["build_s"], 2),
         "index_s": round(timing["index_s"], 2),
         "mean_mcp_ms": round(statistics.fmean(remote["times"]), 2),
+        # 1-minute load average at the end (2 cores shared: compare runs made under alike load)
+        "load_1m": round(os.getloadavg()[0], 2) if hasattr(os, "getloadavg") else None,
+        "cpus": os.cpu_count(),
         "targets": {
             "mcp_p50_le_50ms": mcp_p50 <= 50,
             "mcp_p50_le_1.5x_inproc": bool(in_p50) and mcp_p50 <= 1.5 * in_p50,
@@ -322,6 +325,7 @@ def main() -> None:
         f"server            : RSS {r['server_rss_mb']} MB after the run;"
         f" handshake {r['server_start_s']} s, warm after {r['server_first_ready_s']} s"
     )
+    print(f"machine           : load {r['load_1m']} on {r['cpus']} CPUs (1-minute average)")
     for name, ok in result["targets"].items():
         print(f"  {'ok  ' if ok else 'MISS'} {name}")
 
