@@ -159,3 +159,50 @@ def test_a_file_deleted_by_hand_frees_its_id(vault):
     m = vault.add("semantic", "Temporary fact", id="temp-fact").memory
     (root / m.path).unlink()
     assert vault.add("semantic", "Temporary fact again", id="temp-fact").memory.id == "temp-fact"
+
+
+def _hook(path: Path, marker: Path) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(f"#!/bin/sh\necho ran >> '{marker}'\n")
+    path.chmod(0o755)
+
+
+def test_a_post_commit_hook_still_runs_after_memvault_commits(vault, tmp_path):
+    marker = tmp_path / "ran.txt"
+    _hook(vault.root / ".git/hooks/post-commit", marker)
+    vault.add("semantic", "Hooks see plumbing commits")
+    vault.add("semantic", "And the next one")
+    assert marker.read_text().count("ran") == 2
+
+
+def test_hooks_in_core_hookspath_run_too(vault, tmp_path):
+    marker = tmp_path / "ran.txt"
+    _hook(tmp_path / "myhooks/post-commit", marker)
+    git(vault.root, "config", "core.hooksPath", str(tmp_path / "myhooks"))
+    vault.add("semantic", "A commit through git commit itself")
+    assert marker.read_text().count("ran") == 1
+
+
+def test_commit_messages_are_cleaned_like_git_commit_m(vault):
+    from memvault import gitstore
+
+    raw = "\n\nsubject line   \n\n\n\nbody  with spaces \n\n"
+    root = vault.root
+    (root / "semantic/facts").mkdir(parents=True, exist_ok=True)
+    (root / "semantic/facts/a.md").write_text("---\nid: a\ntype: semantic\n---\nA\n")
+    gitstore.commit(root, raw, vault.git_identity, add=["semantic/facts/a.md"])
+    ours = git(root, "cat-file", "commit", "HEAD").split("\n\n", 1)[1]
+    (root / "semantic/facts/b.md").write_text("---\nid: b\ntype: semantic\n---\nB\n")
+    git(root, "add", "semantic/facts/b.md")
+    git(root, "-c", "user.name=a", "-c", "user.email=a@b", "commit", "-q", "-m", raw)
+    theirs = git(root, "cat-file", "commit", "HEAD").split("\n\n", 1)[1]
+    assert ours == theirs == "subject line\n\nbody  with spaces\n"
+
+
+def test_a_commit_that_changes_nothing_makes_no_commit(vault):
+    from memvault import gitstore
+
+    m = vault.add("semantic", "Unchanged").memory
+    before = commit_count(vault.root)
+    assert gitstore.commit(vault.root, "no-op", vault.git_identity, add=[m.path]) is None
+    assert commit_count(vault.root) == before

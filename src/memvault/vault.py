@@ -339,18 +339,7 @@ class Vault:
                     pass
             sha = None
             if self.config.get("git.commit", True):
-                # Paths that certainly change: their new bytes differ from the old ones.
-                certain = not removes and not moves and all(
-                    before[rel] is None or before[rel] != text.encode("utf-8") for rel, text in writes.items()
-                )
-                sha = gitstore.commit(
-                    self.root,
-                    message,
-                    self.git_identity,
-                    add=touched_add,
-                    remove=touched_rm,
-                    new_files=[rel for rel in writes if before[rel] is None] if certain else None,
-                )
+                sha = gitstore.commit(self.root, message, self.git_identity, add=touched_add, remove=touched_rm)
         except BaseException:
             self._roll_back(before)
             self.catalog.refresh(list(before))
