@@ -76,7 +76,7 @@ CASES: list[tuple[str, dict[str, bytes], list[str], bytes | None]] = [
     ("import of a broken JSONL line", {"in.jsonl": fm('{"id": "ok-one", "type": "semantic", "content": "fine"}\n{not json\n')}, ["import", "{root}/in.jsonl"], None),
     ("unknown option", {}, ["list", "--colour"], None),
     # found by fuzzing (tests/test_fuzz_cli.py, bench/fuzz.py)
-    ("impossible date in hand-written front matter (created: 2026-02-30)", {"semantic/facts/feb30.md": fm("---\nid: feb30\ntype: semantic\ncreated: 2026-02-30\n---\nx\n")}, ["list"], None),
+    ("impossible date in hand-written front matter (created: 2026-02-30)", {"semantic/facts/feb30.md": fm("---\nid: feb30\ntype: semantic\ncreated: 2026-02-30\n---\nx\n")}, ["check", "semantic/facts/feb30.md"], None),
     ("YAML scalar that can't be built (n: -_)", {"semantic/facts/underscore.md": fm("---\nid: underscore\ntype: semantic\nn: -_\n---\nx\n")}, ["check", "semantic/facts/underscore.md"], None),
     ("import of a folder", {}, ["import", "{root}/semantic"], None),
     ("export --output to a folder", {}, ["export", "--output", "{root}/semantic"], None),
