@@ -90,8 +90,13 @@ class ScanResult(Record):
 
 
 def sha256_hex(text: str) -> str:
-    """SHA-256 of the UTF-8 text. CPython's built-in ``_sha256`` (``_sha2`` from 3.12) spares
-    loading OpenSSL through hashlib (~5 ms), which a one-file write would notice."""
+    """SHA-256 of the UTF-8 text (see :func:`sha256_bytes`)."""
+    return sha256_bytes(text.encode("utf-8"))
+
+
+def sha256_bytes(data: bytes) -> str:
+    """SHA-256, hex. CPython's built-in ``_sha256`` (``_sha2`` from 3.12) spares loading
+    OpenSSL through hashlib (~5 ms), which a one-file write would notice."""
     try:
         from _sha256 import sha256  # type: ignore[import-not-found]
     except ImportError:
@@ -99,7 +104,7 @@ def sha256_hex(text: str) -> str:
             from _sha2 import sha256  # type: ignore[import-not-found,no-redef]
         except ImportError:
             from hashlib import sha256  # type: ignore[no-redef]
-    return sha256(text.encode("utf-8")).hexdigest()
+    return sha256(data).hexdigest()
 
 
 def _connect(db_path: Path) -> sqlite3.Connection:

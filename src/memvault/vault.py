@@ -16,7 +16,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:  # pragma: no cover  (typing costs ~4 ms to import; annotations are strings)
     from typing import Any, Iterator
 
-from . import gitstore
+from . import gitstore, journal
 from ._record import Record
 from .catalog import ALL_TREES, Catalog, ScanResult
 from .config import CONFIG_PATH, Config, load_config
@@ -283,11 +283,21 @@ class Vault:
         )
 
     @contextmanager
-    def locked(self) -> Iterator[None]:
+    def locked(self, timeout: float = 60.0) -> Iterator[None]:
         """The vault's single-writer lock (files + git + index writes)."""
-        with file_lock(self.root / LOCK_PATH, label="vault"):
+        with file_lock(self.root / LOCK_PATH, timeout=timeout, label="vault"):
             clear_stale_git_lock(self.root)
+            if journal.pending(self.root):  # the last writer died half-way: undo its write
+                self._recover()
             yield
+
+    def _recover(self) -> None:
+        restored = journal.recover(self.root)
+        if restored:
+            self.catalog.refresh(restored)
+            import sys
+
+            print(f"memvault: undid an interrupted write ({len(restored)} file(s) put back)", file=sys.stderr)
 
     def rel(self, path: Path) -> str:
         return path.resolve().relative_to(self.root).as_posix()
@@ -326,6 +336,7 @@ class Vault:
         for rel in {*touched_add, *touched_rm}:
             path = self.root / rel
             before[rel] = path.read_bytes() if path.is_file() and not path.is_symlink() else None
+        journal.begin(self.root, before, writes, moves)  # a killed write is undone next time
         try:
             for src, dst in moves.items():
                 (self.root / dst).parent.mkdir(parents=True, exist_ok=True)
@@ -342,9 +353,11 @@ class Vault:
                 sha = gitstore.commit(self.root, message, self.git_identity, add=touched_add, remove=touched_rm)
         except BaseException:
             self._roll_back(before)
+            journal.end(self.root)
             self.catalog.refresh(list(before))
             raise
         else:
+            journal.end(self.root)
             for rel, memory in known.items():
                 self.catalog.put(rel, memory, writes[rel])
             self.catalog.refresh([rel for rel in before if rel not in known])
@@ -369,6 +382,16 @@ class Vault:
     # --- reading -------------------------------------------------------------------
 
     def scan(self) -> ScanResult:
+        if journal.pending(self.root):
+            # A write in flight, or one whose process died: undo the latter before reading,
+            # so its half-written files are never served. A live writer keeps the lock.
+            from .errors import LockTimeoutError
+
+            try:
+                with self.locked(timeout=0):
+                    pass
+            except LockTimeoutError:
+                pass
         return self.catalog.scan()
 
     def all_memories(self) -> list[Memory]:

@@ -470,13 +470,21 @@ def ensure_fresh(vault: Vault) -> Index:
 
 
 def _repair(vault: Vault, embedder: Any, why: str | None, stale: Index | None) -> Index:
-    """No usable index: build one (or reload Chroma), waiting a few seconds at most for a writer."""
-    if stale is not None:
-        stale.close()
-    deadline = time.monotonic() + 5.0
+    """No usable index: build one (or reload Chroma), waiting a few seconds at most for a writer.
+
+    ``stale`` is an index whose vector store another process is updating (its manifest
+    says so). If that writer keeps the lock past a short wait, the search is served from
+    ``stale`` anyway: its SQLite side (text, stored vectors) is consistent, and the vector
+    leg is computed exactly from the stored vectors instead of Chroma's. A reader never
+    waits long behind a writer, and never fails because of one.
+    """
+    deadline = time.monotonic() + (1.5 if stale is not None else 5.0)
     while True:
         with try_lock(vault.root / LOCK_PATH) as got:
             if got:
+                if stale is not None:
+                    stale.close()
+                    stale = None
                 idx, why2 = open_for_write(vault, embedder)
                 if idx is None:
                     rebuild(vault, embedder, why2 or why or "")
@@ -490,6 +498,10 @@ def _repair(vault: Vault, embedder: Any, why: str | None, stale: Index | None) -
                     )
                 return fresh
         if time.monotonic() > deadline:
+            if stale is not None:
+                stale.exact_below = max(stale.exact_below, 1 << 62)  # not Chroma: it is mid-update
+                stale.note = "another memvault process is updating the index: searched it as it was"
+                return stale
             raise IndexError_(
                 "the search index is being built by another memvault process; try again in a moment",
                 store.INDEX_DIR,
