@@ -206,3 +206,21 @@ def test_a_commit_that_changes_nothing_makes_no_commit(vault):
     before = commit_count(vault.root)
     assert gitstore.commit(vault.root, "no-op", vault.git_identity, add=[m.path]) is None
     assert commit_count(vault.root) == before
+
+
+def test_show_sees_hand_edits_and_hand_made_duplicates(vault):
+    root = vault.root
+    m = vault.add("semantic", "First words", id="hand-edited").memory
+    assert vault.get("hand-edited").content.startswith("First words")
+    path = root / m.path
+    path.write_text(path.read_text().replace("First words", "Second words"))
+    assert vault.get("hand-edited").content.startswith("Second words")
+    # a copy made by hand under another folder: both files claim the id
+    (root / "semantic/decisions").mkdir(parents=True, exist_ok=True)
+    (root / "semantic/decisions/copy.md").write_text(path.read_text())
+    with pytest.raises(DuplicateIdError):
+        vault.get("hand-edited")
+    # its id changed in place by hand: no longer a duplicate
+    copy = root / "semantic/decisions/copy.md"
+    copy.write_text(copy.read_text().replace("id: hand-edited", "id: the-copy"))
+    assert vault.get("hand-edited").path == m.path

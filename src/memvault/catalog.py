@@ -15,9 +15,9 @@ from __future__ import annotations
 import json
 import os
 import sqlite3
-from stat import S_ISDIR as _S_ISDIR
 from collections.abc import Iterable
 from pathlib import Path
+from stat import S_ISDIR as _S_ISDIR
 
 from ._record import Record
 from .errors import Problem, ValidationError
@@ -398,8 +398,12 @@ class Catalog:
             conn.close()
         if row is not None and row[1] == st.st_mtime_ns and row[2] == st.st_size:
             return Entry(rel, row[3], None, _problems(row[7]), doc=row[6], memory_id=row[4], subject=row[5])
-        self.refresh([rel])
         sha, memory, problems = parse_file(self.root / rel, rel, self.max_bytes)
+        conn = _connect(self.db_path)
+        try:
+            conn.execute("INSERT OR REPLACE INTO files VALUES (?,?,?,?,?,?,?,?)", _row(rel, st, sha, memory, problems))
+        finally:
+            conn.close()
         return Entry(rel, sha, memory, tuple(problems))
 
     def put(self, rel: str, memory: Memory, text: str) -> None:

@@ -9,12 +9,13 @@ import copy
 import os
 from collections.abc import Mapping
 from pathlib import Path
-TYPE_CHECKING = False
-if TYPE_CHECKING:  # pragma: no cover  (typing costs ~4 ms to import; annotations are strings)
-    from typing import Any
 
 from ._record import Record
 from .errors import ConfigError
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # pragma: no cover  (typing costs ~4 ms to import; annotations are strings)
+    from typing import Any
 
 CONFIG_PATH = ".memvault/config.yaml"
 

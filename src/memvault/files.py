@@ -12,20 +12,21 @@ lines, line endings, a BOM, the body) stays byte-for-byte. Writes are atomic.
 
 from __future__ import annotations
 
+import _thread
 import datetime as dt
 import io
 import os
 import re
-import _thread
 from collections.abc import Iterable, Mapping
 from pathlib import Path
-TYPE_CHECKING = False
-if TYPE_CHECKING:  # pragma: no cover  (typing costs ~4 ms to import; annotations are strings)
-    from typing import Any
 
 from ._record import LazyPattern, Record
 from .errors import Problem, ValidationError
 from .memory import KEY_ORDER, Memory, format_time, to_plain, validate_meta
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # pragma: no cover  (typing costs ~4 ms to import; annotations are strings)
+    from typing import Any
 
 MEMORY_SUFFIXES = (".md", ".yaml", ".yml")
 DEFAULT_MAX_BYTES = 2_000_000
@@ -302,9 +303,8 @@ def _render_value_yaml(key: str, value: Any, seq_indent: int) -> str:
     if isinstance(value, list) and value and all(_scalar(v) is not None and not isinstance(v, (list, dict)) for v in value):
         pad = " " * seq_indent
         return f"{key}:\n" + "".join(f"{pad}- {_scalar(v)}\n" for v in value)
-    from ruamel.yaml.scalarstring import DoubleQuotedScalarString, LiteralScalarString
-
     from ruamel.yaml.comments import CommentedSeq
+    from ruamel.yaml.scalarstring import DoubleQuotedScalarString, LiteralScalarString
 
     def prepare(v: Any) -> Any:
         if isinstance(v, list) and v and all(_flowable(x) for x in v):

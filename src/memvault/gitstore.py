@@ -11,13 +11,14 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable, Sequence
 from pathlib import Path
+
+from ._record import Record
+from .errors import GitError
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # pragma: no cover  (typing costs ~4 ms to import; annotations are strings)
     import subprocess
     from typing import Any
-
-from ._record import Record
-from .errors import GitError
 
 # Variables git sets for hooks; inherited by a child git they would point it elsewhere.
 GIT_ENV_VARS = (

@@ -9,14 +9,15 @@ keys included; ``content`` is the Markdown body (or the ``content:`` key of a
 from __future__ import annotations
 
 import datetime as dt
-import re
-from collections.abc import Callable, Mapping
-TYPE_CHECKING = False
-if TYPE_CHECKING:  # pragma: no cover  (typing costs ~4 ms to import; annotations are strings)
-    from typing import Any
+from collections.abc import Mapping
 
 from ._record import LazyPattern, Record
 from .errors import Problem
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # pragma: no cover  (typing costs ~4 ms to import; annotations are strings)
+    from collections.abc import Callable
+    from typing import Any
 
 TYPES = ("episodic", "semantic", "procedural")
 TREES = TYPES  # the top-level folders holding live memories

@@ -12,9 +12,6 @@ import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-TYPE_CHECKING = False
-if TYPE_CHECKING:  # pragma: no cover  (typing costs ~4 ms to import; annotations are strings)
-    from typing import Any, Iterator
 
 from . import gitstore, journal
 from ._record import Record
@@ -43,35 +40,16 @@ from .memory import (
     slugify,
     validate_meta,
 )
+from .scopes import AgentIdentity, Filters  # noqa: F401  (re-exported: memvault.vault.Filters)
 from .security import check_secrets, redact
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # pragma: no cover  (typing costs ~4 ms to import; annotations are strings)
+    from typing import Any, Iterator
 
 MARKER = ".memvault"
 LOCK_PATH = ".memvault/lock"
 GENERATION_PATH = ".memvault/index/generation"
-
-
-class AgentIdentity(Record):
-    """Who is asking: scopes are enforced against this."""
-
-    __slots__ = ("agent", "team", "role")
-    _frozen = True
-    _defaults = {"agent": None, "team": None, "role": None}
-    agent: str | None
-    team: str | None
-    role: str | None
-
-    @property
-    def is_librarian(self) -> bool:
-        return self.role == "librarian"
-
-    def can_see(self, memory: Memory) -> bool:
-        scope = memory.scope
-        if scope == "global":
-            return True
-        if scope == "self":
-            return self.agent is not None and memory.agent == self.agent
-        # team: visible to members of that team; a memory with no team is the vault's own team
-        return memory.team is None or memory.team == self.team
 
 
 class WriteResult(Record):
@@ -85,64 +63,6 @@ class WriteResult(Record):
     superseded: tuple[str, ...]
     inbox: bool
     message: str
-
-
-class Filters(Record):
-    """Filters shared by ``list`` and search. ``status`` None means active only, "any" all."""
-
-    __slots__ = (
-        "type", "category", "tags", "scope", "agent", "status", "since", "until",
-        "include_archive", "include_inbox", "ids",
-    )
-    _defaults = {
-        "type": None, "category": None, "tags": (), "scope": None, "agent": None, "status": None,
-        "since": None, "until": None, "include_archive": False, "include_inbox": False, "ids": (),
-    }
-    type: str | None
-    category: str | None
-    tags: Sequence[str]
-    scope: str | None
-    agent: str | None
-    status: str | None
-    since: dt.datetime | None
-    until: dt.datetime | None
-    include_archive: bool
-    include_inbox: bool
-    ids: Sequence[str]
-
-    def match(self, memory: Memory) -> bool:
-        if self.type and memory.type != self.type:
-            return False
-        if self.category and memory.category != self.category:
-            return False
-        if self.tags and not set(self.tags) <= set(memory.tags):
-            return False
-        if self.scope and memory.scope != self.scope:
-            return False
-        if self.agent and memory.agent != self.agent:
-            return False
-        if self.ids and memory.id not in self.ids:
-            return False
-        status = memory.status
-        if self.status is None:
-            allowed = {"active", "disputed"}
-            if self.include_archive:
-                allowed.add("archived")
-            if self.include_inbox:
-                allowed.add("proposed")
-            if status not in allowed:
-                return False
-        elif self.status != "any" and status != self.status:
-            return False
-        if self.since or self.until:
-            when = memory.created
-            if when is None:
-                return False
-            if self.since and when < self.since:
-                return False
-            if self.until and when > self.until:
-                return False
-        return True
 
 
 def find_root(start: Path | None = None) -> Path:
@@ -407,9 +327,17 @@ class Vault:
         """One memory by id (archived and inbox included). Another agent's ``self`` is not found."""
         if not isinstance(memory_id, str) or not ID_RE.match(memory_id):
             raise NotFoundError(f"not a memory id: {memory_id!r}", key="id")
-        # match on the catalog's id column: only the matching file is decoded
-        matches = [e.memory for e in self.scan().entries.values() if e.valid and e.id == memory_id]
-        matches = [m for m in matches if m is not None]
+        # The catalog's id column, after a folder-level look for created/deleted files; each
+        # candidate file is re-read if it changed (a hand edit may have changed its id).
+        if journal.pending(self.root):
+            self.scan()  # undoes a dead writer's half-done files first
+        else:
+            self.catalog.quick_sync()
+        matches = []
+        for rel in self.catalog.paths_with_id(memory_id):
+            entry = self.catalog.entry(rel)
+            if entry is not None and entry.valid and entry.id == memory_id and entry.memory is not None:
+                matches.append(entry.memory)
         if not any_scope:
             matches = [m for m in matches if self.identity.can_see(m)]
         if not matches:

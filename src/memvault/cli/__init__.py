@@ -10,11 +10,12 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
+
+from ..errors import MemvaultError
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # pragma: no cover  (typing costs ~4 ms to import; annotations are strings)
     from typing import Any
-
-from ..errors import MemvaultError
 
 __all__ = ["app", "main"]
 

@@ -9,11 +9,12 @@ import datetime as dt
 import json
 import sys
 from pathlib import Path
+
+from ..errors import MemvaultError
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # pragma: no cover  (typing costs ~4 ms to import; annotations are strings)
     from typing import Any, Optional
-
-from ..errors import MemvaultError
 
 
 class State:

@@ -7,11 +7,12 @@ The Typer commands in :mod:`memvault.cli.write` and the fast argument parser in
 from __future__ import annotations
 
 from pathlib import Path
+
+from ._common import emit_json, info, open_vault, parse_when, read_text_arg, split_list
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # pragma: no cover  (typing costs ~4 ms to import; annotations are strings)
     from typing import Optional
-
-from ._common import emit_json, info, open_vault, parse_when, read_text_arg, split_list
 
 KIND_TYPE = {"episode": "episodic", "fact": "semantic", "procedure": "procedural"}
 

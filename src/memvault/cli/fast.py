@@ -11,6 +11,7 @@ checks that the tables below match the Typer commands' options exactly.
 from __future__ import annotations
 
 from pathlib import Path
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # pragma: no cover  (typing costs ~4 ms to import; annotations are strings)
     from typing import Any, Callable

@@ -14,8 +14,8 @@ import typer
 
 from ..errors import MemvaultError, ValidationError
 from . import actions
+from ._app import app, emit_json, info, open_vault, state
 from .actions import KIND_TYPE  # noqa: F401  (importable from here, as before)
-from ._app import app, emit_json, info, open_vault, parse_when, read_text_arg, split_list, state
 
 
 class Kind(str, enum.Enum):

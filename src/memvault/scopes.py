@@ -1,0 +1,99 @@
+"""Who is asking and what they asked for: scope visibility and list/search filters.
+
+:class:`AgentIdentity` decides which memories an agent may see (its own ``self`` ones,
+its team's, every ``global`` one); :class:`Filters` narrows them (``list`` and search).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+
+from ._record import Record
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # pragma: no cover
+    from collections.abc import Sequence
+
+    from .memory import Memory
+
+
+class AgentIdentity(Record):
+    """Who is asking: scopes are enforced against this."""
+
+    __slots__ = ("agent", "team", "role")
+    _frozen = True
+    _defaults = {"agent": None, "team": None, "role": None}
+    agent: str | None
+    team: str | None
+    role: str | None
+
+    @property
+    def is_librarian(self) -> bool:
+        return self.role == "librarian"
+
+    def can_see(self, memory: Memory) -> bool:
+        scope = memory.scope
+        if scope == "global":
+            return True
+        if scope == "self":
+            return self.agent is not None and memory.agent == self.agent
+        # team: visible to members of that team; a memory with no team is the vault's own team
+        return memory.team is None or memory.team == self.team
+
+
+class Filters(Record):
+    """Filters shared by ``list`` and search. ``status`` None means active only, "any" all."""
+
+    __slots__ = (
+        "type", "category", "tags", "scope", "agent", "status", "since", "until",
+        "include_archive", "include_inbox", "ids",
+    )
+    _defaults = {
+        "type": None, "category": None, "tags": (), "scope": None, "agent": None, "status": None,
+        "since": None, "until": None, "include_archive": False, "include_inbox": False, "ids": (),
+    }
+    type: str | None
+    category: str | None
+    tags: Sequence[str]
+    scope: str | None
+    agent: str | None
+    status: str | None
+    since: dt.datetime | None
+    until: dt.datetime | None
+    include_archive: bool
+    include_inbox: bool
+    ids: Sequence[str]
+
+    def match(self, memory: Memory) -> bool:
+        if self.type and memory.type != self.type:
+            return False
+        if self.category and memory.category != self.category:
+            return False
+        if self.tags and not set(self.tags) <= set(memory.tags):
+            return False
+        if self.scope and memory.scope != self.scope:
+            return False
+        if self.agent and memory.agent != self.agent:
+            return False
+        if self.ids and memory.id not in self.ids:
+            return False
+        status = memory.status
+        if self.status is None:
+            allowed = {"active", "disputed"}
+            if self.include_archive:
+                allowed.add("archived")
+            if self.include_inbox:
+                allowed.add("proposed")
+            if status not in allowed:
+                return False
+        elif self.status != "any" and status != self.status:
+            return False
+        if self.since or self.until:
+            when = memory.created
+            if when is None:
+                return False
+            if self.since and when < self.since:
+                return False
+            if self.until and when > self.until:
+                return False
+        return True
