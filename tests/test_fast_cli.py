@@ -224,3 +224,45 @@ def test_show_sees_hand_edits_and_hand_made_duplicates(vault):
     copy = root / "semantic/decisions/copy.md"
     copy.write_text(copy.read_text().replace("id: hand-edited", "id: the-copy"))
     assert vault.get("hand-edited").path == m.path
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("---\nid: plain-id\ntype: semantic\n---\nbody\n", "plain-id"),
+        ("\ufeff---\r\nid: 'quoted-id'\r\ntype: semantic\r\n---\r\n", "quoted-id"),
+        ("---\ntype: semantic\nid: \"late-id\"\n---\nid: not-this-one\n", "late-id"),
+        ("---\nid: a\nid: b\n---\n", None),  # twice: let the parser complain
+        ("---\nid: Not_An_Id\n---\n", None),
+        ("---\nid: >-\n  folded\n---\n", None),
+        ("no front matter\nid: x\n", None),
+        ("---\nid: never-closed\n", None),
+    ],
+)
+def test_peek_id_reads_only_what_is_obvious(tmp_path, text, expected):
+    from memvault.catalog import _peek_id
+
+    path = tmp_path / "m.md"
+    path.write_text(text, newline="")
+    assert _peek_id(path) == expected
+
+
+def test_quick_sync_does_not_import_yaml_for_a_plain_new_file(vault_path):
+    code = (
+        "import json, sys\n"
+        "from pathlib import Path\n"
+        "from memvault.vault import Vault\n"
+        f"v = Vault.open({str(vault_path)!r})\n"
+        "v.add('semantic', 'Warm up')\n"
+        "Path(v.root, 'semantic/facts/by-hand.md').write_text('---\\nid: by-hand\\ntype: semantic\\n---\\nHi\\n')\n"
+        "taken = v._id_taken('by-hand')\n"
+        "print(json.dumps([taken, 'ruamel' in sys.modules]))\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert json.loads(proc.stdout.splitlines()[-1]) == [False, False]  # not seen yet: no sync ran
+    code2 = code.replace("taken = v._id_taken('by-hand')", "v.catalog.quick_sync(); taken = v._id_taken('by-hand')")
+    code2 = code2.replace("by-hand", "by-hand-2")
+    proc = subprocess.run([sys.executable, "-c", code2], capture_output=True, text=True, check=True)
+    assert json.loads(proc.stdout.splitlines()[-1]) == [True, False]
+    # and a full read parses it for real
+    assert Vault.open(vault_path).get("by-hand-2").content.startswith("Hi")

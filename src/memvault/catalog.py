@@ -360,6 +360,12 @@ class Catalog:
                         continue
                     if _S_ISDIR(st.st_mode):
                         continue  # a folder named like a memory file: the full scan walks it
+                    peeked = _peek_id(self.root / path)
+                    if peeked is not None:
+                        # Its id is all an id check needs; parsing YAML would import ruamel
+                        # (~30 ms). mtime -1: the next full scan or entry() parses it.
+                        updates.append((path, -1, -1, "", peeked, None, None, "[]"))
+                        continue
                     sha, memory, problems = parse_file(self.root / path, path, self.max_bytes)
                     updates.append(_row(path, st, sha, memory, problems))
             conn.execute("BEGIN IMMEDIATE")
@@ -436,6 +442,38 @@ def _row(rel: str, st: os.stat_result, sha: str, memory: Memory | None, problems
         doc,
         probs,
     )
+
+
+def _peek_id(path: Path) -> str | None:
+    """The ``id`` of a memory file read off its plain ``id: value`` line, without a YAML
+    parser; None when the file doesn't make that obvious (then it is parsed)."""
+    try:
+        with open(path, "rb") as handle:
+            head = handle.read(16384)
+    except OSError:
+        return None
+    try:
+        text = head.decode("utf-8").lstrip("\ufeff")
+    except UnicodeDecodeError:
+        return None
+    lines = text.splitlines()
+    if path.suffix == ".md":
+        if not lines or lines[0].rstrip() != "---":
+            return None
+        try:
+            end = next(i for i in range(1, len(lines)) if lines[i].rstrip() in ("---", "..."))
+        except StopIteration:
+            return None
+        lines = lines[1:end]
+    found = [line[3:].strip() for line in lines if line.startswith("id:")]
+    if len(found) != 1:
+        return None
+    value = found[0]
+    if len(value) > 1 and value[0] == value[-1] and value[0] in "'\"":
+        value = value[1:-1]
+    from .memory import ID_RE
+
+    return value if ID_RE.match(value) else None
 
 
 def _under(folder: str) -> tuple[str, tuple[str, str]]:
