@@ -5,7 +5,6 @@ Flags are applied last by the adapters (they pass overrides to :func:`load_confi
 
 from __future__ import annotations
 
-import copy
 import os
 from collections.abc import Mapping
 from pathlib import Path
@@ -56,6 +55,15 @@ ENV_KEYS = {
 }
 
 
+def _copy(value: Any) -> Any:
+    """A deep copy of plain settings (dicts, lists, scalars), without importing copy."""
+    if isinstance(value, dict):
+        return {k: _copy(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_copy(v) for v in value]
+    return value
+
+
 def _merge(base: dict[str, Any], over: Mapping[str, Any]) -> dict[str, Any]:
     for key, value in over.items():
         if isinstance(value, Mapping) and isinstance(base.get(key), dict):
@@ -103,7 +111,7 @@ class Config(Record):
 
 def load_config(root: Path | None, overrides: Mapping[str, Any] | None = None) -> Config:
     """Defaults, then the vault's config file, then env vars, then ``overrides`` (dotted keys)."""
-    data = copy.deepcopy(DEFAULTS)
+    data = _copy(DEFAULTS)
     path = None
     if root is not None:
         path = root / CONFIG_PATH

@@ -117,8 +117,8 @@ def _spawn(argv: list[str], env: dict[str, str]) -> tuple[int, str, str]:
     ``subprocess.run`` without importing subprocess: its imports (threading, selectors,
     locale, ...) cost ~7 ms, a tenth of a whole ``memvault add``.
     """
+    import _signal  # the C module: signal.py builds enums on import
     import select
-    import signal
 
     out_r, out_w = os.pipe()  # non-inheritable: only the dup2-ed copies reach git
     err_r, err_w = os.pipe()
@@ -132,7 +132,7 @@ def _spawn(argv: list[str], env: dict[str, str]) -> tuple[int, str, str]:
                 (os.POSIX_SPAWN_DUP2, out_w, 1),
                 (os.POSIX_SPAWN_DUP2, err_w, 2),
             ],
-            setsigdef=(signal.SIGPIPE,),  # Python ignores SIGPIPE; git should not inherit that
+            setsigdef=(_signal.SIGPIPE,),  # Python ignores SIGPIPE; git should not inherit that
         )
     except BaseException:
         for fd in (out_r, out_w, err_r, err_w):
@@ -342,10 +342,15 @@ def _index_signature(root: Path) -> str | None:
 
 def _read_state(root: Path) -> dict[str, str]:
     try:
-        head_sha, tree, signature = (root / STATE_PATH).read_text(encoding="ascii").split()
+        head_sha, tree, signature, count = (root / STATE_PATH).read_text(encoding="ascii").split()
     except (OSError, ValueError, UnicodeDecodeError):
         return {}
-    return {"head": head_sha, "tree": tree, "index": signature}
+    return {"head": head_sha, "tree": tree, "index": signature, "count": count}
+
+
+# Plumbing commits skip the 'git gc --auto' that 'git commit' runs after each commit;
+# memvault runs it itself every so many commits (it forks to the background when needed).
+GC_EVERY = 200
 
 
 def _index_as_we_left_it(root: Path) -> bool:
@@ -366,10 +371,14 @@ def _remember_index(root: Path, sha: str | None, tree: str | None = None) -> Non
         except OSError:
             pass
         return
+    count = int(_read_state(root).get("count", "0") or 0) + 1
+    if count % GC_EVERY == 0:
+        run_git(root, ["gc", "--auto", "--quiet"], check=False)
+        signature = _index_signature(root) or signature
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         tmp = path.with_name(f"git-state.{os.getpid()}.tmp")
-        tmp.write_text(f"{sha} {tree} {signature}\n", encoding="ascii")
+        tmp.write_text(f"{sha} {tree} {signature} {count}\n", encoding="ascii")
         os.replace(tmp, path)
     except OSError:
         pass

@@ -79,9 +79,12 @@ def format_time(value: dt.datetime | dt.date) -> str:
 
 def slugify(text: str, max_words: int = 8, max_len: int = 60) -> str:
     """A readable, id-safe slug: ``"Deploy to prod!"`` -> ``deploy-to-prod``."""
-    import unicodedata
+    if text.isascii():
+        ascii_text = text
+    else:  # accents off (é -> e) before the non-ASCII rest is dropped
+        import unicodedata
 
-    ascii_text = unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode()
+        ascii_text = unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode()
     words = SLUG_WORD_RE.findall(ascii_text.lower())[:max_words]
     slug = "-".join(words)[:max_len].strip("-")
     return slug or "memory"
