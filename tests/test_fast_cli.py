@@ -17,7 +17,7 @@ import pytest
 from memvault import Vault
 from memvault.errors import DuplicateIdError
 
-from conftest import commit_count, git, last_message
+from conftest import commit_count, git, is_clean, last_message
 
 
 def _kind(param) -> str:
@@ -266,3 +266,23 @@ def test_quick_sync_does_not_import_yaml_for_a_plain_new_file(vault_path):
     assert json.loads(proc.stdout.splitlines()[-1]) == [True, False]
     # and a full read parses it for real
     assert Vault.open(vault_path).get("by-hand-2").content.startswith("Hi")
+
+
+def test_readding_a_file_the_user_deleted_in_a_commit_is_committed(vault):
+    root = vault.root
+    m = vault.add("semantic", "Comes back", id="comes-back").memory
+    text = (root / m.path).read_text()
+    git(root, "rm", "-q", m.path)
+    git(root, "-c", "user.name=a", "-c", "user.email=a@b", "commit", "-q", "-m", "user removes it")
+    before = commit_count(root)
+    # the same bytes again: the tree equals memvault's last one, yet HEAD lacks the file
+    (root / m.path).parent.mkdir(parents=True, exist_ok=True)
+    (root / m.path).write_text(text)  # so the write itself changes no bytes
+    from memvault import gitstore
+
+    with vault.locked():  # as add does: git is asked early whether anything is staged
+        staged = gitstore.StagedCheck(root)
+        sha = vault.commit_files({m.path: text}, "memvault: restore comes-back", staged=staged)
+    assert sha is not None and commit_count(root) == before + 1
+    assert m.path in git(root, "ls-files")
+    assert is_clean(root)

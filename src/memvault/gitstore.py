@@ -191,11 +191,14 @@ def commit(
     remove: Iterable[str] = (),
     *,
     allow_empty: bool = False,
+    staged: StagedCheck | None = None,
+    changes_certain: bool = False,
 ) -> str | None:
     """Stage exactly ``add``/``remove`` (vault-relative paths) and make one commit.
 
     Returns the new commit's sha, or ``None`` when there was nothing to commit.
     Paths staged by the user for other files are left out of this commit.
+    ``changes_certain``: the caller knows the commit changes something (new bytes).
 
     The commit is made with plumbing when it can (see :func:`_plumbing_commit`): on a
     10,000-file vault ``git commit`` re-stats every tracked file and costs ~2x as much.
@@ -203,7 +206,8 @@ def commit(
     add = sorted(set(add))
     remove = sorted(set(remove))
     paths = add + remove
-    trusted = _index_as_we_left_it(root)  # before staging changes the index
+    # Whether the index holds nothing but HEAD, known before staging changes the index.
+    trusted = staged.clean() if staged is not None else _index_as_we_left_it(root)
     if add:
         run_git(root, ["add", "-f", "--", *add])
     if remove:
@@ -211,7 +215,7 @@ def commit(
     if not paths and not allow_empty:
         return None
     if paths and not allow_empty:
-        done, sha = _plumbing_commit(root, message, identity, paths, trusted)
+        done, sha = _plumbing_commit(root, message, identity, paths, trusted, changes_certain)
         if done:
             return sha
     args = ["commit", "-q", "--no-verify", "-m", message]
@@ -233,12 +237,59 @@ def commit(
     return sha
 
 
+class StagedCheck:
+    """Whether anything is staged, asked early: ``git diff-index --cached --quiet HEAD``
+    runs on the other core while the caller prepares its files (a writer starts it as
+    soon as it holds the vault lock). Not needed when the index is byte for byte what
+    memvault's last commit left."""
+
+    def __init__(self, root: Path) -> None:
+        self.pid: int | None = None
+        self.trusted = _index_as_we_left_it(root)
+        if self.trusted or not hasattr(os, "posix_spawnp"):
+            return
+        import _signal
+
+        argv = ["git", "-C", str(root), "diff-index", "--cached", "--quiet", "HEAD", "--"]
+        quiet = [
+            (os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDONLY, 0),
+            (os.POSIX_SPAWN_OPEN, 1, os.devnull, os.O_WRONLY, 0),
+            (os.POSIX_SPAWN_OPEN, 2, os.devnull, os.O_WRONLY, 0),
+        ]
+        env = no_git_env({"MEMVAULT_INTERNAL": "1"})
+        try:
+            self.pid = os.posix_spawnp("git", argv, env, file_actions=quiet, setsigdef=(_signal.SIGPIPE,))
+        except OSError:
+            self.pid = None
+
+    def clean(self) -> bool:
+        """True when nothing was staged (waits for git if it is still running)."""
+        if self.trusted:
+            return True
+        if self.pid is None:
+            return False
+        _, status = os.waitpid(self.pid, 0)
+        self.pid = None
+        self.trusted = os.waitstatus_to_exitcode(status) == 0
+        return self.trusted
+
+    def close(self) -> None:
+        if self.pid is not None:
+            os.waitpid(self.pid, 0)
+            self.pid = None
+
+
 STATE_PATH = ".memvault/index/git-state"
 EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
 
 
 def _plumbing_commit(
-    root: Path, message: str, identity: Identity, paths: Sequence[str], trusted: bool
+    root: Path,
+    message: str,
+    identity: Identity,
+    paths: Sequence[str],
+    trusted: bool,
+    changes_certain: bool = False,
 ) -> tuple[bool, str | None]:
     """``write-tree`` + ``commit-tree`` + ``update-ref``: ``git commit`` minus its refresh of
     the whole index (an lstat per tracked file), for a commit of exactly ``paths``.
@@ -253,8 +304,11 @@ def _plumbing_commit(
     if ref is None or _hooks_path_set(git_dir):
         return False, None
     tree = run_git(root, ["write-tree"]).stdout.strip()
+    state = _read_state(root)
+    if trusted and not changes_certain and state.get("head") != parent:
+        trusted = False  # HEAD's tree unknown here: diff-tree tells whether anything changed
     if trusted:
-        if tree == _read_state(root).get("tree"):
+        if not changes_certain and tree == state.get("tree"):
             return True, None
     else:
         proc = run_git(

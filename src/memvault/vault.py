@@ -211,6 +211,18 @@ class Vault:
                 self._recover()
             yield
 
+    @contextmanager
+    def _staged_check(self) -> Iterator[gitstore.StagedCheck | None]:
+        """Start asking git whether anything is staged while the write gets ready."""
+        if not self.config.get("git.commit", True):
+            yield None
+            return
+        check = gitstore.StagedCheck(self.root)
+        try:
+            yield check
+        finally:
+            check.close()
+
     def _recover(self) -> None:
         restored = journal.recover(self.root)
         if restored:
@@ -236,6 +248,7 @@ class Vault:
         removes: Iterable[str] = (),
         moves: Mapping[str, str] | None = None,
         known: Mapping[str, Memory] | None = None,
+        staged: gitstore.StagedCheck | None = None,
     ) -> str | None:
         """Write ``writes`` (rel path -> text) atomically, remove/move files, one commit.
 
@@ -270,7 +283,16 @@ class Vault:
                     pass
             sha = None
             if self.config.get("git.commit", True):
-                sha = gitstore.commit(self.root, message, self.git_identity, add=touched_add, remove=touched_rm)
+                certain = any(before[rel] != text.encode("utf-8") for rel, text in writes.items())
+                sha = gitstore.commit(
+                    self.root,
+                    message,
+                    self.git_identity,
+                    add=touched_add,
+                    remove=touched_rm,
+                    staged=staged,
+                    changes_certain=certain,
+                )
         except BaseException:
             self._roll_back(before)
             journal.end(self.root)
@@ -410,7 +432,7 @@ class Vault:
         content = self._redact(scope, content)
         inbox = scope == "global" and not self.identity.is_librarian
         needs_rivals = type == "semantic" and bool(meta.get("subject")) and not inbox
-        with self.locked():
+        with self.locked(), self._staged_check() as staged:
             # A subject needs every fact's current subject (full scan); an id only needs
             # to know which files exist, which folder mtimes tell (quick sync).
             scan = self.scan() if needs_rivals else None
@@ -446,7 +468,7 @@ class Vault:
                 msg += f"\n\nSupersedes {', '.join(superseded)} (same subject '{meta['subject']}')."
             if inbox:
                 msg += "\n\nScope 'global' needs the librarian role: proposed in inbox/ for review."
-            sha = self.commit_files(writes, msg, known={rel: memory})
+            sha = self.commit_files(writes, msg, known={rel: memory}, staged=staged)
         return WriteResult(memory, sha, tuple(superseded), inbox, msg)
 
     def _redact(self, scope: str, text: str) -> str:
@@ -635,7 +657,7 @@ class Vault:
         scope = self.config.get("defaults.scope", "team")
         self._check_writable(scope, "log")
         tid = transcript_id(session)
-        with self.locked():
+        with self.locked(), self._staged_check() as staged:
             existing = [m for m in self.all_memories() if m.id == tid]
             if existing and not any(self.identity.can_see(m) for m in existing):
                 raise PermissionDeniedError(
@@ -656,7 +678,7 @@ class Vault:
             if not added:
                 return WriteResult(check_text((self.root / rel).read_text(encoding="utf-8"), rel), None)
             msg = f"memvault: log {added} turn(s) to session {session}"
-            sha = self.commit_files({rel: text}, msg)
+            sha = self.commit_files({rel: text}, msg, staged=staged)
         return WriteResult(check_text(text, rel), sha, message=msg)
 
     # --- search (implemented in memvault.search; imported lazily: heavy deps) ---------
