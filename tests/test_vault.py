@@ -61,8 +61,11 @@ def test_init_gitignore_ignores_index_and_access_log(tmp_path: Path) -> None:
     write(root, ".memvault/index/catalog.sqlite", "x")
     write(root, ".memvault/index/manifest.json", "{}")
     write(root, ".memvault/access.log", '{"kind": "query"}\n')
-    ignored = git(root, "check-ignore", ".memvault/index/manifest.json", ".memvault/access.log")
+    ignored = git(
+        root, "check-ignore", ".memvault/index/manifest.json", ".memvault/access.log", ".memvault/access.log.folding"
+    )
     assert ".memvault/index/manifest.json" in ignored and ".memvault/access.log" in ignored
+    assert ".memvault/access.log.folding" in ignored  # parked by a consolidation that was killed
     assert git(root, "check-ignore", ".memvault/config.yaml", check=False).strip() == ""
     assert is_clean(root)
 
