@@ -85,3 +85,18 @@ def test_a_hand_edit_made_after_the_crash_is_left_alone(vault: Vault) -> None:
     Vault.open(vault.root).add("semantic", "Another fact")
     assert "My own words." in (vault.root / m.path).read_text()
     assert "edited-later" in git(vault.root, "status", "--porcelain")  # still the user's to commit
+
+
+def test_a_vault_whose_git_dir_lives_elsewhere_writes_and_recovers(tmp_path: Path) -> None:
+    # a submodule or a linked worktree: .git is a file naming the real git dir
+    vault = Vault.init(tmp_path / "v")
+    real = tmp_path / "elsewhere.git"
+    (vault.root / ".git").rename(real)
+    (vault.root / ".git").write_text(f"gitdir: {real}\n")
+    vault = Vault.open(vault.root)
+    vault.add("semantic", "Written through a gitdir file", id="via-gitdir")
+    assert is_clean(vault.root)
+    assert not (real / "memvault-journal" / "note.json").exists()
+    _kill_during(vault.root, "forget", "via-gitdir")
+    assert Vault.open(vault.root).get("via-gitdir").content.startswith("Written through")
+    assert is_clean(vault.root)

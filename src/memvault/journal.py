@@ -3,7 +3,7 @@
 :meth:`memvault.vault.Vault.commit_files` writes files, then commits them. A process
 killed in between (SIGKILL, power cut, OOM) used to leave those files in the work tree,
 uncommitted, served as memories — an import of 2,000 records stopped at 20 left 20.
-Now, before touching anything, the writer records in ``.git/memvault-journal/`` which
+Now, before touching anything, the writer records in ``<git dir>/memvault-journal/`` which
 paths it will change, the bytes each had (when it had any) and the SHA-256 of the bytes
 it will write. After the commit the note is removed.
 
@@ -26,13 +26,28 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:  # pragma: no cover
     from collections.abc import Mapping
 
-JOURNAL_DIR = ".git/memvault-journal"
+JOURNAL_NAME = "memvault-journal"
 NOTE = "note.json"
+
+
+def _folder(root: Path) -> Path:
+    """``<git dir>/memvault-journal``; the git dir of a worktree or submodule is named by
+    its ``.git`` file (``gitdir: ...``)."""
+    dot_git = root / ".git"
+    if dot_git.is_file():
+        try:
+            text = dot_git.read_text(encoding="utf-8").strip()
+        except (OSError, UnicodeDecodeError):
+            text = ""
+        if text.startswith("gitdir:"):
+            return (root / text[7:].strip()).resolve() / JOURNAL_NAME
+        return root / ".memvault" / JOURNAL_NAME  # not git's layout: keep it beside the config
+    return dot_git / JOURNAL_NAME
 
 
 def begin(root: Path, before: Mapping[str, bytes | None], writes: Mapping[str, str], moves: Mapping[str, str]) -> None:
     """Record what is about to change: old bytes (saved beside the note) and new hashes."""
-    folder = root / JOURNAL_DIR
+    folder = _folder(root)
     folder.mkdir(parents=True, exist_ok=True)
     entries = {}
     for n, (rel, data) in enumerate(sorted(before.items())):
@@ -56,7 +71,7 @@ def begin(root: Path, before: Mapping[str, bytes | None], writes: Mapping[str, s
 
 def end(root: Path) -> None:
     """The write is committed (or undone in-process): drop the note."""
-    folder = root / JOURNAL_DIR
+    folder = _folder(root)
     try:
         names = os.listdir(folder)
     except FileNotFoundError:
@@ -69,12 +84,12 @@ def end(root: Path) -> None:
 
 
 def pending(root: Path) -> bool:
-    return os.path.exists(root / JOURNAL_DIR / NOTE)
+    return os.path.exists(_folder(root) / NOTE)
 
 
 def recover(root: Path) -> list[str]:
     """Undo an interrupted write (call with the vault lock held). Returns the paths put back."""
-    folder = root / JOURNAL_DIR
+    folder = _folder(root)
     try:
         note = json.loads((folder / NOTE).read_text(encoding="utf-8"))
         entries: dict[str, dict[str, str | None]] = note["paths"]
