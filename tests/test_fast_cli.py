@@ -49,6 +49,7 @@ def test_fast_tables_match_the_typer_commands():
     assert _typer_table(group.params) == fast.GLOBAL_OPTIONS
     assert _typer_table(group.commands["add"].params) == fast.ADD_OPTIONS
     assert _typer_table(group.commands["log"].params) == fast.LOG_OPTIONS
+    assert _typer_table(group.commands["show"].params) == fast.SHOW_OPTIONS
     kinds = group.commands["add"].params[0].type_descriptor.annotation
     assert tuple(k.value for k in kinds) == fast.KINDS
 
@@ -64,6 +65,9 @@ def test_fast_tables_match_the_typer_commands():
         ["add", "fact", "x", "-tx"],
         ["log", "hello"],  # --session is required
         ["--quiet=1", "add", "fact", "x"],
+        ["show"],
+        ["show", "a", "b"],
+        ["show", "a", "--bogus"],
     ],
 )
 def test_unusual_command_lines_go_to_typer(argv):

@@ -1,4 +1,4 @@
-"""The hot write commands, ``add`` and ``log``, without typer.
+"""The hot commands, ``add``, ``log`` and ``show``, without typer.
 
 The Typer commands in :mod:`memvault.cli.write` and the fast argument parser in
 :mod:`memvault.cli.fast` both call these, so the two ways in behave the same.
@@ -106,6 +106,28 @@ def log(
         emit_json({**result.memory.to_dict(with_content=False), "commit": result.commit})
         return
     print(f"{result.memory.id}\t{result.memory.path}")
+
+
+def show(memory_id: str, *, raw: bool = False, json_out: bool = False) -> None:
+    """``memvault show ID``: one memory, as text, JSON or the file's exact bytes."""
+    import sys
+
+    vault = open_vault()
+    memory = vault.get(memory_id)
+    if json_out:
+        emit_json(memory.to_dict())
+    elif raw:
+        sys.stdout.write(vault.raw_text(memory))
+    else:
+        print(f"# {memory.title}  ({memory.id}, {memory.type}/{memory.category}, {memory.status})")
+        print(f"path: {memory.path}")
+        keys = ("scope", "agent", "team", "subject", "tags", "importance", "created", "valid_from", "valid_to")
+        for key in (*keys, "superseded_by", "supersedes"):
+            value = memory.meta.get(key)
+            if value not in (None, "", []):
+                print(f"{key}: {', '.join(value) if isinstance(value, list) else value}")
+        print()
+        print(memory.content)
 
 
 def _time_text(value: Optional[str], key: str) -> Optional[str]:

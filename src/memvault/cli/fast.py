@@ -1,4 +1,4 @@
-"""A fast way in for ``memvault add`` and ``memvault log``, the commands agents call most.
+"""A fast way in for ``memvault add``, ``log`` and ``show``, the commands agents call most.
 
 Building the Typer app costs more than a whole ``add`` should (typer, click, rich and
 pydantic imports, ~0.3 s). Plain invocations of these two commands are parsed here with
@@ -71,6 +71,11 @@ LOG_OPTIONS: dict[str, tuple[str, str]] = {
     "--json": ("json_out", "flag"),
 }
 
+SHOW_OPTIONS: dict[str, tuple[str, str]] = {
+    "--raw": ("raw", "flag"),
+    "--json": ("json_out", "flag"),
+}
+
 KINDS = ("episode", "fact", "procedure")
 
 
@@ -132,15 +137,15 @@ def _options(args: list[str], table: dict[str, tuple[str, str]], stop_at_positio
 
 
 def parse(argv: list[str]) -> Callable[[], None] | None:
-    """A ready-to-run call for a plain ``add``/``log`` command line, else None."""
+    """A ready-to-run call for a plain ``add``/``log``/``show`` command line, else None."""
     if "--help" in argv or "-h" in argv:
         return None
     try:
         glob, _, at = _options(argv, GLOBAL_OPTIONS, stop_at_positional=True)
-        if at >= len(argv) or argv[at] not in ("add", "log"):
+        if at >= len(argv) or argv[at] not in ("add", "log", "show"):
             return None
         command, rest = argv[at], argv[at + 1 :]
-        table = ADD_OPTIONS if command == "add" else LOG_OPTIONS
+        table = {"add": ADD_OPTIONS, "log": LOG_OPTIONS, "show": SHOW_OPTIONS}[command]
         values, positional, _ = _options(rest, table, stop_at_positional=False)
     except _Unsure:
         return None
@@ -154,6 +159,14 @@ def parse(argv: list[str]) -> Callable[[], None] | None:
 
         def run() -> None:
             actions.add(kind, text, **values)
+
+    elif command == "show":
+        if len(positional) != 1:
+            return None
+        memory_id = positional[0]
+
+        def run() -> None:
+            actions.show(memory_id, **values)
 
     else:
         if len(positional) > 1 or "session" not in values:

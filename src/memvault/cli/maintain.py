@@ -32,7 +32,8 @@ def consolidate(
 
     Example: memvault consolidate --dry-run
     """
-    from ..consolidate import consolidate as run, diff_of
+    from ..consolidate import consolidate as run
+    from ..consolidate import diff_of
 
     vault = open_vault()
     when = parse_when(now, "now")

@@ -39,21 +39,9 @@ def show(
 
     Example: memvault show python-version --json
     """
-    vault = open_vault()
-    memory = vault.get(memory_id)
-    if json_out:
-        emit_json(memory.to_dict())
-    elif raw:
-        sys.stdout.write(vault.raw_text(memory))
-    else:
-        print(f"# {memory.title}  ({memory.id}, {memory.type}/{memory.category}, {memory.status})")
-        print(f"path: {memory.path}")
-        for key in ("scope", "agent", "team", "subject", "tags", "importance", "created", "valid_from", "valid_to", "superseded_by", "supersedes"):
-            value = memory.meta.get(key)
-            if value not in (None, "", []):
-                print(f"{key}: {', '.join(value) if isinstance(value, list) else value}")
-        print()
-        print(memory.content)
+    from . import actions
+
+    actions.show(memory_id, raw=raw, json_out=json_out)
 
 
 @app.command("list")
