@@ -24,7 +24,7 @@ from .errors import Problem, ValidationError
 from .files import MEMORY_SUFFIXES, is_memory_file, load_document, read_bytes
 from .memory import Memory, validate_meta
 
-SCHEMA = 4
+SCHEMA = 5
 # A folder whose mtime is this close to 'now' may still change within the same clock tick
 # (git's "racy" entries): it is recorded as unknown and re-listed next time.
 RACY_NS = 50_000_000
@@ -137,7 +137,8 @@ def _open(db_path: Path) -> sqlite3.Connection:
                 "sha TEXT, id TEXT, subject TEXT, doc TEXT, problems TEXT)"
             )
             conn.execute("CREATE INDEX files_id ON files(id)")
-            conn.execute("CREATE TABLE dirs (path TEXT PRIMARY KEY, mtime_ns INTEGER)")
+            # names: the folder's memory files, NUL-separated (NULL: unknown, ask ``files``)
+            conn.execute("CREATE TABLE dirs (path TEXT PRIMARY KEY, mtime_ns INTEGER, names TEXT)")
             conn.execute(f"PRAGMA user_version={SCHEMA}")
         conn.execute("COMMIT")
     return conn
@@ -282,8 +283,11 @@ class Catalog:
             updates: list[tuple[object, ...]] = []
             seen: set[str] = set()
             dirs: dict[str, int] = {}
+            names: dict[str, list[str]] = {}
             for rel, st in _walk(self.root, trees, dirs):
                 seen.add(rel)
+                folder, _, name = rel.rpartition("/")
+                names.setdefault(folder, []).append(name)
                 row = cached.get(rel)
                 if row is not None and row[1] == st.st_mtime_ns and row[2] == st.st_size:
                     result.entries[rel] = Entry(
@@ -296,12 +300,15 @@ class Catalog:
                 updates.append(_row(rel, st, sha, memory, problem_list))
             in_scope = [p for p in cached if p.split("/", 1)[0] in trees]
             result.removed = [p for p in in_scope if p not in seen]
-            known_dirs = dict(conn.execute("SELECT path, mtime_ns FROM dirs"))
-            if updates or result.removed or known_dirs != {**known_dirs, **dirs}:
+            known_dirs = {row[0]: (row[1], row[2]) for row in conn.execute("SELECT path, mtime_ns, names FROM dirs")}
+            rows = {rel: (stamp, "\0".join(sorted(names.get(rel, ())))) for rel, stamp in dirs.items()}
+            if updates or result.removed or any(known_dirs.get(k) != v for k, v in rows.items()):
                 conn.execute("BEGIN IMMEDIATE")
                 conn.executemany("INSERT OR REPLACE INTO files VALUES (?,?,?,?,?,?,?,?)", updates)
                 conn.executemany("DELETE FROM files WHERE path=?", [(p,) for p in result.removed])
-                conn.executemany("INSERT OR REPLACE INTO dirs VALUES (?,?)", dirs.items())
+                conn.executemany(
+                    "INSERT OR REPLACE INTO dirs VALUES (?,?,?)", [(k, v[0], v[1]) for k, v in rows.items()]
+                )
                 conn.execute("COMMIT")
             return result
         finally:
@@ -319,10 +326,12 @@ class Catalog:
                 abs_path = self.root / rel
                 if not abs_path.exists():
                     conn.execute("DELETE FROM files WHERE path=?", (rel,))
+                    _note_name(conn, rel, present=False)
                     continue
                 st = abs_path.lstat()
                 sha, memory, problems = parse_file(abs_path, rel, self.max_bytes)
                 conn.execute("INSERT OR REPLACE INTO files VALUES (?,?,?,?,?,?,?,?)", _row(rel, st, sha, memory, problems))
+                _note_name(conn, rel, present=True)
             conn.execute("COMMIT")
         finally:
             conn.close()
@@ -337,7 +346,11 @@ class Catalog:
         trees = tuple(trees)
         conn = _connect(self.db_path)
         try:
-            known = dict(conn.execute("SELECT path, mtime_ns FROM dirs"))
+            blobs: dict[str, str | None] = {}
+            known: dict[str, int] = {}
+            for path, stamp, blob in conn.execute("SELECT path, mtime_ns, names FROM dirs"):
+                known[path] = stamp
+                blobs[path] = blob
             folders = _folders(self.root, trees, known)
             stale = [rel for rel, (_, names) in folders.items() if names is not None]
             gone_dirs = [rel for rel in known if rel.split("/", 1)[0] in trees and rel not in folders]
@@ -349,8 +362,12 @@ class Catalog:
                 removed += [row[0] for row in conn.execute(*_under(rel)) if "/" not in row[0][len(rel) + 1 :]]
             for rel in stale:
                 names = set(folders[rel][1] or ())
-                cached = {row[0][len(rel) + 1 :] for row in conn.execute(*_under(rel))}
-                cached = {n for n in cached if "/" not in n}
+                blob = blobs.get(rel)
+                if blob is not None:  # one row instead of one per file (a folder may hold 10,000)
+                    cached = set(blob.split("\0")) if blob else set()
+                else:
+                    cached = {row[0][len(rel) + 1 :] for row in conn.execute(*_under(rel))}
+                    cached = {n for n in cached if "/" not in n}
                 removed += [f"{rel}/{n}" for n in cached - names]
                 for name in sorted(names - cached):
                     path = f"{rel}/{name}"
@@ -373,7 +390,8 @@ class Catalog:
             conn.executemany("DELETE FROM files WHERE path=?", [(p,) for p in removed])
             conn.executemany("DELETE FROM dirs WHERE path=?", [(p,) for p in gone_dirs])
             conn.executemany(
-                "INSERT OR REPLACE INTO dirs VALUES (?,?)", [(rel, folders[rel][0]) for rel in stale]
+                "INSERT OR REPLACE INTO dirs VALUES (?,?,?)",
+                [(rel, folders[rel][0], "\0".join(sorted(folders[rel][1] or ()))) for rel in stale],
             )
             conn.execute("COMMIT")
             return [u[0] for u in updates] + removed  # type: ignore[misc]
@@ -418,7 +436,10 @@ class Catalog:
         sha = sha256_hex(text)
         conn = _connect(self.db_path)
         try:
+            conn.execute("BEGIN IMMEDIATE")
             conn.execute("INSERT OR REPLACE INTO files VALUES (?,?,?,?,?,?,?,?)", _row(rel, st, sha, memory, []))
+            _note_name(conn, rel, present=True)
+            conn.execute("COMMIT")
         finally:
             conn.close()
 
@@ -474,6 +495,22 @@ def _peek_id(path: Path) -> str | None:
     from .memory import ID_RE
 
     return value if ID_RE.match(value) else None
+
+
+def _note_name(conn: sqlite3.Connection, rel: str, present: bool) -> None:
+    """Keep a folder's ``names`` in step with a file memvault wrote or removed itself."""
+    folder, _, name = rel.rpartition("/")
+    row = conn.execute("SELECT names FROM dirs WHERE path=?", (folder,)).fetchone()
+    if row is None or row[0] is None:
+        return
+    names = set(row[0].split("\0")) if row[0] else set()
+    if (name in names) == present:
+        return
+    if present:
+        names.add(name)
+    else:
+        names.discard(name)
+    conn.execute("UPDATE dirs SET names=? WHERE path=?", ("\0".join(sorted(names)), folder))
 
 
 def _under(folder: str) -> tuple[str, tuple[str, str]]:
