@@ -282,11 +282,8 @@ def test_readding_a_file_the_user_deleted_in_a_commit_is_committed(vault):
     # the same bytes again: the tree equals memvault's last one, yet HEAD lacks the file
     (root / m.path).parent.mkdir(parents=True, exist_ok=True)
     (root / m.path).write_text(text)  # so the write itself changes no bytes
-    from memvault import gitstore
-
-    with vault.locked():  # as add does: git is asked early whether anything is staged
-        staged = gitstore.StagedCheck(root)
-        sha = vault.commit_files({m.path: text}, "memvault: restore comes-back", staged=staged)
+    with vault.locked():
+        sha = vault.commit_files({m.path: text}, "memvault: restore comes-back")
     assert sha is not None and commit_count(root) == before + 1
     assert m.path in git(root, "ls-files")
     assert is_clean(root)
@@ -331,3 +328,46 @@ def test_quick_sync_keeps_up_with_any_mix_of_writes_and_hand_changes(vault, seed
         cataloged = {row[0] for row in conn.execute("SELECT path FROM files")}
         conn.close()
         assert cataloged == on_disk, (step, op)
+
+
+def test_a_file_staged_by_the_user_during_a_write_stays_out_of_its_commit(vault, monkeypatch):
+    """The staged-files check looks at the tree that is committed, not at the index before."""
+    from memvault import gitstore
+
+    root = vault.root
+    vault.add("semantic", "First, so the vault has history")
+    (root / "user.txt").write_text("mine\n")
+    real = gitstore.run_git
+
+    def staging_meanwhile(r, args, **kw):
+        if args and args[0] == "write-tree":  # the user's git add lands just before
+            real(r, ["add", "user.txt"])
+        return real(r, args, **kw)
+
+    monkeypatch.setattr(gitstore, "run_git", staging_meanwhile)
+    m = vault.add("semantic", "Written while the user stages").memory
+    assert git(root, "show", "--name-only", "--format=", "HEAD").split() == [m.path]
+    assert git(root, "diff", "--cached", "--name-only").split() == ["user.txt"]
+
+
+def test_a_file_name_that_is_not_utf8_does_not_break_commands(vault, cli):
+    import os
+
+    vault.add("semantic", "A normal fact", id="normal-fact")
+    folder = os.fsencode(vault.root / "semantic" / "facts")
+    with open(os.path.join(folder, b"caf\xe9.md"), "wb") as handle:
+        handle.write(b"---\nid: cafe\ntype: semantic\n---\nx\n")
+    assert cli("--vault", vault.root, "show", "normal-fact").code == 0
+    assert cli("--vault", vault.root, "add", "fact", "Another one").code == 0
+    assert cli("--vault", vault.root, "list", "--json").code == 0
+
+
+def test_an_id_edited_in_place_is_found_and_not_reused(vault):
+    root = vault.root
+    m = vault.add("semantic", "Foo one", id="foo-one").memory
+    vault.get("foo-one")  # the catalog knows it as foo-one
+    path = root / m.path
+    path.write_text(path.read_text().replace("id: foo-one", "id: bar-xyz"))
+    assert vault.get("bar-xyz").path == m.path
+    with pytest.raises(DuplicateIdError):
+        vault.add("semantic", "A different fact", id="bar-xyz")

@@ -182,7 +182,7 @@ def _walk(
             continue
         for item in items:
             name = item.name
-            if name.startswith("."):
+            if name.startswith(".") or not _utf8(name):
                 continue
             if item.is_dir(follow_symlinks=False):
                 stack.append((item.path, f"{rel}/{name}"))
@@ -194,7 +194,19 @@ def _walk(
 
 
 def _wanted(name: str) -> bool:
-    return not name.startswith(".") and is_memory_file(name) and not name.endswith("~")
+    return not name.startswith(".") and is_memory_file(name) and not name.endswith("~") and _utf8(name)
+
+
+def _utf8(name: str) -> bool:
+    """A name that isn't UTF-8 (surrogate-escaped by os.listdir) can't be stored or named
+    in git-friendly text: such files are skipped, not a crash of every command."""
+    if name.isascii():
+        return True
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def _dir_stamp(st: os.stat_result) -> int:
@@ -234,8 +246,10 @@ def _folders(root: Path, trees: Iterable[str], known: dict[str, int]) -> dict[st
             listing = os.listdir(folder)  # names only: a folder may hold thousands of memories
         except OSError:
             continue
-        names = [n for n in listing if n.endswith(MEMORY_SUFFIXES) and n[0] != "." and n != "README.md"]
+        names = [n for n in listing if n.endswith(MEMORY_SUFFIXES) and n[0] != "." and n != "README.md" and _utf8(n)]
         for name in listing:  # subfolders: names that are not memory files
+            if not _utf8(name):
+                continue
             if name[0] != "." and not name.endswith(MEMORY_SUFFIXES) and os.path.isdir(os.path.join(folder, name)):
                 if not os.path.islink(os.path.join(folder, name)):
                     stack.append(f"{rel}/{name}")

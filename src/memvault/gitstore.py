@@ -191,14 +191,11 @@ def commit(
     remove: Iterable[str] = (),
     *,
     allow_empty: bool = False,
-    staged: StagedCheck | None = None,
-    changes_certain: bool = False,
 ) -> str | None:
     """Stage exactly ``add``/``remove`` (vault-relative paths) and make one commit.
 
     Returns the new commit's sha, or ``None`` when there was nothing to commit.
     Paths staged by the user for other files are left out of this commit.
-    ``changes_certain``: the caller knows the commit changes something (new bytes).
 
     The commit is made with plumbing when it can (see :func:`_plumbing_commit`): on a
     10,000-file vault ``git commit`` re-stats every tracked file and costs ~2x as much.
@@ -206,8 +203,6 @@ def commit(
     add = sorted(set(add))
     remove = sorted(set(remove))
     paths = add + remove
-    # Whether the index holds nothing but HEAD, known before staging changes the index.
-    trusted = staged.clean() if staged is not None else _index_as_we_left_it(root)
     if add:
         run_git(root, ["add", "-f", "--", *add])
     if remove:
@@ -215,7 +210,7 @@ def commit(
     if not paths and not allow_empty:
         return None
     if paths and not allow_empty:
-        done, sha = _plumbing_commit(root, message, identity, paths, trusted, changes_certain)
+        done, sha = _plumbing_commit(root, message, identity, paths)
         if done:
             return sha
     args = ["commit", "-q", "--no-verify", "-m", message]
@@ -233,92 +228,37 @@ def commit(
         detail = (proc.stderr or proc.stdout).strip().splitlines()
         raise GitError(f"git commit failed: {detail[-1] if detail else proc.returncode}")
     sha = head(root)
-    _remember_index(root, sha)
+    _count_commit(root)
     return sha
 
 
-class StagedCheck:
-    """Whether anything is staged, asked early: ``git diff-index --cached --quiet HEAD``
-    runs on the other core while the caller prepares its files (a writer starts it as
-    soon as it holds the vault lock). Not needed when the index is byte for byte what
-    memvault's last commit left."""
-
-    def __init__(self, root: Path) -> None:
-        self.pid: int | None = None
-        self.trusted = _index_as_we_left_it(root)
-        if self.trusted or not hasattr(os, "posix_spawnp"):
-            return
-        import _signal
-
-        argv = ["git", "-C", str(root), "diff-index", "--cached", "--quiet", "HEAD", "--"]
-        quiet = [
-            (os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDONLY, 0),
-            (os.POSIX_SPAWN_OPEN, 1, os.devnull, os.O_WRONLY, 0),
-            (os.POSIX_SPAWN_OPEN, 2, os.devnull, os.O_WRONLY, 0),
-        ]
-        env = no_git_env({"MEMVAULT_INTERNAL": "1"})
-        try:
-            self.pid = os.posix_spawnp("git", argv, env, file_actions=quiet, setsigdef=(_signal.SIGPIPE,))
-        except OSError:
-            self.pid = None
-
-    def clean(self) -> bool:
-        """True when nothing was staged (waits for git if it is still running)."""
-        if self.trusted:
-            return True
-        if self.pid is None:
-            return False
-        _, status = os.waitpid(self.pid, 0)
-        self.pid = None
-        self.trusted = os.waitstatus_to_exitcode(status) == 0
-        return self.trusted
-
-    def close(self) -> None:
-        if self.pid is not None:
-            os.waitpid(self.pid, 0)
-            self.pid = None
-
-
-STATE_PATH = ".memvault/index/git-state"
+STATE_PATH = ".memvault/index/commits"
 EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
 
 
-def _plumbing_commit(
-    root: Path,
-    message: str,
-    identity: Identity,
-    paths: Sequence[str],
-    trusted: bool,
-    changes_certain: bool = False,
-) -> tuple[bool, str | None]:
+def _plumbing_commit(root: Path, message: str, identity: Identity, paths: Sequence[str]) -> tuple[bool, str | None]:
     """``write-tree`` + ``commit-tree`` + ``update-ref``: ``git commit`` minus its refresh of
     the whole index (an lstat per tracked file), for a commit of exactly ``paths``.
 
     Returns (True, sha or None when nothing changed), or (False, None) when ``git
     commit`` must do it: hooks set up through ``core.hooksPath``, a worktree, or anything
-    else staged in the index (found with ``diff-tree`` unless ``trusted``: the index is
-    byte for byte what the last memvault commit left, so it holds only our changes).
+    else staged in the index. That last check is a ``diff-tree`` of the very tree that
+    gets committed, so a ``git add`` the user runs meanwhile can't slip into the commit
+    (a tree-to-tree diff only walks the subtrees that differ: a few ms).
     """
     git_dir = root / ".git"
     ref, parent = _head_state(git_dir)
     if ref is None or _hooks_path_set(git_dir):
         return False, None
     tree = run_git(root, ["write-tree"]).stdout.strip()
-    state = _read_state(root)
-    if trusted and not changes_certain and state.get("head") != parent:
-        trusted = False  # HEAD's tree unknown here: diff-tree tells whether anything changed
-    if trusted:
-        if not changes_certain and tree == state.get("tree"):
-            return True, None
-    else:
-        proc = run_git(
-            root, ["diff-tree", "--no-renames", "--name-only", "-r", "-z", parent or EMPTY_TREE, tree], check=False
-        )
-        changed = [p for p in proc.stdout.split("\0") if p]
-        if proc.returncode != 0 or not set(changed) <= set(paths):
-            return False, None  # the user staged something else: git commit --only
-        if not changed:
-            return True, None
+    proc = run_git(
+        root, ["diff-tree", "--no-renames", "--name-only", "-r", "-z", parent or EMPTY_TREE, tree], check=False
+    )
+    changed = [p for p in proc.stdout.split("\0") if p]
+    if proc.returncode != 0 or not set(changed) <= set(paths):
+        return False, None  # the user staged something else: git commit --only
+    if not changed:
+        return True, None
     text = _clean_message(message)
     args = ["commit-tree", tree, "-m", text] + (["-p", parent] if parent else [])
     sha = run_git(root, args, identity=identity).stdout.strip()
@@ -328,7 +268,7 @@ def _plumbing_commit(
     hook = git_dir / "hooks" / "post-commit"
     if os.access(hook, os.X_OK):
         run_git(root, ["hook", "run", "--ignore-missing", "post-commit"], check=False)
-    _remember_index(root, sha, tree)
+    _count_commit(root)
     return True, sha
 
 
@@ -380,62 +320,28 @@ def _clean_message(message: str) -> str:
     return "\n".join(lines)
 
 
-def _index_signature(root: Path) -> str | None:
-    """Size and trailing checksum of ``.git/index``: any change to the index changes them."""
+def _count_commit(root: Path) -> None:
+    """Count memvault's commits; every ``GC_EVERY``-th runs ``git gc --auto``, which
+    ``git commit`` runs after each commit and plumbing does not."""
+    path = root / STATE_PATH
     try:
-        with open(root / ".git" / "index", "rb") as handle:
-            size = os.fstat(handle.fileno()).st_size
-            handle.seek(max(0, size - 20))
-            trailer = handle.read(20)
+        count = int(path.read_text(encoding="ascii").split()[0]) + 1
+    except (OSError, ValueError, IndexError, UnicodeDecodeError):
+        count = 1
+    if count % GC_EVERY == 0:
+        run_git(root, ["gc", "--auto", "--quiet"], check=False)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(f"commits.{os.getpid()}.tmp")
+        tmp.write_text(f"{count}\n", encoding="ascii")
+        os.replace(tmp, path)
     except OSError:
-        return None
-    if trailer.count(0) == len(trailer):
-        return None  # index.skipHash: no checksum to trust
-    return f"{size}:{trailer.hex()}"
-
-
-def _read_state(root: Path) -> dict[str, str]:
-    try:
-        head_sha, tree, signature, count = (root / STATE_PATH).read_text(encoding="ascii").split()
-    except (OSError, ValueError, UnicodeDecodeError):
-        return {}
-    return {"head": head_sha, "tree": tree, "index": signature, "count": count}
+        pass
 
 
 # Plumbing commits skip the 'git gc --auto' that 'git commit' runs after each commit;
 # memvault runs it itself every so many commits (it forks to the background when needed).
 GC_EVERY = 200
-
-
-def _index_as_we_left_it(root: Path) -> bool:
-    """The index and HEAD are exactly as memvault's last commit left them."""
-    state = _read_state(root)
-    if not state:
-        return False
-    return state["index"] == _index_signature(root) and state["head"] == _head_state(root / ".git")[1]
-
-
-def _remember_index(root: Path, sha: str | None, tree: str | None = None) -> None:
-    """Record HEAD, its tree and the index signature after a commit of ours."""
-    signature = _index_signature(root)
-    path = root / STATE_PATH
-    if sha is None or signature is None or tree is None:
-        try:
-            path.unlink()
-        except OSError:
-            pass
-        return
-    count = int(_read_state(root).get("count", "0") or 0) + 1
-    if count % GC_EVERY == 0:
-        run_git(root, ["gc", "--auto", "--quiet"], check=False)
-        signature = _index_signature(root) or signature
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(f"git-state.{os.getpid()}.tmp")
-        tmp.write_text(f"{sha} {tree} {signature} {count}\n", encoding="ascii")
-        os.replace(tmp, path)
-    except OSError:
-        pass
 
 
 def head(root: Path) -> str | None:

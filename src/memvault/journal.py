@@ -1,8 +1,10 @@
 """A write-ahead note, so a write killed half-way is undone by the next one.
 
 :meth:`memvault.vault.Vault.commit_files` writes files, then commits them. A process
-killed in between (SIGKILL, power cut, OOM) used to leave those files in the work tree,
+killed in between (SIGKILL, OOM, a crash) used to leave those files in the work tree,
 uncommitted, served as memories — an import of 2,000 records stopped at 20 left 20.
+(This covers a process that dies; the note is not fsynced, so a power cut at the wrong
+moment is not covered. The memory files themselves are fsynced.)
 Now, before touching anything, the writer records in ``<git dir>/memvault-journal/`` which
 paths it will change, the bytes each had (when it had any) and the SHA-256 of the bytes
 it will write. After the commit the note is removed.
@@ -125,8 +127,12 @@ def recover(root: Path) -> list[str]:
             except FileNotFoundError:
                 pass
         restored.append(rel)
-    if restored:
-        gitstore.run_git(root, ["reset", "-q", "--", *restored], check=False)
+    # Unstage every uncommitted path of the note, not only those put back now: a recovery
+    # killed half-way has restored some already, and their index entries may still hold
+    # the dead writer's blobs.
+    pending_rels = sorted(uncommitted & set(rels))
+    if pending_rels:
+        gitstore.run_git(root, ["reset", "-q", "--", *pending_rels], check=False)
     _sweep_temp_files(root, rels)
     end(root)
     return restored

@@ -211,18 +211,6 @@ class Vault:
                 self._recover()
             yield
 
-    @contextmanager
-    def _staged_check(self) -> Iterator[gitstore.StagedCheck | None]:
-        """Start asking git whether anything is staged while the write gets ready."""
-        if not self.config.get("git.commit", True):
-            yield None
-            return
-        check = gitstore.StagedCheck(self.root)
-        try:
-            yield check
-        finally:
-            check.close()
-
     def _recover(self) -> None:
         restored = journal.recover(self.root)
         if restored:
@@ -248,7 +236,6 @@ class Vault:
         removes: Iterable[str] = (),
         moves: Mapping[str, str] | None = None,
         known: Mapping[str, Memory] | None = None,
-        staged: gitstore.StagedCheck | None = None,
     ) -> str | None:
         """Write ``writes`` (rel path -> text) atomically, remove/move files, one commit.
 
@@ -270,6 +257,7 @@ class Vault:
             path = self.root / rel
             before[rel] = path.read_bytes() if path.is_file() and not path.is_symlink() else None
         journal.begin(self.root, before, writes, moves)  # a killed write is undone next time
+        head_before = gitstore.head(self.root)
         try:
             for src, dst in moves.items():
                 (self.root / dst).parent.mkdir(parents=True, exist_ok=True)
@@ -283,18 +271,13 @@ class Vault:
                     pass
             sha = None
             if self.config.get("git.commit", True):
-                certain = any(before[rel] != text.encode("utf-8") for rel, text in writes.items())
-                sha = gitstore.commit(
-                    self.root,
-                    message,
-                    self.git_identity,
-                    add=touched_add,
-                    remove=touched_rm,
-                    staged=staged,
-                    changes_certain=certain,
-                )
+                sha = gitstore.commit(self.root, message, self.git_identity, add=touched_add, remove=touched_rm)
         except BaseException:
-            self._roll_back(before)
+            # Put the files back, unless the commit landed (an interrupt in a post-commit
+            # hook, say): then the files are what HEAD holds, and undoing them would leave
+            # an uncommitted change that reverts the commit.
+            if gitstore.head(self.root) == head_before:
+                self._roll_back(before)
             journal.end(self.root)
             self.catalog.refresh(list(before))
             raise
@@ -360,6 +343,9 @@ class Vault:
             entry = self.catalog.entry(rel)
             if entry is not None and entry.valid and entry.id == memory_id and entry.memory is not None:
                 matches.append(entry.memory)
+        if not matches:  # a file whose id was edited in place is only seen by a full scan
+            matches = [e.memory for e in self.scan().entries.values() if e.valid and e.id == memory_id]
+            matches = [m for m in matches if m is not None]
         if not any_scope:
             matches = [m for m in matches if self.identity.can_see(m)]
         if not matches:
@@ -432,14 +418,16 @@ class Vault:
         content = self._redact(scope, content)
         inbox = scope == "global" and not self.identity.is_librarian
         needs_rivals = type == "semantic" and bool(meta.get("subject")) and not inbox
-        with self.locked(), self._staged_check() as staged:
+        with self.locked():
             # A subject needs every fact's current subject (full scan); an id only needs
             # to know which files exist, which folder mtimes tell (quick sync).
             scan = self.scan() if needs_rivals else None
             if scan is None:
                 self.catalog.quick_sync()
             if id:
-                if self._id_taken(id):
+                # an id chosen by hand is checked against every file as it is now (a full
+                # scan sees ids edited in place too); generated slugs need only the quick look
+                if self._id_taken(id) or id in (scan or self.scan()).ids():
                     raise DuplicateIdError(f"id {id!r} already exists", key="id")
             else:
                 meta["id"] = self._unique_id(meta["id"], self._id_taken)
@@ -468,7 +456,7 @@ class Vault:
                 msg += f"\n\nSupersedes {', '.join(superseded)} (same subject '{meta['subject']}')."
             if inbox:
                 msg += "\n\nScope 'global' needs the librarian role: proposed in inbox/ for review."
-            sha = self.commit_files(writes, msg, known={rel: memory}, staged=staged)
+            sha = self.commit_files(writes, msg, known={rel: memory})
         return WriteResult(memory, sha, tuple(superseded), inbox, msg)
 
     def _redact(self, scope: str, text: str) -> str:
@@ -657,7 +645,7 @@ class Vault:
         scope = self.config.get("defaults.scope", "team")
         self._check_writable(scope, "log")
         tid = transcript_id(session)
-        with self.locked(), self._staged_check() as staged:
+        with self.locked():
             existing = [m for m in self.all_memories() if m.id == tid]
             if existing and not any(self.identity.can_see(m) for m in existing):
                 raise PermissionDeniedError(
@@ -678,7 +666,7 @@ class Vault:
             if not added:
                 return WriteResult(check_text((self.root / rel).read_text(encoding="utf-8"), rel), None)
             msg = f"memvault: log {added} turn(s) to session {session}"
-            sha = self.commit_files({rel: text}, msg, staged=staged)
+            sha = self.commit_files({rel: text}, msg)
         return WriteResult(check_text(text, rel), sha, message=msg)
 
     # --- search (implemented in memvault.search; imported lazily: heavy deps) ---------
