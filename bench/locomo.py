@@ -284,7 +284,7 @@ def dense_ranking(vault: Any, ids: dict[str, str]) -> Any:
     import numpy as np
 
     from memvault.index import store
-    from memvault.index.handle import embedder_for
+    from memvault.index.manifest import embedder_for
 
     conn = store.connect(vault.root, create=False)
     rows = conn.execute(

@@ -24,13 +24,15 @@ from memvault.embeddings import (
     clear_embedder_cache,
     get_embedder,
     hookimpl,
-    onnx_minilm,
+    onnx_cache,
+    packaged_model,
     plugin_manager,
     register_plugin,
     unregister_plugin,
 )
 from memvault.embeddings.fake import FakeEmbedder
 from memvault.embeddings.onnx_minilm import OnnxEmbedder
+from memvault.embeddings.onnx_runner import load_tokenizer
 from memvault.errors import ConfigError, MemvaultError
 
 SRC = Path(__file__).resolve().parents[1] / "src"
@@ -92,7 +94,7 @@ def onnx_cache_dir(
     fresh checkout (as in CI) but not on every local run; a temporary folder when the
     cache plugin is disabled. The cached file is still verified against its sidecar.
     """
-    cache = request.config.cache
+    cache = getattr(request.config, "cache", None)  # absent under -p no:cacheprovider
     directory = (
         cache.mkdir("memvault-onnx-model")
         if cache is not None
@@ -118,7 +120,7 @@ def st_embedder():
 def model_copy(tmp_path: Path) -> Path:
     """A private copy of the packaged model folder, to tamper with."""
     target = tmp_path / "model"
-    shutil.copytree(onnx_minilm.packaged_model_dir(), target)
+    shutil.copytree(packaged_model.packaged_model_dir(), target)
     return target
 
 
@@ -382,7 +384,7 @@ def test_tampered_tokenizer_is_refused(model_copy: Path, tmp_path: Path, monkeyp
     with pytest.raises(MemvaultError, match="tokenizer.json"):
         get_embedder("default").embed_query("hello")
     with pytest.raises(MemvaultError, match="tokenizer.json"):
-        onnx_minilm.load_tokenizer()
+        load_tokenizer()
 
 
 def test_tampered_weights_are_refused_before_export(model_copy: Path, tmp_path: Path, monkeypatch):
@@ -412,9 +414,9 @@ def test_missing_model_file_is_named(model_copy: Path, tmp_path: Path):
 
 
 def test_verified_files_match_pins():
-    model_dir = onnx_minilm.packaged_model_dir()
-    for name in onnx_minilm.PACKAGED_FILES_SHA256:
-        assert onnx_minilm.verify_model_file(model_dir, name)
+    model_dir = packaged_model.packaged_model_dir()
+    for name in packaged_model.PACKAGED_FILES_SHA256:
+        assert packaged_model.verify_model_file(model_dir, name)
 
 
 # --------------------------------------------------------------------------- tokenizer
@@ -427,7 +429,7 @@ def _long_text(n_words: int = 400) -> list[str]:
 
 
 def test_tokenizer_truncates_at_256_not_128():
-    tokenizer = onnx_minilm.load_tokenizer()
+    tokenizer = load_tokenizer()
     words = _long_text()
     ids = tokenizer.encode(" ".join(words)).ids
     assert len(ids) == 256  # [CLS] + 254 word pieces + [SEP]
@@ -448,7 +450,7 @@ def test_onnx_cache_has_verified_sidecar(onnx_cache_dir: Path):
     model = next(onnx_cache_dir.rglob("model.onnx"))
     meta = json.loads((model.parent / "model.onnx.sha256.json").read_text())
     assert meta["source"] == "export"
-    assert meta["weights_sha256"] == onnx_minilm.WEIGHTS_SHA256
+    assert meta["weights_sha256"] == packaged_model.WEIGHTS_SHA256
     assert meta["probe_cosine"] >= 0.9999
     assert meta["size"] == model.stat().st_size
 
@@ -532,11 +534,11 @@ def test_tampered_cache_is_rebuilt_from_chroma_copy(
         handle.write(b"\x00" * 16)
     home = tmp_path / "home"
     monkeypatch.setenv("HOME", str(home))
-    chroma = onnx_minilm.chroma_onnx_path()
+    chroma = onnx_cache.chroma_onnx_path()
     assert str(chroma).startswith(str(home))
     chroma.parent.mkdir(parents=True)
     shutil.copy(good, chroma)
-    monkeypatch.setattr(onnx_minilm, "_export_in_subprocess", _forbidden)
+    monkeypatch.setattr(onnx_cache, "export_in_subprocess", _forbidden)
 
     emb = OnnxEmbedder(cache_dir=cache).load()
     assert _cos(emb.embed_query("hello there"), onnx_embedder.embed_query("hello there")) > 0.99999
@@ -560,11 +562,11 @@ def test_chroma_copy_of_a_different_model_is_rejected(
     init.CopyFrom(numpy_helper.from_array(numpy_helper.to_array(init)[:, ::-1].copy(), init.name))
     home = tmp_path / "home"
     monkeypatch.setenv("HOME", str(home))
-    chroma = onnx_minilm.chroma_onnx_path()
+    chroma = onnx_cache.chroma_onnx_path()
     chroma.parent.mkdir(parents=True)
     chroma.write_bytes(model.SerializeToString())
-    monkeypatch.setattr(onnx_minilm, "_export_in_subprocess", _forbidden)
-    monkeypatch.setattr(onnx_minilm, "_from_hub", lambda *a: _forbidden())
+    monkeypatch.setattr(onnx_cache, "export_in_subprocess", _forbidden)
+    monkeypatch.setattr(onnx_cache, "_from_hub", lambda *a: _forbidden())
     with pytest.raises(MemvaultError) as info:
         OnnxEmbedder(cache_dir=tmp_path / "cache").load()
     message = str(info.value)

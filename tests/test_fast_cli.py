@@ -39,19 +39,73 @@ def _typer_table(params) -> dict[str, tuple[str, str]]:
     return table
 
 
-def test_fast_tables_match_the_typer_commands():
+def _table(command) -> dict[str, tuple[str, str]]:
+    return {flag: (option.name, option.kind) for flag, option in command.lookup().items()}
+
+
+def test_the_typer_commands_have_the_options_of_the_table():
     import typer
 
-    from memvault.cli import app
-    from memvault.cli import fast
+    from memvault.cli import app, options
 
     group = typer.main.get_command(app)
-    assert _typer_table(group.params) == fast.GLOBAL_OPTIONS
-    assert _typer_table(group.commands["add"].params) == fast.ADD_OPTIONS
-    assert _typer_table(group.commands["log"].params) == fast.LOG_OPTIONS
-    assert _typer_table(group.commands["show"].params) == fast.SHOW_OPTIONS
+    assert _typer_table(group.params) == _table(options.GLOBAL)
+    for command in options.FAST_COMMANDS.values():
+        params = group.commands[command.name].params
+        assert _typer_table(params) == _table(command)
+        arguments = [p.name for p in params if p.param_type_name == "argument"]
+        assert arguments == [a.name for a in command.arguments]
     kinds = group.commands["add"].params[0].type_descriptor.annotation
-    assert tuple(k.value for k in kinds) == fast.KINDS
+    assert tuple(k.value for k in kinds) == options.KINDS
+
+
+SAME_CALL = [
+    "add fact x",
+    "add episode -- '-starts with a dash'",
+    "-q --vault /v --agent a --team t --role r add procedure Release --step one --step=two"
+    " --tag a,b --trigger rel -i 4 -s team --json",
+    "add episode - --outcome failure --session s1 --valid-from 2026-01-01 --valid-to 7d"
+    " --related x --related y --channel c --author me --source s -c incidents --decay slow"
+    " --confidence high --subject a.b -m why --id e1 -t T -f some/file --allow-secrets"
+    " --importance=2",
+    "log --session s1 hello",
+    "log -S s1 -r assistant --rating helpful --file f.txt --json --allow-secrets",
+    "show x",
+    "show x --raw --json",
+    "-V /v show -- -x",
+]
+
+
+@pytest.mark.parametrize("line", SAME_CALL)
+def test_the_fast_parser_and_typer_make_the_same_call(line, monkeypatch):
+    import inspect
+    import shlex
+
+    from memvault.cli import _run_typer, actions, fast
+    from memvault.cli.common import state
+
+    calls = []
+
+    def recorder(name):
+        signature = inspect.signature(getattr(actions, name))
+
+        def record(*args, **kwargs):
+            # every parameter is required: a name missing on either side fails here
+            arguments = dict(signature.bind(*args, **kwargs).arguments)
+            globals_ = (state.vault, state.agent, state.team, state.role, state.quiet)
+            calls.append((name, arguments, globals_))
+
+        return record
+
+    for name in ("add", "log", "show"):
+        monkeypatch.setattr(actions, name, recorder(name))
+    argv = shlex.split(line)
+    run = fast.parse(argv)
+    assert run is not None
+    run()
+    assert _run_typer(argv) == 0
+    assert len(calls) == 2
+    assert calls[0] == calls[1]
 
 
 @pytest.mark.parametrize(

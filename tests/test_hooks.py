@@ -17,12 +17,16 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from conftest import git, run_memvault, write
 
 from memvault import Vault
-from memvault import hooks as mvhooks
+from memvault.githooks import install as mvhooks
+from memvault.githooks.check import check_staged
+from memvault.githooks.names import CLIENT_HOOKS, LAST_ERROR, PENDING, state_dir
+from memvault.githooks.server import server_index_url, update_server_index
 from memvault.lock import file_lock
-from memvault.vault import LOCK_PATH
+from memvault.paths import LOCK_PATH
+
+from conftest import git, run_memvault, write
 
 FACT = "---\nid: {id}\ntype: semantic\ncategory: facts\ntags: [t]\n---\n\n{body}\n"
 SECRET = "AKIA" + "ABCDEFGHIJKLMNOP"
@@ -126,7 +130,7 @@ def wait_for(predicate, timeout: float = 60.0) -> bool:  # type: ignore[no-untyp
 
 def test_install_writes_marked_executable_shims_and_registers_the_driver(hooked: Vault) -> None:
     hooks_dir = hooked.root / ".git" / "hooks"
-    for name in mvhooks.CLIENT_HOOKS:
+    for name in CLIENT_HOOKS:
         shim = hooks_dir / name
         assert os.access(shim, os.X_OK)
         assert mvhooks.shim_version(shim) == mvhooks.SHIM_VERSION
@@ -155,6 +159,73 @@ def test_reinstall_is_idempotent_and_upgrades_old_shims(hooked: Vault) -> None:
     )
     assert mvhooks.shim_version(shim) == mvhooks.SHIM_VERSION
     assert not (shim.parent / "post-commit.legacy").exists()  # our own shim is never "legacy"
+
+
+def version_1_shim(name: str) -> str:
+    """A shim as memvault's shim version 1 wrote it (it ran ``python -m memvault.hooks``)."""
+    fail_status = 1 if name == "pre-commit" else 0
+    kind = "validation hook: blocks on a problem" if fail_status else "reindex hook: fails open"
+    internal = ""
+    if name != "pre-commit":
+        internal = (
+            'if [ "${MEMVAULT_INTERNAL:-}" = 1 ]; then\n'
+            "    # memvault's own git commands: it keeps its catalog and index fresh by itself.\n"
+            '    legacy="$HERE/$HOOK.legacy"\n'
+            '    if [ -x "$legacy" ]; then exec "$legacy" "$@"; fi\n'
+            "    exit 0\n"
+            "fi\n"
+        )
+    return f"""#!/bin/sh
+# memvault-hook-shim version=1 hook={name}
+# Installed by 'memvault hooks install' ({kind}). 'memvault hooks uninstall' removes it
+# and restores the hook that was here before (kept meanwhile as {name}.legacy, run first).
+HOOK={name}
+MEMVAULT_PYTHON={sys.executable}
+MEMVAULT_VAULT_DIR=.
+HERE=$(cd "$(dirname "$0")" && pwd)
+{internal}if [ -n "$MEMVAULT_PYTHON" ] && [ -x "$MEMVAULT_PYTHON" ]; then
+    exec "$MEMVAULT_PYTHON" -P -m memvault.hooks \\
+        --hooks-dir "$HERE" --vault-dir "$MEMVAULT_VAULT_DIR" "$HOOK" -- "$@"
+fi
+if command -v memvault >/dev/null 2>&1; then
+    exec memvault hook-run --hooks-dir "$HERE" --vault-dir "$MEMVAULT_VAULT_DIR" "$HOOK" -- "$@"
+fi
+echo "memvault: $HOOK hook: memvault not found ($MEMVAULT_PYTHON is gone, none on PATH);" \\
+    "run 'memvault hooks install' again, or 'memvault hooks uninstall'" >&2
+if [ -x "$HERE/$HOOK.legacy" ]; then "$HERE/$HOOK.legacy" "$@" || exit $?; fi
+exit {fail_status}
+"""
+
+
+def test_version_1_shims_keep_working_until_install_upgrades_them(vault: Vault) -> None:
+    hooks_dir = vault.root / ".git" / "hooks"
+    hooks_dir.mkdir(exist_ok=True)
+    for name in ("pre-commit", "post-commit"):
+        (hooks_dir / name).write_text(version_1_shim(name))
+        (hooks_dir / name).chmod(0o755)
+    states = {h.hook: h for h in mvhooks.status(vault.root).hooks}
+    assert states["post-commit"].state == "outdated" and states["post-commit"].version == 1
+    # The old shims still validate and reindex (through memvault.hooks).
+    write(vault.root, "semantic/facts/bad.md", "---\nid: bad\ntype: semantic\ntags: x\n---\n\nx\n")
+    git(vault.root, "add", "-A")
+    proc = run_git(vault.root, "commit", "-q", "-m", "bad")
+    assert proc.returncode == 1 and "bad.md: tags: expected a list" in proc.stderr
+    git(vault.root, "rm", "-q", "--cached", "semantic/facts/bad.md")
+    (vault.root / "semantic/facts/bad.md").unlink()
+    rel = add_fact(vault.root, "old-shim", "Indexed by a version 1 shim.")
+    git(vault.root, "add", "-A")
+    proc = run_git(vault.root, "commit", "-q", "-m", "old shim")
+    assert proc.returncode == 0, proc.stderr
+    assert wait_for(lambda: indexed(vault.root).get(rel) == sha_of(vault.root, rel))
+    settle(vault.root)
+    # install upgrades them in place (never keeps our own old shim as a legacy hook).
+    actions = {a.hook: a for a in mvhooks.install(vault.root).actions}
+    for name in ("pre-commit", "post-commit"):
+        assert actions[name].action == "upgraded" and actions[name].detail == "from version 1"
+        assert mvhooks.shim_version(hooks_dir / name) == mvhooks.SHIM_VERSION
+        assert "-m memvault.githooks" in (hooks_dir / name).read_text()
+        assert not (hooks_dir / f"{name}.legacy").exists()
+    assert mvhooks.status(vault.root).ok
 
 
 def test_foreign_hook_is_kept_as_legacy_chained_and_restored(vault: Vault) -> None:
@@ -290,7 +361,7 @@ def test_pre_commit_validates_100_files_in_one_process_quickly(hooked: Vault) ->
     for i in range(100):
         add_fact(hooked.root, f"bulk-{i:03d}", f"Bulk fact number {i}.")
     git(hooked.root, "add", "-A")
-    problems, checked = mvhooks.check_staged(hooked, hooked.root)
+    problems, checked = check_staged(hooked, hooked.root)
     assert problems == [] and checked == 100
     # The whole hook, as git runs it: one process for all 100 files.
     start = time.perf_counter()
@@ -409,7 +480,7 @@ def test_a_background_failure_is_reported_by_the_next_hook(hooked: Vault) -> Non
     git(hooked.root, "add", "-A")
     proc = run_git(hooked.root, "commit", "-q", "-m", "y", env=broken)
     assert proc.returncode == 0 and proc.stderr == ""
-    last = hooked.root / ".git" / "memvault" / mvhooks.LAST_ERROR
+    last = hooked.root / ".git" / "memvault" / LAST_ERROR
     assert wait_for(last.exists)
     assert any("failed" in n for n in mvhooks.status(hooked.root).notes)
     proc = run_git(hooked.root, "commit", "-q", "--allow-empty", "-m", "next")
@@ -435,7 +506,7 @@ def test_busy_index_is_skipped_not_waited_for(hooked: Vault) -> None:
     assert proc.returncode == 0
     assert "index busy" in proc.stderr
     assert elapsed < 20  # did not wait for the lock (held until after git returned)
-    assert (hooked.root / ".git" / "memvault" / mvhooks.PENDING).exists()  # queued for later
+    assert (hooked.root / ".git" / "memvault" / PENDING).exists()  # queued for later
 
 
 def test_a_reindex_longer_than_the_timeout_moves_to_the_background(hooked: Vault) -> None:
@@ -533,14 +604,14 @@ def test_post_receive_runs_for_a_push_made_by_memvault_sync(
 def test_post_receive_records_index_url_and_queues_concurrent_updates(bare_remote: Path) -> None:
     mvhooks.install(bare_remote, bare=True, index_url="http://127.0.0.1:9")
     assert mvhooks.status(bare_remote).index_url == "http://127.0.0.1:9"
-    assert mvhooks.server_index_url(bare_remote) == "http://127.0.0.1:9"
+    assert server_index_url(bare_remote) == "http://127.0.0.1:9"
     import fcntl
 
-    base = mvhooks.state_dir(bare_remote)
+    base = state_dir(bare_remote)
     fd = os.open(base / "post-receive.lock", os.O_RDWR | os.O_CREAT)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX)
-        result = mvhooks.update_server_index(bare_remote, ["main"])
+        result = update_server_index(bare_remote, ["main"])
     finally:
         os.close(fd)
     assert "queued main" in result["message"]
@@ -558,7 +629,7 @@ def test_cli_install_status_uninstall(vault: Vault, cli, chdir) -> None:  # type
     assert result.code == 1 and json.loads(result.out)["ok"] is False
     result = cli("hooks", "install", "--json")
     assert result.code == 0
-    assert {a["hook"] for a in json.loads(result.out)["actions"]} == set(mvhooks.CLIENT_HOOKS)
+    assert {a["hook"] for a in json.loads(result.out)["actions"]} == set(CLIENT_HOOKS)
     result = cli("hooks", "status")
     assert result.code == 0 and "installed  post-commit" in result.out
     result = cli("hooks", "uninstall")

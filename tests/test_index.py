@@ -454,16 +454,16 @@ def watched(vault: Vault) -> Any:
 def test_with_a_watcher_a_warm_search_stats_nothing(
     watched: Vault, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from memvault.index import handle
+    from memvault.index import drift
 
     walked: list[str] = []
-    original = handle.walk_stats
+    original = drift.walk_stats
 
     def counting(root: Path) -> Any:
         walked.append(str(root))
         return original(root)
 
-    monkeypatch.setattr(handle, "walk_stats", counting)
+    monkeypatch.setattr(drift, "walk_stats", counting)
     vault = watched
     for _ in range(30):
         vault.search("rate limit", log=False)
@@ -497,19 +497,29 @@ def test_with_a_watcher_hand_edits_are_seen_on_the_next_search(watched: Vault) -
     # A tree removed and made again (another folder: the old watch went with the old one).
     write(vault.root, "inbox/.keep", "")
     shutil.rmtree(vault.root / "inbox")
-    write(vault.root, "inbox/x/new.md", memory_text("newbie", "Zebras are proposed", status="proposed"))
+    write(
+        vault.root,
+        "inbox/x/new.md",
+        memory_text("newbie", "Zebras are proposed", status="proposed"),
+    )
     assert _eventually(
-        lambda: [h.id for h in vault.search("Zebras", include_inbox=True, log=False)][:1]
-        == ["newbie"]
+        lambda: (
+            [h.id for h in vault.search("Zebras", include_inbox=True, log=False)][:1] == ["newbie"]
+        )
     )
     # ... and a file edited in it later is reported like any other.
     for _ in range(3):  # settle: the full comparison a folder event asks for is done
         vault.search("anything", log=False)
     time.sleep(0.01)
-    write(vault.root, "inbox/x/new.md", memory_text("newbie", "Okapis are proposed", status="proposed"))
+    write(
+        vault.root,
+        "inbox/x/new.md",
+        memory_text("newbie", "Okapis are proposed", status="proposed"),
+    )
     assert _eventually(
-        lambda: [h.id for h in vault.search("Okapis", include_inbox=True, log=False)][:1]
-        == ["newbie"]
+        lambda: (
+            [h.id for h in vault.search("Okapis", include_inbox=True, log=False)][:1] == ["newbie"]
+        )
     )
 
 
@@ -518,7 +528,9 @@ def test_with_a_watcher_an_edit_made_while_the_lock_is_busy_is_not_lost(watched:
 
     vault = watched
     with file_lock(vault.root / ".memvault/lock"):
-        write(vault.root, "semantic/facts/hand.md", memory_text("hand", "The office cat is Biscuit"))
+        write(
+            vault.root, "semantic/facts/hand.md", memory_text("hand", "The office cat is Biscuit")
+        )
         time.sleep(0.2)  # the event has arrived; the search can't update the index now
         assert "hand" not in [h.id for h in vault.search("Biscuit", log=False)]
     # The file stays suspect until the index has caught up with it.

@@ -7,6 +7,7 @@ adapters (cli, mcp_server, watch, hooks) -> services -> model (memory, files, em
 from __future__ import annotations
 
 import ast
+import importlib.util
 import json
 import subprocess
 import sys
@@ -15,12 +16,27 @@ from pathlib import Path
 import pytest
 
 SRC = Path(__file__).resolve().parent.parent / "src" / "memvault"
-ADAPTERS = ("memvault.cli", "memvault.mcp_server", "memvault.watch", "memvault.hooks", "memvault.hook_runner")
-BASE = ("memvault.errors", "memvault._record", "memvault.config")
+ADAPTERS = (
+    "memvault.cli",
+    "memvault.mcp_server",
+    "memvault.watch",
+    "memvault.githooks",
+    "memvault.hooks",
+)
+BASE = ("memvault.errors", "memvault.record", "memvault.paths", "memvault.config")
 MODEL = ("memvault.memory", "memvault.files", "memvault.embeddings")
 UI_LIBS = ("typer", "rich", "click")
 HEAVY = ("chromadb", "torch", "sentence_transformers", "mcp", "watchdog", "numpy", "onnxruntime")
-MAX_LINES = 800
+
+# tools/layout.py holds the import graph, the cycle finder and the size limits; the tests
+# below hold the code to it (``python tools/layout.py`` prints the same findings).
+_spec = importlib.util.spec_from_file_location(
+    "memvault_layout_tool", SRC.parent.parent / "tools" / "layout.py"
+)
+assert _spec is not None and _spec.loader is not None
+layout_tool = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(layout_tool)
+MAX_LINES = layout_tool.MAX_MODULE_LINES
 
 
 def _module_name(path: Path) -> str:
@@ -95,13 +111,33 @@ def test_model_and_base_import_only_downwards() -> None:
             allowed = BASE + MODEL
         else:
             continue
-        bad = sorted(i for i in _imports(path) if i.startswith("memvault") and not _under(i, allowed))
+        bad = sorted(
+            i for i in _imports(path) if i.startswith("memvault") and not _under(i, allowed)
+        )
         if bad:
             offenders[name] = bad
     assert offenders == {}
 
 
-def test_no_source_file_over_800_lines() -> None:
+def test_no_import_cycles() -> None:
+    assert layout_tool.cycles(layout_tool.graph()) == []
+
+
+def test_the_cycle_finder_finds_a_cycle() -> None:
+    edges = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}
+    assert layout_tool.cycles(edges) == [["a", "b", "c"]]
+
+
+def test_no_function_over_the_limit_without_a_reason() -> None:
+    found = {
+        f"{name}:{line} {qual}": length
+        for name, path in MODULES.items()
+        for qual, line, length in layout_tool.long_functions(path)
+    }
+    assert found == {}
+
+
+def test_no_source_file_over_the_line_limit() -> None:
     long = {
         str(p.relative_to(SRC.parent)): n
         for p in SOURCES
@@ -112,7 +148,9 @@ def test_no_source_file_over_800_lines() -> None:
 
 def _modules_after(code: str) -> list[str]:
     script = f"import json, sys\n{code}\nprint(json.dumps(sorted(sys.modules)))"
-    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120, check=False)
+    proc = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=120, check=False
+    )
     assert proc.returncode == 0, proc.stderr
     return json.loads(proc.stdout.strip().splitlines()[-1])
 
@@ -136,6 +174,10 @@ def test_startup_imports_nothing_heavy(code: str) -> None:
 def test_public_api_is_small() -> None:
     import memvault
 
-    assert "Vault" in memvault.__all__ and "Memory" in memvault.__all__ and "MemvaultError" in memvault.__all__
+    assert (
+        "Vault" in memvault.__all__
+        and "Memory" in memvault.__all__
+        and "MemvaultError" in memvault.__all__
+    )
     for name in memvault.__all__:
         assert getattr(memvault, name) is not None

@@ -27,11 +27,6 @@ pytest.importorskip("mcp")
 from mcp import ClientSession  # noqa: E402
 from mcp.client.stdio import StdioServerParameters, stdio_client  # noqa: E402
 
-needs_search = pytest.mark.skipif(
-    not (Path(__file__).resolve().parents[1] / "src" / "memvault" / "search.py").exists(),
-    reason="memvault.search is not there yet",
-)
-
 READ_ONLY = {
     "recall",
     "fact",
@@ -250,7 +245,6 @@ def test_remember_writes_files_and_commits(root: Path) -> None:
     run(main)
 
 
-@needs_search
 def test_recall_fact_procedure_validate_context(root: Path) -> None:
     async def main() -> None:
         async with connect(root, agent="alice", team="web") as s:
@@ -375,7 +369,6 @@ def test_another_agents_self_memory_is_never_returned(root: Path) -> None:
     run(main)
 
 
-@needs_search
 def test_search_tools_never_leak_another_agents_self_memory(root: Path) -> None:
     async def main() -> None:
         async with connect(root, agent="alice", team="web") as a:
@@ -792,7 +785,6 @@ def test_importing_the_cli_does_not_import_mcp() -> None:
     assert out.strip() == "[]"
 
 
-@needs_search
 def test_hand_edits_reach_a_running_server(root: Path) -> None:
     """The server watches the trees: a file edited by hand is found by the next calls (a
     warm call checks the files that changed, not every file of the vault)."""

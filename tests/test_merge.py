@@ -11,7 +11,6 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from conftest import git
 
 from memvault import Vault
 from memvault.files import parse_text
@@ -23,6 +22,8 @@ from memvault.merge import (
     register_driver,
     registered_driver,
 )
+
+from conftest import git
 
 PATH = "semantic/facts/sky.md"
 MARKERS = ("<<<<<<<", ">>>>>>>", "\n=======\n")

@@ -7,7 +7,7 @@ import datetime as dt
 import pytest
 
 from memvault.errors import MemvaultError
-from memvault.routing import normalise_kind, route, strip_cue
+from memvault.search.routing import normalise_kind, route, strip_cue
 
 CASES = [
     # (query, intent, preferred kind)

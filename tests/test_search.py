@@ -12,7 +12,7 @@ import pytest
 from conftest import git, is_clean, write
 
 from memvault import Vault
-from memvault.context import tokens
+from memvault.search.context import tokens
 from memvault.errors import MemvaultError
 from memvault.reports import read_access_log, usage_stats
 
@@ -441,7 +441,7 @@ def test_every_command_has_help_with_an_example(cli: Any, command: str) -> None:
 
 def test_importing_the_cli_stays_light() -> None:
     code = (
-        "import sys, memvault.cli, memvault.cli.search, memvault.search, memvault.routing;"
+        "import sys, memvault.cli, memvault.cli.search, memvault.search, memvault.search.routing;"
         "heavy = [m for m in ('chromadb', 'torch', 'sentence_transformers', 'mcp', 'watchdog',"
         " 'onnxruntime')"
         " if m in sys.modules]; print(heavy)"

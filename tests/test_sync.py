@@ -5,12 +5,13 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from conftest import git, write
 
 from memvault import Vault
 from memvault.files import parse_text
 from memvault.merge import registered_driver
 from memvault.sync import SyncConflictError, SyncError, commit_hand_edits, sync
+
+from conftest import git, write
 
 MARKERS = ("<<<<<<<", ">>>>>>>")
 

@@ -15,10 +15,11 @@ from types import SimpleNamespace
 from typing import Any
 
 import pytest
-from conftest import BIN, git, write
 
 from memvault import Vault
 from memvault.watch import WatchHandler, watch
+
+from conftest import BIN, git, write
 
 FACT = "---\nid: {id}\ntype: semantic\ncategory: facts\n---\n\n{body}\n"
 

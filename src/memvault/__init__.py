@@ -2,7 +2,7 @@
 
 >>> from memvault import Vault
 >>> vault = Vault.init("/tmp/memory")                                  # doctest: +SKIP
->>> vault.add("semantic", "The API rate limit is 100 req/s", subject="api.rate-limit")  # doctest: +SKIP
+>>> vault.add("semantic", "The rate limit is 100 req/s", subject="api.rate")  # doctest: +SKIP
 """
 
 from __future__ import annotations
@@ -21,14 +21,14 @@ _EXPORTS = {
     "Memory": "memory",
     "SearchHit": "search",
     "SearchResult": "search",
-    "AgentIdentity": "vault",
-    "Filters": "vault",
+    "AgentIdentity": "scopes",
+    "Filters": "scopes",
     "Vault": "vault",
     "WriteResult": "vault",
 }
 
-TYPE_CHECKING = False
-if TYPE_CHECKING:  # pragma: no cover  (typing itself costs ~4 ms to import)
+TYPE_CHECKING = False  # typing is not imported at run time (fast CLI start)
+if TYPE_CHECKING:  # pragma: no cover
     from typing import Any
 
     from .errors import (
@@ -43,8 +43,9 @@ if TYPE_CHECKING:  # pragma: no cover  (typing itself costs ~4 ms to import)
         VaultNotFoundError,
     )
     from .memory import Memory
+    from .scopes import AgentIdentity, Filters
     from .search import SearchHit, SearchResult
-    from .vault import AgentIdentity, Filters, Vault, WriteResult
+    from .vault import Vault, WriteResult
 
 
 def __getattr__(name: str) -> Any:

@@ -19,16 +19,17 @@ from collections.abc import Iterable
 from pathlib import Path
 from stat import S_ISDIR as _S_ISDIR
 
-from ._record import Record
 from .errors import Problem, ValidationError
-from .files import MEMORY_SUFFIXES, is_memory_file, load_document, read_bytes
+from .files import load_document, read_bytes
 from .memory import Memory, validate_meta
+from .paths import ALL_TREES, CATALOG_PATH
+from .record import Record
+from .tree import MEMORY_SUFFIXES, is_listed, is_utf8_name, walk_memory_files
 
 SCHEMA = 5
 # A folder whose mtime is this close to 'now' may still change within the same clock tick
 # (git's "racy" entries): it is recorded as unknown and re-listed next time.
 RACY_NS = 50_000_000
-ALL_TREES = ("episodic", "semantic", "procedural", "archive", "inbox")
 
 
 class Entry:
@@ -63,7 +64,9 @@ class Entry:
     def memory(self) -> Memory | None:
         if self._memory is None and self._doc is not None:
             data = json.loads(self._doc)
-            self._memory = Memory(data["id"], data["type"], self.path, data["meta"], data["content"])
+            self._memory = Memory(
+                data["id"], data["type"], self.path, data["meta"], data["content"]
+            )
             self._doc = None
         return self._memory
 
@@ -96,15 +99,15 @@ def sha256_hex(text: str) -> str:
 
 def sha256_bytes(data: bytes) -> str:
     """SHA-256, hex. CPython's built-in ``_sha256`` (``_sha2`` from 3.12) spares loading
-    OpenSSL through hashlib (~5 ms), which a one-file write would notice."""
+    OpenSSL through hashlib, which a one-file write would notice."""
     try:
-        from _sha256 import sha256  # type: ignore[import-not-found]
+        from _sha256 import sha256
     except ImportError:
         try:
-            from _sha2 import sha256  # type: ignore[import-not-found,no-redef]
+            from _sha2 import sha256  # type: ignore[import-not-found,no-redef,unused-ignore]
         except ImportError:
-            from hashlib import sha256  # type: ignore[no-redef]
-    return sha256(data).hexdigest()
+            from hashlib import sha256  # type: ignore[assignment,unused-ignore]
+    return str(sha256(data).hexdigest())
 
 
 def _connect(db_path: Path) -> sqlite3.Connection:
@@ -124,7 +127,7 @@ def _open(db_path: Path) -> sqlite3.Connection:
     conn = sqlite3.connect(db_path, timeout=30, isolation_level=None)
     conn.execute("PRAGMA journal_mode=WAL")
     # A disposable cache: no fsync (a crashed process can't corrupt WAL; a corrupt file is
-    # rebuilt). With fsync every open/close pair cost ~12 ms, more than the rest of an add.
+    # rebuilt). With fsync every open/close pair would cost more than the rest of an add.
     conn.execute("PRAGMA synchronous=OFF")
     version = conn.execute("PRAGMA user_version").fetchone()[0]
     if version != SCHEMA:
@@ -160,55 +163,6 @@ def _problems(text: str | None) -> tuple[Problem, ...]:
     return tuple(Problem(p["path"], p["key"], p["message"]) for p in json.loads(text))
 
 
-def _walk(
-    root: Path, trees: Iterable[str], dirs: dict[str, int] | None = None
-) -> Iterable[tuple[str, os.stat_result]]:
-    """(relative path, lstat) of memory files; strings and scandir, no pathlib (10k files).
-
-    ``dirs``, when given, receives every folder's mtime (see :func:`_dir_stamp`)."""
-    stack: list[tuple[str, str]] = []
-    for tree in trees:
-        base = os.path.join(root, tree)
-        if os.path.isdir(base) and not os.path.islink(base):
-            stack.append((base, tree))
-    while stack:
-        folder, rel = stack.pop()
-        try:
-            if dirs is not None:
-                dirs[rel] = _dir_stamp(os.stat(folder))
-            with os.scandir(folder) as it:
-                items = sorted(it, key=lambda e: e.name)
-        except OSError:
-            continue
-        for item in items:
-            name = item.name
-            if name.startswith(".") or not _utf8(name):
-                continue
-            if item.is_dir(follow_symlinks=False):
-                stack.append((item.path, f"{rel}/{name}"))
-            elif _wanted(name):
-                try:
-                    yield f"{rel}/{name}", item.stat(follow_symlinks=False)
-                except OSError:
-                    continue
-
-
-def _wanted(name: str) -> bool:
-    return not name.startswith(".") and is_memory_file(name) and not name.endswith("~") and _utf8(name)
-
-
-def _utf8(name: str) -> bool:
-    """A name that isn't UTF-8 (surrogate-escaped by os.listdir) can't be stored or named
-    in git-friendly text: such files are skipped, not a crash of every command."""
-    if name.isascii():
-        return True
-    try:
-        name.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
-
-
 def _dir_stamp(st: os.stat_result) -> int:
     """A folder's mtime, or 0 ("look again") when it is too recent to trust."""
     import time
@@ -216,7 +170,9 @@ def _dir_stamp(st: os.stat_result) -> int:
     return 0 if time.time_ns() - st.st_mtime_ns < RACY_NS else st.st_mtime_ns
 
 
-def _folders(root: Path, trees: Iterable[str], known: dict[str, int]) -> dict[str, tuple[int, list[str] | None]]:
+def _folders(
+    root: Path, trees: Iterable[str], known: dict[str, int]
+) -> dict[str, tuple[int, list[str] | None]]:
     """Every folder of the trees: (mtime stamp, its memory file names, or None when the
     folder's stamp equals ``known``'s and it was not listed). Only folders are stat-ed;
     an unchanged folder's subfolders are taken from ``known`` (adding one moves its mtime).
@@ -246,18 +202,25 @@ def _folders(root: Path, trees: Iterable[str], known: dict[str, int]) -> dict[st
             listing = os.listdir(folder)  # names only: a folder may hold thousands of memories
         except OSError:
             continue
-        names = [n for n in listing if n.endswith(MEMORY_SUFFIXES) and n[0] != "." and n != "README.md" and _utf8(n)]
+        names = [n for n in listing if is_listed(n)]
         for name in listing:  # subfolders: names that are not memory files
-            if not _utf8(name):
+            if not is_utf8_name(name):
                 continue
-            if name[0] != "." and not name.endswith(MEMORY_SUFFIXES) and os.path.isdir(os.path.join(folder, name)):
-                if not os.path.islink(os.path.join(folder, name)):
-                    stack.append(f"{rel}/{name}")
+            full = os.path.join(folder, name)
+            if (
+                name[0] != "."
+                and not name.endswith(MEMORY_SUFFIXES)
+                and os.path.isdir(full)
+                and not os.path.islink(full)
+            ):
+                stack.append(f"{rel}/{name}")
         out[rel] = (stamp, names)
     return out
 
 
-def parse_file(abs_path: Path, rel: str, max_bytes: int) -> tuple[str, Memory | None, list[Problem]]:
+def parse_file(
+    abs_path: Path, rel: str, max_bytes: int
+) -> tuple[str, Memory | None, list[Problem]]:
     """Read one file: its sha, the memory (or None) and its problems."""
     try:
         text = read_bytes(abs_path, rel, max_bytes)
@@ -282,7 +245,7 @@ class Catalog:
     def __init__(self, root: Path, max_bytes: int) -> None:
         self.root = root
         self.max_bytes = max_bytes
-        self.db_path = root / ".memvault" / "index" / "catalog.sqlite"
+        self.db_path = root / CATALOG_PATH
 
     def scan(self, trees: Iterable[str] = ALL_TREES) -> ScanResult:
         """Bring the cache up to date with the files and return every entry."""
@@ -291,21 +254,35 @@ class Catalog:
         try:
             cached = {
                 row[0]: row
-                for row in conn.execute("SELECT path, mtime_ns, size, sha, id, subject, doc, problems FROM files")
+                for row in conn.execute(
+                    "SELECT path, mtime_ns, size, sha, id, subject, doc, problems FROM files"
+                )
             }
             result = ScanResult()
             updates: list[tuple[object, ...]] = []
             seen: set[str] = set()
             dirs: dict[str, int] = {}
             names: dict[str, list[str]] = {}
-            for rel, st in _walk(self.root, trees, dirs):
+
+            def folder_seen(rel: str, st: os.stat_result) -> None:
+                dirs[rel] = _dir_stamp(st)
+
+            for rel, st in walk_memory_files(self.root, trees, folder_seen):
+                if st is None:
+                    continue
                 seen.add(rel)
                 folder, _, name = rel.rpartition("/")
                 names.setdefault(folder, []).append(name)
                 row = cached.get(rel)
                 if row is not None and row[1] == st.st_mtime_ns and row[2] == st.st_size:
                     result.entries[rel] = Entry(
-                        rel, row[3], None, _problems(row[7]), doc=row[6], memory_id=row[4], subject=row[5]
+                        rel,
+                        row[3],
+                        None,
+                        _problems(row[7]),
+                        doc=row[6],
+                        memory_id=row[4],
+                        subject=row[5],
                     )
                     continue
                 sha, memory, problem_list = parse_file(self.root / rel, rel, self.max_bytes)
@@ -314,14 +291,20 @@ class Catalog:
                 updates.append(_row(rel, st, sha, memory, problem_list))
             in_scope = [p for p in cached if p.split("/", 1)[0] in trees]
             result.removed = [p for p in in_scope if p not in seen]
-            known_dirs = {row[0]: (row[1], row[2]) for row in conn.execute("SELECT path, mtime_ns, names FROM dirs")}
-            rows = {rel: (stamp, "\0".join(sorted(names.get(rel, ())))) for rel, stamp in dirs.items()}
+            known_dirs = {
+                row[0]: (row[1], row[2])
+                for row in conn.execute("SELECT path, mtime_ns, names FROM dirs")
+            }
+            rows = {
+                rel: (stamp, "\0".join(sorted(names.get(rel, ())))) for rel, stamp in dirs.items()
+            }
             if updates or result.removed or any(known_dirs.get(k) != v for k, v in rows.items()):
                 conn.execute("BEGIN IMMEDIATE")
                 conn.executemany("INSERT OR REPLACE INTO files VALUES (?,?,?,?,?,?,?,?)", updates)
                 conn.executemany("DELETE FROM files WHERE path=?", [(p,) for p in result.removed])
                 conn.executemany(
-                    "INSERT OR REPLACE INTO dirs VALUES (?,?,?)", [(k, v[0], v[1]) for k, v in rows.items()]
+                    "INSERT OR REPLACE INTO dirs VALUES (?,?,?)",
+                    [(k, v[0], v[1]) for k, v in rows.items()],
                 )
                 conn.execute("COMMIT")
             return result
@@ -344,7 +327,10 @@ class Catalog:
                     continue
                 st = abs_path.lstat()
                 sha, memory, problems = parse_file(abs_path, rel, self.max_bytes)
-                conn.execute("INSERT OR REPLACE INTO files VALUES (?,?,?,?,?,?,?,?)", _row(rel, st, sha, memory, problems))
+                conn.execute(
+                    "INSERT OR REPLACE INTO files VALUES (?,?,?,?,?,?,?,?)",
+                    _row(rel, st, sha, memory, problems),
+                )
                 _note_name(conn, rel, present=True)
             conn.execute("COMMIT")
         finally:
@@ -367,13 +353,19 @@ class Catalog:
                 blobs[path] = blob
             folders = _folders(self.root, trees, known)
             stale = [rel for rel, (_, names) in folders.items() if names is not None]
-            gone_dirs = [rel for rel in known if rel.split("/", 1)[0] in trees and rel not in folders]
+            gone_dirs = [
+                rel for rel in known if rel.split("/", 1)[0] in trees and rel not in folders
+            ]
             if not stale and not gone_dirs:
                 return []
             updates: list[tuple[object, ...]] = []
             removed: list[str] = []
             for rel in gone_dirs:
-                removed += [row[0] for row in conn.execute(*_under(rel)) if "/" not in row[0][len(rel) + 1 :]]
+                removed += [
+                    row[0]
+                    for row in conn.execute(*_under(rel))
+                    if "/" not in row[0][len(rel) + 1 :]
+                ]
             for rel in stale:
                 names = set(folders[rel][1] or ())
                 blob = blobs.get(rel)
@@ -393,8 +385,8 @@ class Catalog:
                         continue  # a folder named like a memory file: the full scan walks it
                     peeked = _peek_id(self.root / path)
                     if peeked is not None:
-                        # Its id is all an id check needs; parsing YAML would import ruamel
-                        # (~30 ms). mtime -1: the next full scan or entry() parses it.
+                        # Its id is all an id check needs; parsing YAML would import ruamel.
+                        # mtime -1: the next full scan or entry() parses it.
                         updates.append((path, -1, -1, "", peeked, None, None, "[]"))
                         continue
                     sha, memory, problems = parse_file(self.root / path, path, self.max_bytes)
@@ -408,7 +400,7 @@ class Catalog:
                 [(rel, folders[rel][0], "\0".join(sorted(folders[rel][1] or ()))) for rel in stale],
             )
             conn.execute("COMMIT")
-            return [u[0] for u in updates] + removed  # type: ignore[misc]
+            return [str(u[0]) for u in updates] + removed
         finally:
             conn.close()
 
@@ -416,7 +408,9 @@ class Catalog:
         """Files whose ``id`` is ``memory_id``, as last seen (see :meth:`quick_sync`)."""
         conn = _connect(self.db_path)
         try:
-            return [row[0] for row in conn.execute("SELECT path FROM files WHERE id=?", (memory_id,))]
+            return [
+                row[0] for row in conn.execute("SELECT path FROM files WHERE id=?", (memory_id,))
+            ]
         finally:
             conn.close()
 
@@ -430,16 +424,23 @@ class Catalog:
         conn = _connect(self.db_path)
         try:
             row = conn.execute(
-                "SELECT path, mtime_ns, size, sha, id, subject, doc, problems FROM files WHERE path=?", (rel,)
+                "SELECT path, mtime_ns, size, sha, id, subject, doc, problems "
+                "FROM files WHERE path=?",
+                (rel,),
             ).fetchone()
         finally:
             conn.close()
         if row is not None and row[1] == st.st_mtime_ns and row[2] == st.st_size:
-            return Entry(rel, row[3], None, _problems(row[7]), doc=row[6], memory_id=row[4], subject=row[5])
+            return Entry(
+                rel, row[3], None, _problems(row[7]), doc=row[6], memory_id=row[4], subject=row[5]
+            )
         sha, memory, problems = parse_file(self.root / rel, rel, self.max_bytes)
         conn = _connect(self.db_path)
         try:
-            conn.execute("INSERT OR REPLACE INTO files VALUES (?,?,?,?,?,?,?,?)", _row(rel, st, sha, memory, problems))
+            conn.execute(
+                "INSERT OR REPLACE INTO files VALUES (?,?,?,?,?,?,?,?)",
+                _row(rel, st, sha, memory, problems),
+            )
         finally:
             conn.close()
         return Entry(rel, sha, memory, tuple(problems))
@@ -451,7 +452,10 @@ class Catalog:
         conn = _connect(self.db_path)
         try:
             conn.execute("BEGIN IMMEDIATE")
-            conn.execute("INSERT OR REPLACE INTO files VALUES (?,?,?,?,?,?,?,?)", _row(rel, st, sha, memory, []))
+            conn.execute(
+                "INSERT OR REPLACE INTO files VALUES (?,?,?,?,?,?,?,?)",
+                _row(rel, st, sha, memory, []),
+            )
             _note_name(conn, rel, present=True)
             conn.execute("COMMIT")
         finally:
@@ -465,7 +469,9 @@ class Catalog:
                 pass
 
 
-def _row(rel: str, st: os.stat_result, sha: str, memory: Memory | None, problems: list[Problem]) -> tuple[object, ...]:
+def _row(
+    rel: str, st: os.stat_result, sha: str, memory: Memory | None, problems: list[Problem]
+) -> tuple[object, ...]:
     doc, probs = _encode(memory, problems)
     return (
         rel,

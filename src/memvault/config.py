@@ -9,14 +9,13 @@ import os
 from collections.abc import Mapping
 from pathlib import Path
 
-from ._record import Record
 from .errors import ConfigError
+from .paths import CONFIG_CACHE_PATH, CONFIG_PATH
+from .record import Record
 
-TYPE_CHECKING = False
-if TYPE_CHECKING:  # pragma: no cover  (typing costs ~4 ms to import; annotations are strings)
+TYPE_CHECKING = False  # typing is not imported at run time (fast CLI start)
+if TYPE_CHECKING:  # pragma: no cover
     from typing import Any
-
-CONFIG_PATH = ".memvault/config.yaml"
 
 DEFAULTS: dict[str, Any] = {
     "version": 1,
@@ -129,20 +128,17 @@ def load_config(root: Path | None, overrides: Mapping[str, Any] | None = None) -
     return config
 
 
-CACHE_PATH = ".memvault/index/config.marshal"
-
-
 def _read_config_file(root: Path, path: Path) -> dict[str, Any]:
     """The config file's settings, from a cache keyed by the file's stat when it is fresh.
 
-    Parsing YAML means importing ruamel (~40 ms); every command opens the config, so the
+    Parsing YAML means importing ruamel ; every command opens the config, so the
     parsed mapping is kept in the (gitignored, disposable) index folder as ``marshal`` data.
     """
     import marshal
 
     st = path.stat()
     stamp = (st.st_mtime_ns, st.st_ctime_ns, st.st_size, st.st_ino)
-    cache = root / CACHE_PATH
+    cache = root / CONFIG_CACHE_PATH
     try:
         cached_stamp, cached = marshal.loads(cache.read_bytes())
         if tuple(cached_stamp) == stamp and isinstance(cached, dict):
@@ -162,7 +158,7 @@ def _read_config_file(root: Path, path: Path) -> dict[str, Any]:
     if not isinstance(loaded, Mapping):
         raise ConfigError("expected a mapping of settings", CONFIG_PATH)
     try:  # only plain data is cached (a YAML timestamp, say, is not marshal-able)
-        blob = marshal.dumps((stamp, loaded))
+        blob = marshal.dumps((stamp, dict(loaded)))
         cache.parent.mkdir(parents=True, exist_ok=True)
         tmp = cache.with_name(f"{cache.name}.{os.getpid()}.tmp")
         tmp.write_bytes(blob)
@@ -178,10 +174,14 @@ def _check(config: Config) -> None:
         raise ConfigError("expected a mapping of rates", CONFIG_PATH, "decay.rates")
     for name, rate in rates.items():
         if isinstance(rate, bool) or not isinstance(rate, (int, float)) or not 0 <= rate <= 1:
-            raise ConfigError(f"expected a number in 0-1, got {rate!r}", CONFIG_PATH, f"decay.rates.{name}")
+            raise ConfigError(
+                f"expected a number in 0-1, got {rate!r}", CONFIG_PATH, f"decay.rates.{name}"
+            )
     scope = config.get("defaults.scope")
     if scope not in ("self", "team", "global"):
-        raise ConfigError(f"expected self|team|global, got {scope!r}", CONFIG_PATH, "defaults.scope")
+        raise ConfigError(
+            f"expected self|team|global, got {scope!r}", CONFIG_PATH, "defaults.scope"
+        )
     if not isinstance(config.get("embedder"), str):
         raise ConfigError("expected a model name", CONFIG_PATH, "embedder")
     for key in ("limits.max_file_bytes", "limits.max_limit", "limits.max_budget"):

@@ -17,18 +17,17 @@ import datetime as dt
 import io
 import os
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 
-from ._record import LazyPattern, Record
 from .errors import Problem, ValidationError
 from .memory import KEY_ORDER, Memory, format_time, to_plain, validate_meta
+from .record import LazyPattern, Record
 
-TYPE_CHECKING = False
-if TYPE_CHECKING:  # pragma: no cover  (typing costs ~4 ms to import; annotations are strings)
+TYPE_CHECKING = False  # typing is not imported at run time (fast CLI start)
+if TYPE_CHECKING:  # pragma: no cover
     from typing import Any
 
-MEMORY_SUFFIXES = (".md", ".yaml", ".yml")
 DEFAULT_MAX_BYTES = 2_000_000
 MAX_DEPTH = 30
 BOM = "\ufeff"
@@ -134,7 +133,7 @@ def _load_mapping(text: str, path: str) -> dict[str, Any]:
         plain = to_plain(data)
     except ValueError as exc:
         raise ValidationError(str(exc), path, None) from None
-    return plain
+    return dict(plain)
 
 
 def _short_error(exc: BaseException) -> str:
@@ -186,7 +185,8 @@ def read_bytes(abs_path: Path, rel: str, max_bytes: int = DEFAULT_MAX_BYTES) -> 
         raise ValidationError("symbolic links are not followed", rel, None)
     if st.st_size > max_bytes:
         raise ValidationError(
-            f"file is {st.st_size:,} bytes, over the limit of {max_bytes:,} (limits.max_file_bytes)",
+            f"file is {st.st_size:,} bytes, "
+            f"over the limit of {max_bytes:,} (limits.max_file_bytes)",
             rel,
             None,
         )
@@ -270,7 +270,9 @@ def _scalar(value: Any) -> str | None:
     if isinstance(value, (dt.datetime, dt.date)):
         return format_time(value)
     if isinstance(value, str):
-        printable = (value.isascii() and value.isprintable()) or _PRINTABLE_RE.match(value.replace("\n", ""))
+        printable = (value.isascii() and value.isprintable()) or _PRINTABLE_RE.match(
+            value.replace("\n", "")
+        )
         if not printable or any(c in value for c in "\r\x85\u2028\u2029\ufeff"):
             return _double_quoted(value)  # control characters, NEL, CR: escaped
         if "\n" in value:
@@ -298,9 +300,17 @@ def _render_value_yaml(key: str, value: Any, seq_indent: int) -> str:
     simple = _scalar(value)
     if simple is not None:
         return f"{key}: {simple}\n"
-    if isinstance(value, list) and value and all(isinstance(v, str) and _flowable(v) and _scalar(v) == v for v in value):
+    if (
+        isinstance(value, list)
+        and value
+        and all(isinstance(v, str) and _flowable(v) and _scalar(v) == v for v in value)
+    ):
         return f"{key}: [{', '.join(value)}]\n"
-    if isinstance(value, list) and value and all(_scalar(v) is not None and not isinstance(v, (list, dict)) for v in value):
+    if (
+        isinstance(value, list)
+        and value
+        and all(_scalar(v) is not None and not isinstance(v, (list, dict)) for v in value)
+    ):
         pad = " " * seq_indent
         return f"{key}:\n" + "".join(f"{pad}- {_scalar(v)}\n" for v in value)
     from ruamel.yaml.comments import CommentedSeq
@@ -339,7 +349,12 @@ _PLAIN_RE = LazyPattern(r"^[A-Za-z0-9_][A-Za-z0-9_ ./@+-]{0,39}$")  # no ':' (fl
 
 
 def _flowable(value: Any) -> bool:
-    return isinstance(value, str) and bool(_PLAIN_RE.match(value)) and ": " not in value and not value.endswith(":")
+    return (
+        isinstance(value, str)
+        and bool(_PLAIN_RE.match(value))
+        and ": " not in value
+        and not value.endswith(":")
+    )
 
 
 _TIME_TEXT_RE = LazyPattern(r"^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2})?(Z|[+-]\d{2}:\d{2})?)?\Z")
@@ -367,7 +382,7 @@ def render_new(meta: Mapping[str, Any], content: str, fmt: str = "md") -> str:
 def new_memory(meta: Mapping[str, Any], content: str, path: str) -> Memory | None:
     """The memory ``render_new(meta, content)`` parses back to, computed without YAML.
 
-    Writes use it to skip parsing their own output (importing ruamel costs ~40 ms). It
+    Writes use it to skip parsing their own output (and importing ruamel). It
     vouches only for what it can prove: ints, bools, strings written as plain or quoted
     scalars and lists of them. Anything else (floats, nested maps, multi-line strings,
     non-canonical times, YAML files) returns None: parse the text then.
@@ -398,7 +413,8 @@ def _same_string(value: str) -> bool:
     if text == value and _looks_like_time(value):
         from .memory import parse_time
 
-        return format_time(parse_time(value)) == value  # loads as a time: only canonical ones
+        parsed = parse_time(value)  # loads as a time: only canonical ones round-trip
+        return parsed is not None and format_time(parsed) == value
     return True
 
 
@@ -421,10 +437,15 @@ def _key_spans(lines: list[str]) -> dict[str, tuple[int, int]]:
     for n, (key, start) in enumerate(starts):
         end = starts[n + 1][1] if n + 1 < len(starts) else len(lines)
         # trailing comment/blank lines belong visually to the next key: keep them in place
-        block = re.search(r":[ \t]+[|>][-+0-9]*[ \t]*(#.*)?$", lines[start])  # a block scalar owns its lines
+        block = re.search(
+            r":[ \t]+[|>][-+0-9]*[ \t]*(#.*)?$", lines[start]
+        )  # a block scalar owns its lines
         while end - 1 > start and (
             (not lines[end - 1] or lines[end - 1].startswith("#"))
-            or (not block and (not lines[end - 1].strip() or lines[end - 1].lstrip().startswith("#")))
+            or (
+                not block
+                and (not lines[end - 1].strip() or lines[end - 1].lstrip().startswith("#"))
+            )
         ):
             end -= 1
         spans[key] = (start, end)
@@ -465,7 +486,11 @@ def update_text(doc: Document, changes: Mapping[str, Any], content: str | None =
     for key, value in changes.items():
         if key in spans:
             start, end = spans[key]
-            new = [] if value is None else _render_value_yaml(key, value, indent).rstrip("\n").split("\n")
+            new = (
+                []
+                if value is None
+                else _render_value_yaml(key, value, indent).rstrip("\n").split("\n")
+            )
             edits.append((start, end, new))
         elif value is not None and value != []:
             appended.extend(_render_value_yaml(key, value, indent).rstrip("\n").split("\n"))
@@ -511,12 +536,14 @@ def atomic_write(path: Path, text: str) -> None:
 
 def _temp_beside(path: Path) -> tuple[int, str]:
     """A new, exclusive temp file next to ``path`` (what tempfile.mkstemp does, without
-    importing tempfile and random: ~10 ms on every write)."""
+    importing tempfile and random on every write)."""
     base = f"{path.parent}{os.sep}.{path.name}.{os.getpid()}"
     for n in range(1000):
         tmp = f"{base}.{n}.tmp"
         try:
-            return os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0), 0o666), tmp
+            return os.open(
+                tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0), 0o666
+            ), tmp
         except FileExistsError:
             continue
     raise FileExistsError(f"no free temp name for {path}")
@@ -539,24 +566,3 @@ def problems_of(abs_path: Path, rel: str, max_bytes: int = DEFAULT_MAX_BYTES) ->
     except ValidationError as exc:
         return [Problem(rel, exc.key, exc.message)]
     return validate_meta(doc.meta, rel)
-
-
-def is_memory_file(name: str) -> bool:
-    return name.endswith(MEMORY_SUFFIXES) and not name.startswith(".") and name != "README.md"
-
-
-def iter_memory_files(root: Path, trees: Iterable[str]) -> Iterable[tuple[str, Path]]:
-    """Yield ``(relative posix path, absolute path)`` of memory files under the trees.
-
-    Hidden files and folders, editor temp files and symlinked folders are skipped.
-    """
-    for tree in trees:
-        base = root / tree
-        if not base.is_dir() or base.is_symlink():
-            continue
-        for dirpath, dirnames, filenames in os.walk(base, followlinks=False):
-            dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
-            rel_dir = os.path.relpath(dirpath, root).replace(os.sep, "/")
-            for name in sorted(filenames):
-                if is_memory_file(name) and not name.endswith("~"):
-                    yield f"{rel_dir}/{name}", Path(dirpath) / name

@@ -12,11 +12,12 @@ import os
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
-from ._record import Record
 from .errors import GitError
+from .paths import COMMITS_STATE_PATH
+from .record import Record
 
-TYPE_CHECKING = False
-if TYPE_CHECKING:  # pragma: no cover  (typing costs ~4 ms to import; annotations are strings)
+TYPE_CHECKING = False  # typing is not imported at run time (fast CLI start)
+if TYPE_CHECKING:  # pragma: no cover
     import subprocess
     from typing import Any
 
@@ -76,11 +77,11 @@ def run_git(
             code, out, err = _spawn(["git", "-C", str(root), *cmd[1:], *args], no_git_env(extra))
         except FileNotFoundError:
             raise GitError("git is not installed or not on PATH") from None
-        proc = GitResult([*cmd, *args], code, out, err)
+        result = GitResult([*cmd, *args], code, out, err)
         if check and code != 0:
             detail = (err or out).strip().splitlines()
             raise GitError(f"git {args[0]} failed: {detail[-1] if detail else code}")
-        return proc
+        return result
     import subprocess
 
     try:
@@ -114,8 +115,8 @@ class GitResult(Record):
 def _spawn(argv: list[str], env: dict[str, str]) -> tuple[int, str, str]:
     """Run ``argv`` with stdin from /dev/null; return (exit code, stdout, stderr).
 
-    ``subprocess.run`` without importing subprocess: its imports (threading, selectors,
-    locale, ...) cost ~7 ms, a tenth of a whole ``memvault add``.
+    ``subprocess.run`` without importing subprocess, whose imports (threading, selectors,
+    locale, ...) are a noticeable share of a whole ``memvault add``.
     """
     import _signal  # the C module: signal.py builds enums on import
     import select
@@ -232,11 +233,12 @@ def commit(
     return sha
 
 
-STATE_PATH = ".memvault/index/commits"
 EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
 
 
-def _plumbing_commit(root: Path, message: str, identity: Identity, paths: Sequence[str]) -> tuple[bool, str | None]:
+def _plumbing_commit(
+    root: Path, message: str, identity: Identity, paths: Sequence[str]
+) -> tuple[bool, str | None]:
     """``write-tree`` + ``commit-tree`` + ``update-ref``: ``git commit`` minus its refresh of
     the whole index (an lstat per tracked file), for a commit of exactly ``paths``.
 
@@ -246,13 +248,15 @@ def _plumbing_commit(root: Path, message: str, identity: Identity, paths: Sequen
     gets committed, so a ``git add`` the user runs meanwhile can't slip into the commit
     (a tree-to-tree diff only walks the subtrees that differ: a few ms).
     """
-    git_dir = root / ".git"
-    ref, parent = _head_state(git_dir)
-    if ref is None or _hooks_path_set(git_dir):
+    dot_git = root / ".git"
+    ref, parent = _head_state(dot_git)
+    if ref is None or _hooks_path_set(dot_git):
         return False, None
     tree = run_git(root, ["write-tree"]).stdout.strip()
     proc = run_git(
-        root, ["diff-tree", "--no-renames", "--name-only", "-r", "-z", parent or EMPTY_TREE, tree], check=False
+        root,
+        ["diff-tree", "--no-renames", "--name-only", "-r", "-z", parent or EMPTY_TREE, tree],
+        check=False,
     )
     changed = [p for p in proc.stdout.split("\0") if p]
     if proc.returncode != 0 or not set(changed) <= set(paths):
@@ -265,7 +269,7 @@ def _plumbing_commit(root: Path, message: str, identity: Identity, paths: Sequen
     subject = text.split("\n", 1)[0]
     reflog = f"commit: {subject}" if parent else f"commit (initial): {subject}"
     run_git(root, ["update-ref", "-m", reflog, "HEAD", sha, parent or ""])
-    hook = git_dir / "hooks" / "post-commit"
+    hook = dot_git / "hooks" / "post-commit"
     if os.access(hook, os.X_OK):
         run_git(root, ["hook", "run", "--ignore-missing", "post-commit"], check=False)
     _count_commit(root)
@@ -275,11 +279,8 @@ def _plumbing_commit(root: Path, message: str, identity: Identity, paths: Sequen
 def _head_state(git_dir: Path) -> tuple[str | None, str | None]:
     """(the ref HEAD points at, its sha or None when unborn); (None, None) when HEAD is
     detached or git keeps it in a way we don't read (a worktree's .git file, reftable)."""
-    try:
-        text = (git_dir / "HEAD").read_text(encoding="ascii").strip()
-    except (OSError, UnicodeDecodeError):
-        return None, None
-    if not text.startswith("ref: refs/heads/"):
+    text = _head_text(git_dir)
+    if text is None or not text.startswith("ref: refs/heads/"):
         return None, None
     ref = text[5:]
     try:
@@ -323,7 +324,7 @@ def _clean_message(message: str) -> str:
 def _count_commit(root: Path) -> None:
     """Count memvault's commits; every ``GC_EVERY``-th runs ``git gc --auto``, which
     ``git commit`` runs after each commit and plumbing does not."""
-    path = root / STATE_PATH
+    path = root / COMMITS_STATE_PATH
     try:
         count = int(path.read_text(encoding="ascii").split()[0]) + 1
     except (OSError, ValueError, IndexError, UnicodeDecodeError):
@@ -344,17 +345,76 @@ def _count_commit(root: Path) -> None:
 GC_EVERY = 200
 
 
-def head(root: Path) -> str | None:
-    """The sha HEAD points at, read from the ref files (no process) when they are plain."""
+def git_dir(root: Path) -> Path | None:
+    """The vault's git dir: ``.git``, or the folder a ``.git`` file names (``gitdir: ...``,
+    a worktree or submodule). None when ``.git`` is neither."""
+    dot_git = root / ".git"
+    if dot_git.is_dir():
+        return dot_git
     try:
-        git_dir = root / ".git"
-        text = (git_dir / "HEAD").read_text(encoding="ascii").strip()
-        if text.startswith("ref: "):
-            text = (git_dir / text[5:]).read_text(encoding="ascii").strip()
-        if len(text) in (40, 64) and all(c in "0123456789abcdef" for c in text):
-            return text
+        text = dot_git.read_text(encoding="utf-8").strip()
     except (OSError, UnicodeDecodeError):
-        pass  # worktree (.git file), packed refs, reftable: ask git
+        return None
+    if text.startswith("gitdir:"):
+        return (root / text[7:].strip()).resolve()
+    return None
+
+
+def _common_dir(git: Path) -> Path:
+    """Where a worktree's shared refs live (its ``commondir`` file), else ``git`` itself."""
+    try:
+        text = (git / "commondir").read_text(encoding="utf-8").strip()
+        return (git / text).resolve()
+    except OSError:
+        return git
+
+
+def _head_text(git: Path) -> str | None:
+    try:
+        return (git / "HEAD").read_text(encoding="ascii").strip()
+    except (OSError, UnicodeDecodeError):
+        return None
+
+
+def read_head(root: Path) -> str | None:
+    """HEAD's commit read straight from the git dir (loose or packed refs), without starting
+    a process: this runs before every search. None when unborn or not readable this way."""
+    git = git_dir(root)
+    text = _head_text(git) if git is not None else None
+    if git is None or text is None:
+        return None
+    if not text.startswith("ref:"):
+        return text or None
+    ref = text[4:].strip()
+    try:
+        for base in (git, _common_dir(git)):
+            path = base / ref
+            if path.is_file():
+                return path.read_text(encoding="utf-8").strip() or None
+            packed = base / "packed-refs"
+            if packed.is_file():
+                for line in packed.read_text(encoding="utf-8").splitlines():
+                    if line.endswith(" " + ref):
+                        return line.split(" ", 1)[0]
+    except (OSError, UnicodeDecodeError):
+        return None
+    return None
+
+
+def current_branch(root: Path) -> str | None:
+    """The checked-out branch's name (None when HEAD is detached or unreadable)."""
+    git = git_dir(root)
+    text = _head_text(git) if git is not None else None
+    prefix = "ref: refs/heads/"
+    return (text[len(prefix) :] or None) if text and text.startswith(prefix) else None
+
+
+def head(root: Path) -> str | None:
+    """The sha HEAD points at: read from the ref files when they are plain, else from git
+    (reftable, or anything else :func:`read_head` can't read)."""
+    sha = read_head(root)
+    if sha is not None and len(sha) in (40, 64) and all(c in "0123456789abcdef" for c in sha):
+        return sha
     proc = run_git(root, ["rev-parse", "-q", "--verify", "HEAD"], check=False)
     return proc.stdout.strip() or None
 
@@ -388,7 +448,9 @@ def history(root: Path, rel_path: str, limit: int = 50) -> list[Change]:
     path = rel_path
     try:
         # iter_commits doesn't follow renames; ask log for the path each commit used.
-        out = repo.git.log(f"-n{limit}", "--follow", "--name-only", "--format=%x1e%H", "--", rel_path)
+        out = repo.git.log(
+            f"-n{limit}", "--follow", "--name-only", "--format=%x1e%H", "--", rel_path
+        )
     except git.GitCommandError:
         return []
     for record in out.split("\x1e"):
@@ -399,7 +461,15 @@ def history(root: Path, rel_path: str, limit: int = 50) -> list[Change]:
         path = lines[1] if len(lines) > 1 else path
         author = f"{commit.author.name} <{commit.author.email}>"
         date = commit.authored_datetime.isoformat()
-        changes.append(Change(commit.hexsha, author, date, commit.summary if isinstance(commit.summary, str) else str(commit.summary), path))
+        changes.append(
+            Change(
+                commit.hexsha,
+                author,
+                date,
+                commit.summary if isinstance(commit.summary, str) else str(commit.summary),
+                path,
+            )
+        )
     return changes
 
 
@@ -407,7 +477,9 @@ def history_by_pattern(root: Path, needle: str, limit: int = 50) -> list[Change]
     """Commits whose diff adds or removes ``needle`` (used to find a deleted memory)."""
     fmt = "%x1e%H%x1f%an <%ae>%x1f%aI%x1f%s"  # names (--name-only) follow the header
     proc = run_git(
-        root, ["log", "--all", f"-n{limit}", "--name-only", f"-S{needle}", f"--format={fmt}"], check=False
+        root,
+        ["log", "--all", f"-n{limit}", "--name-only", f"-S{needle}", f"--format={fmt}"],
+        check=False,
     )
     out: list[Change] = []
     for record in proc.stdout.split("\x1e"):
@@ -428,7 +500,9 @@ def fsck(root: Path) -> tuple[bool, str]:
 
 def status_porcelain(root: Path, paths: Sequence[str] = ()) -> list[tuple[str, str]]:
     """``(XY status, path)`` pairs from ``git status --porcelain`` (untracked included)."""
-    proc = run_git(root, ["status", "--porcelain", "-z", "--untracked-files=all", "--", *paths], check=False)
+    proc = run_git(
+        root, ["status", "--porcelain", "-z", "--untracked-files=all", "--", *paths], check=False
+    )
     out: list[tuple[str, str]] = []
     items = proc.stdout.split("\0")
     i = 0

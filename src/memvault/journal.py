@@ -22,9 +22,11 @@ import json
 import os
 from pathlib import Path
 
+from . import gitstore
 from .catalog import sha256_bytes
+from .paths import MARKER
 
-TYPE_CHECKING = False
+TYPE_CHECKING = False  # typing is not imported at run time (fast CLI start)
 if TYPE_CHECKING:  # pragma: no cover
     from collections.abc import Mapping
 
@@ -35,19 +37,18 @@ NOTE = "note.json"
 def _folder(root: Path) -> Path:
     """``<git dir>/memvault-journal``; the git dir of a worktree or submodule is named by
     its ``.git`` file (``gitdir: ...``)."""
-    dot_git = root / ".git"
-    if dot_git.is_file():
-        try:
-            text = dot_git.read_text(encoding="utf-8").strip()
-        except (OSError, UnicodeDecodeError):
-            text = ""
-        if text.startswith("gitdir:"):
-            return (root / text[7:].strip()).resolve() / JOURNAL_NAME
-        return root / ".memvault" / JOURNAL_NAME  # not git's layout: keep it beside the config
-    return dot_git / JOURNAL_NAME
+    git = gitstore.git_dir(root)
+    if git is None:  # not git's layout: keep it beside the config
+        return root / MARKER / JOURNAL_NAME
+    return git / JOURNAL_NAME
 
 
-def begin(root: Path, before: Mapping[str, bytes | None], writes: Mapping[str, str], moves: Mapping[str, str]) -> None:
+def begin(
+    root: Path,
+    before: Mapping[str, bytes | None],
+    writes: Mapping[str, str],
+    moves: Mapping[str, str],
+) -> None:
     """Record what is about to change: old bytes (saved beside the note) and new hashes."""
     folder = _folder(root)
     folder.mkdir(parents=True, exist_ok=True)
@@ -98,11 +99,11 @@ def recover(root: Path) -> list[str]:
     except (OSError, ValueError, KeyError, TypeError):
         end(root)  # unreadable (killed while writing the note itself): nothing was touched yet
         return []
-    from . import gitstore
-
     rels = sorted(entries)
     status = gitstore.run_git(
-        root, ["status", "--porcelain", "-z", "--no-renames", "--untracked-files=all", "--", *rels], check=False
+        root,
+        ["status", "--porcelain", "-z", "--no-renames", "--untracked-files=all", "--", *rels],
+        check=False,
     ).stdout
     uncommitted = {item[3:] for item in status.split("\0") if len(item) > 3}
     restored: list[str] = []

@@ -11,15 +11,17 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Mapping
 
-from ._record import LazyPattern, Record
 from .errors import Problem
+from .record import LazyPattern, Record
 
-TYPE_CHECKING = False
-if TYPE_CHECKING:  # pragma: no cover  (typing costs ~4 ms to import; annotations are strings)
+TYPE_CHECKING = False  # typing is not imported at run time (fast CLI start)
+if TYPE_CHECKING:  # pragma: no cover
     from collections.abc import Callable
     from typing import Any
 
 TYPES = ("episodic", "semantic", "procedural")
+# The everyday names of the three types (CLI `add episode|fact|procedure`, MCP `remember`).
+KIND_TYPE = {"episode": "episodic", "fact": "semantic", "procedure": "procedural"}
 TREES = TYPES  # the top-level folders holding live memories
 SCOPES = ("self", "team", "global")
 STATUSES = ("active", "superseded", "archived", "proposed", "disputed")
@@ -35,11 +37,39 @@ SLUG_WORD_RE = LazyPattern(r"[a-z0-9]+")
 
 # Order in which memvault writes keys into a new file (hand-written files keep theirs).
 KEY_ORDER = (
-    "id", "type", "category", "title", "subject", "status", "scope", "agent", "team",
-    "channel", "author", "created", "updated", "valid_from", "valid_to", "importance",
-    "decay", "confidence", "relevance", "access_count", "last_accessed", "tags", "related",
-    "supersedes", "superseded_by", "session", "outcome", "context", "trigger", "steps",
-    "success_rate", "times_used", "source",
+    "id",
+    "type",
+    "category",
+    "title",
+    "subject",
+    "status",
+    "scope",
+    "agent",
+    "team",
+    "channel",
+    "author",
+    "created",
+    "updated",
+    "valid_from",
+    "valid_to",
+    "importance",
+    "decay",
+    "confidence",
+    "relevance",
+    "access_count",
+    "last_accessed",
+    "tags",
+    "related",
+    "supersedes",
+    "superseded_by",
+    "session",
+    "outcome",
+    "context",
+    "trigger",
+    "steps",
+    "success_rate",
+    "times_used",
+    "source",
 )
 TIME_KEYS = ("created", "updated", "valid_from", "valid_to", "last_accessed")
 LIST_KEYS = ("tags", "related", "trigger", "steps")
@@ -122,7 +152,9 @@ class Memory(Record):
     meta: Mapping[str, Any]
     content: str
 
-    def __init__(self, id: str, type: str, path: str, meta: Mapping[str, Any], content: str = "") -> None:
+    def __init__(
+        self, id: str, type: str, path: str, meta: Mapping[str, Any], content: str = ""
+    ) -> None:
         put = object.__setattr__  # a scan builds 10,000 of these: no generic argument loop
         put(self, "id", id)
         put(self, "type", type)
@@ -216,7 +248,8 @@ def as_list(value: Any) -> list[str]:
 
 # --- validation -------------------------------------------------------------------
 
-Check = "Callable[[Any], str | None]"  # a type alias, for annotations only
+if TYPE_CHECKING:  # pragma: no cover
+    Check = Callable[[Any], str | None]  # checks one value: None when valid, else why not
 
 
 def _enum(options: tuple[str, ...]) -> Check:
@@ -375,7 +408,9 @@ def validate_meta(meta: Mapping[str, Any], path: str | None = None) -> list[Prob
     if mtype is None or mtype == "":
         problems.append(Problem(path, "type", "missing (episodic|semantic|procedural)"))
     elif mtype not in TYPES:
-        problems.append(Problem(path, "type", f"expected one of {'|'.join(TYPES)}, got {_show(mtype)}"))
+        problems.append(
+            Problem(path, "type", f"expected one of {'|'.join(TYPES)}, got {_show(mtype)}")
+        )
     for key, check in FIELDS.items():
         value = meta.get(key)
         if value is None:
@@ -386,7 +421,11 @@ def validate_meta(meta: Mapping[str, Any], path: str | None = None) -> list[Prob
     category = meta.get("category")
     if isinstance(category, str) and mtype in CATEGORIES and category not in CATEGORIES[mtype]:
         problems.append(
-            Problem(path, "category", f"expected one of {'|'.join(CATEGORIES[mtype])}, got {_show(category)}")
+            Problem(
+                path,
+                "category",
+                f"expected one of {'|'.join(CATEGORIES[mtype])}, got {_show(category)}",
+            )
         )
     if meta.get("scope") == "self" and not meta.get("agent"):
         problems.append(Problem(path, "agent", "missing (a 'self' memory belongs to an agent)"))

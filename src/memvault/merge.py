@@ -35,10 +35,11 @@ from typing import Any
 
 from . import gitstore
 from .errors import ValidationError
-from .files import MEMORY_SUFFIXES, Document, parse_text, update_text
+from .files import Document, parse_text, update_text
 from .memory import LIST_KEYS, parse_time
+from .paths import ALL_TREES
+from .tree import MEMORY_SUFFIXES
 
-MEMORY_TREES = ("episodic", "semantic", "procedural", "archive", "inbox")
 DRIVER_NAME = "memvault"
 DRIVER_LABEL = "memvault: merge memory files key by key (never conflict markers)"
 
@@ -103,7 +104,7 @@ class _Side:
 
 def is_memory_path(path: str) -> bool:
     parts = path.replace("\\", "/").lstrip("./").split("/")
-    return len(parts) > 1 and parts[0] in MEMORY_TREES and parts[-1].endswith(MEMORY_SUFFIXES)
+    return len(parts) > 1 and parts[0] in ALL_TREES and parts[-1].endswith(MEMORY_SUFFIXES)
 
 
 def merge_texts(base: str | None, ours: str, theirs: str, path: str) -> MergeResult:

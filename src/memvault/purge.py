@@ -20,9 +20,8 @@ from pathlib import Path
 
 from . import gitstore
 from .errors import GitError, MemvaultError
+from .paths import ACCESS_LOG, INDEX_DIR
 from .vault import Vault
-
-ACCESS_LOG = ".memvault/access.log"
 
 
 @dataclass
@@ -42,7 +41,9 @@ def _filter_repo() -> list[str]:
 
         return [sys.executable, "-m", "git_filter_repo"]
     except ImportError:
-        raise MemvaultError("git-filter-repo is needed for --purge (pip install git-filter-repo)") from None
+        raise MemvaultError(
+            "git-filter-repo is needed for --purge (pip install git-filter-repo)"
+        ) from None
 
 
 def _secrets_of(content: str, memory_id: str, title: str) -> list[str]:
@@ -65,10 +66,12 @@ def purge_memory(vault: Vault, memory_id: str, reason: str) -> PurgeReport:
     with vault.locked():
         memory = vault.get(memory_id)
         status = gitstore.status_porcelain(root)
-        dirty = [p for code, p in status if not p.startswith(".memvault/index")]
+        dirty = [p for code, p in status if not p.startswith(INDEX_DIR)]
         if dirty:
             raise MemvaultError(
-                f"the vault has uncommitted changes ({dirty[0]}…); commit or stash them before --purge", str(root)
+                f"the vault has uncommitted changes ({dirty[0]}…); "
+                "commit or stash them before --purge",
+                str(root),
             )
         report = PurgeReport(memory_id)
         # every path this memory ever had (moves to archive/, renames)
@@ -89,7 +92,10 @@ def purge_memory(vault: Vault, memory_id: str, reason: str) -> PurgeReport:
             paths_file = Path(tmp) / "paths"
             paths_file.write_text("".join(f"{p}\n" for p in report.paths), encoding="utf-8")
             repl = Path(tmp) / "replacements"
-            repl.write_text("".join(f"{n.replace(chr(10), ' ')}==>[purged]\n" for n in needles), encoding="utf-8")
+            repl.write_text(
+                "".join(f"{n.replace(chr(10), ' ')}==>[purged]\n" for n in needles),
+                encoding="utf-8",
+            )
             cmd = [
                 *_filter_repo(),
                 "--force",
@@ -102,9 +108,14 @@ def purge_memory(vault: Vault, memory_id: str, reason: str) -> PurgeReport:
                 "--replace-message",
                 str(repl),
             ]
-            proc2 = subprocess.run(cmd, cwd=root, env=gitstore.no_git_env(), capture_output=True, text=True)
+            proc2 = subprocess.run(
+                cmd, cwd=root, env=gitstore.no_git_env(), capture_output=True, text=True
+            )
             if proc2.returncode != 0:
-                raise GitError(f"git filter-repo failed: {(proc2.stderr or proc2.stdout).strip().splitlines()[-1:]}")
+                raise GitError(
+                    "git filter-repo failed: "
+                    f"{(proc2.stderr or proc2.stdout).strip().splitlines()[-1:]}"
+                )
         for name, url in remotes.items():
             if name not in gitstore.remotes(root):
                 gitstore.run_git(root, ["remote", "add", name, url], check=False)
@@ -113,10 +124,16 @@ def purge_memory(vault: Vault, memory_id: str, reason: str) -> PurgeReport:
         gitstore.run_git(root, ["gc", "--prune=now", "--quiet"], check=False)
         _scrub_access_log(root, memory_id)
         # The index is derived: drop it whole (old vectors and FTS pages), rebuilt lazily.
-        shutil.rmtree(root / ".memvault" / "index", ignore_errors=True)
+        shutil.rmtree(root / INDEX_DIR, ignore_errors=True)
         gitstore.run_git(
             root,
-            ["commit", "--allow-empty", "-q", "-m", f"memvault: purge a memory from history: {reason}"],
+            [
+                "commit",
+                "--allow-empty",
+                "-q",
+                "-m",
+                f"memvault: purge a memory from history: {reason}",
+            ],
             identity=vault.git_identity,
             check=False,
         )

@@ -9,19 +9,26 @@ from pathlib import Path
 from typing import Any
 
 from .errors import Problem
-from .files import is_memory_file
 from .memory import Memory, now_utc
+from .paths import ACCESS_LOG, ALL_TREES, MEMORY_TYPES
+from .scopes import Filters
 from .security import find_secrets
-from .vault import Filters, Vault
-
-ACCESS_LOG = ".memvault/access.log"
+from .tree import is_memory_file
+from .vault import Vault
 
 
 def recent_episodes(vault: Vault, last: int, include_transcripts: bool = True) -> list[Memory]:
     items = vault.memories(Filters(type="episodic"))
     if not include_transcripts:
         items = [m for m in items if m.category != "transcript"]
-    items.sort(key=lambda m: (str(m.get("updated", "")) if m.category == "transcript" else "", str(m.get("created", "")), m.id), reverse=True)
+    items.sort(
+        key=lambda m: (
+            str(m.get("updated", "")) if m.category == "transcript" else "",
+            str(m.get("created", "")),
+            m.id,
+        ),
+        reverse=True,
+    )
     items.sort(key=lambda m: str(m.get("created", "")), reverse=True)
     return items[:last]
 
@@ -50,7 +57,13 @@ def usage_stats(root: Path, visible: set[str] | None = None) -> dict[str, Any]:
     log holds every agent's reads, and an id of another agent's ``self`` memory is theirs)."""
     records = [r for r in read_access_log(root) if r.get("kind") == "query"]
     if not records:
-        return {"queries": 0, "queries_per_day": 0.0, "recall_hit_rate": 0.0, "avg_query_ms": 0.0, "most_recalled": []}
+        return {
+            "queries": 0,
+            "queries_per_day": 0.0,
+            "recall_hit_rate": 0.0,
+            "avg_query_ms": 0.0,
+            "most_recalled": [],
+        }
     days = {str(r.get("ts", ""))[:10] for r in records}
     hits = sum(1 for r in records if r.get("ids"))
     ms = [float(r.get("ms", 0)) for r in records]
@@ -106,20 +119,25 @@ def doctor_report(vault: Vault) -> dict[str, Any]:
             targets = value if isinstance(value, list) else [value] if value else []
             for target in targets:
                 if isinstance(target, str) and target not in ids:
-                    problems.append(Problem(m.path, key, f"links to {target!r}, which does not exist"))
+                    problems.append(
+                        Problem(m.path, key, f"links to {target!r}, which does not exist")
+                    )
         tree = m.path.split("/", 1)[0]
-        if tree in ("episodic", "semantic", "procedural") and tree != m.type:
+        if tree in MEMORY_TYPES and tree != m.type:
             problems.append(Problem(m.path, "type", f"is {m.type!r} but the file is under {tree}/"))
     notes: list[str] = []
     stray = _stray_files(vault.root)
     for rel in stray:
-        problems.append(Problem(rel, None, "memory-like file outside episodic/, semantic/, procedural/, archive/, inbox/"))
-    try:
-        from .index import index_health  # type: ignore[attr-defined]
+        problems.append(
+            Problem(
+                rel,
+                None,
+                "memory-like file outside episodic/, semantic/, procedural/, archive/, inbox/",
+            )
+        )
+    from .index import health
 
-        notes.extend(index_health(vault))
-    except ImportError:
-        pass
+    notes.extend(health(vault))
     return {
         "checked": len(scan.entries),
         "problems": [{**p.as_dict(), "text": str(p)} for p in problems],
@@ -130,7 +148,11 @@ def doctor_report(vault: Vault) -> dict[str, Any]:
 def _stray_files(root: Path) -> list[str]:
     out = []
     for item in sorted(root.iterdir()):
-        if item.is_file() and is_memory_file(item.name) and item.name not in ("README.md", "CHANGELOG.md"):
+        if (
+            item.is_file()
+            and is_memory_file(item.name)
+            and item.name not in ("README.md", "CHANGELOG.md")
+        ):
             text = item.read_text(encoding="utf-8", errors="replace")[:200]
             if text.startswith("---") and "\ntype:" in text:
                 out.append(item.name)
@@ -148,7 +170,13 @@ def check_files(vault: Vault, paths: Sequence[Path]) -> list[Problem]:
         for entry in sorted(scan.entries.values(), key=lambda e: e.path):
             if entry.valid and entry.id:
                 if entry.id in seen:
-                    problems.append(Problem(entry.path, "id", f"duplicate id {entry.id!r} (also in {seen[entry.id]})"))
+                    problems.append(
+                        Problem(
+                            entry.path,
+                            "id",
+                            f"duplicate id {entry.id!r} (also in {seen[entry.id]})",
+                        )
+                    )
                 else:
                     seen[entry.id] = entry.path
         for m in scan.memories:
@@ -162,23 +190,38 @@ def check_files(vault: Vault, paths: Sequence[Path]) -> list[Problem]:
         if not path.is_absolute() and not abs_path.exists() and (vault.root / path).exists():
             abs_path = vault.root / path  # a vault-relative path given from elsewhere (--vault)
         try:
-            rel = abs_path.resolve().relative_to(vault.root).as_posix() if not abs_path.is_symlink() else abs_path.relative_to(vault.root).as_posix()
+            rel = (
+                abs_path.resolve().relative_to(vault.root).as_posix()
+                if not abs_path.is_symlink()
+                else abs_path.relative_to(vault.root).as_posix()
+            )
         except ValueError:
             problems.append(Problem(str(path), None, "outside the vault"))
             continue
-        if not is_memory_file(abs_path.name) or rel.split("/", 1)[0] not in ("episodic", "semantic", "procedural", "archive", "inbox"):
+        if not is_memory_file(abs_path.name) or rel.split("/", 1)[0] not in ALL_TREES:
             continue
         _, memory, found = parse_file(abs_path, rel, max_bytes)
         problems.extend(found)
         if memory is not None:
             problems.extend(_secret_problems(vault, rel))
             if memory.id in checked:
-                problems.append(Problem(rel, "id", f"duplicate id {memory.id!r} (also in {checked[memory.id]})"))
+                problems.append(
+                    Problem(rel, "id", f"duplicate id {memory.id!r} (also in {checked[memory.id]})")
+                )
             checked[memory.id] = rel
     if checked:
         for entry in vault.scan().entries.values():
-            if entry.valid and entry.id in checked and entry.path != checked[entry.id] and entry.path not in checked.values():
-                problems.append(Problem(checked[entry.id], "id", f"duplicate id {entry.id!r} (also in {entry.path})"))
+            if (
+                entry.valid
+                and entry.id in checked
+                and entry.path != checked[entry.id]
+                and entry.path not in checked.values()
+            ):
+                problems.append(
+                    Problem(
+                        checked[entry.id], "id", f"duplicate id {entry.id!r} (also in {entry.path})"
+                    )
+                )
     return problems
 
 
@@ -187,7 +230,10 @@ def _secret_problems(vault: Vault, rel: str) -> list[Problem]:
     if security.get("secrets") == "allow":
         return []
     text = (vault.root / rel).read_text(encoding="utf-8", errors="replace")
-    return [Problem(rel, "content", f"looks like a {f.kind} ({f.excerpt})") for f in find_secrets(text, security)]
+    return [
+        Problem(rel, "content", f"looks like a {f.kind} ({f.excerpt})")
+        for f in find_secrets(text, security)
+    ]
 
 
 def age_days(memory: Memory) -> float:

@@ -1,16 +1,27 @@
-"""The inbox: proposed memories (agent writes to 'global', consolidation proposals) awaiting review."""
+"""The inbox: proposed memories awaiting review.
+
+Proposals come from agents writing to ``scope: global`` without the librarian role, and
+from consolidation (patterns seen in several episodes, facts from transcript summaries).
+"""
 
 from __future__ import annotations
 
 from .errors import MemvaultError, NotFoundError
 from .files import load_document, update_text
 from .memory import Memory, format_time, now_utc
+from .paths import INBOX
 from .vault import Vault, WriteResult
+
+INBOX_DIR = f"{INBOX}/"
 
 
 def inbox(vault: Vault) -> list[Memory]:
     """Proposed memories visible to this identity, oldest first."""
-    items = [m for m in vault.all_memories() if m.path.startswith("inbox/") and vault.identity.can_see(m)]
+    items = [
+        m
+        for m in vault.all_memories()
+        if m.path.startswith(INBOX_DIR) and vault.identity.can_see(m)
+    ]
     return sorted(items, key=lambda m: (str(m.get("created", "")), m.id))
 
 
@@ -26,8 +37,12 @@ def accept(vault: Vault, memory_id: str, note: str = "") -> WriteResult:
     with vault.locked():
         m = _proposal(vault, memory_id)
         if m.scope == "global" and not vault.identity.is_librarian:
-            raise MemvaultError("accepting a 'global' memory needs the librarian role (--role librarian)", m.path, "scope")
-        dst = m.path.removeprefix("inbox/")
+            raise MemvaultError(
+                "accepting a 'global' memory needs the librarian role (--role librarian)",
+                m.path,
+                "scope",
+            )
+        dst = m.path.removeprefix(INBOX_DIR)
         if (vault.root / dst).exists():
             raise MemvaultError(f"{dst} already exists", m.path)
         doc = load_document(vault.root / m.path, m.path)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import datetime as dt
 
-from ._record import Record
+from .record import Record
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # pragma: no cover
@@ -45,12 +45,30 @@ class Filters(Record):
     """Filters shared by ``list`` and search. ``status`` None means active only, "any" all."""
 
     __slots__ = (
-        "type", "category", "tags", "scope", "agent", "status", "since", "until",
-        "include_archive", "include_inbox", "ids",
+        "type",
+        "category",
+        "tags",
+        "scope",
+        "agent",
+        "status",
+        "since",
+        "until",
+        "include_archive",
+        "include_inbox",
+        "ids",
     )
     _defaults = {
-        "type": None, "category": None, "tags": (), "scope": None, "agent": None, "status": None,
-        "since": None, "until": None, "include_archive": False, "include_inbox": False, "ids": (),
+        "type": None,
+        "category": None,
+        "tags": (),
+        "scope": None,
+        "agent": None,
+        "status": None,
+        "since": None,
+        "until": None,
+        "include_archive": False,
+        "include_inbox": False,
+        "ids": (),
     }
     type: str | None
     category: str | None

@@ -10,11 +10,11 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping
 
-from ._record import Record
 from .errors import ConfigError, SecretDetectedError
+from .record import Record
 
-TYPE_CHECKING = False
-if TYPE_CHECKING:  # pragma: no cover  (typing costs ~4 ms to import; annotations are strings)
+TYPE_CHECKING = False  # typing is not imported at run time (fast CLI start)
+if TYPE_CHECKING:  # pragma: no cover
     from typing import Any
 
 SECRET_PATTERNS: dict[str, str] = {
@@ -28,7 +28,9 @@ SECRET_PATTERNS: dict[str, str] = {
     "Stripe key": r"\b[rs]k_live_[0-9A-Za-z]{20,}\b",
     "JWT": r"\beyJ[A-Za-z0-9_-]{10,}\.eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}\b",
     "password in URL": r"\b[a-z][a-z0-9+.-]*://[^/\s:@]+:[^/\s@]{3,}@",
-    "password assignment": r"(?i)\b(?:password|passwd|secret|api[_-]?key|token)\s*[:=]\s*['\"]?[^\s'\"]{8,}",
+    "password assignment": (
+        r"(?i)\b(?:password|passwd|secret|api[_-]?key|token)\s*[:=]\s*['\"]?[^\s'\"]{8,}"
+    ),
 }
 
 # Literal strings one of which every match of a pattern contains (lower-cased text), as
@@ -45,7 +47,15 @@ SECRET_KEYWORDS: dict[str, tuple[str, ...]] = {
     "Stripe key": ("k_live_",),
     "JWT": ("eyj",),
     "password in URL": ("://",),
-    "password assignment": ("password", "passwd", "secret", "api_key", "api-key", "apikey", "token"),
+    "password assignment": (
+        "password",
+        "passwd",
+        "secret",
+        "api_key",
+        "api-key",
+        "apikey",
+        "token",
+    ),
 }
 
 PII_PATTERNS: dict[str, str] = {
@@ -69,7 +79,9 @@ def _compile(patterns: Iterable[Any], key: str) -> list[re.Pattern[str]]:
         try:
             out.append(re.compile(str(pattern)))
         except re.error as exc:
-            raise ConfigError(f"invalid regex: {exc}", ".memvault/config.yaml", f"{key}[{i}]") from None
+            raise ConfigError(
+                f"invalid regex: {exc}", ".memvault/config.yaml", f"{key}[{i}]"
+            ) from None
     return out
 
 
@@ -89,7 +101,9 @@ def find_secrets(text: str, config: Mapping[str, Any] | None = None) -> list[Fin
         try:
             regex = re.compile(pattern)
         except re.error as exc:
-            raise ConfigError(f"invalid regex: {exc}", ".memvault/config.yaml", "security.patterns") from None
+            raise ConfigError(
+                f"invalid regex: {exc}", ".memvault/config.yaml", "security.patterns"
+            ) from None
         for match in regex.finditer(text):
             found = match.group(0)
             if any(a.search(found) for a in allow):
@@ -99,7 +113,9 @@ def find_secrets(text: str, config: Mapping[str, Any] | None = None) -> list[Fin
     return findings
 
 
-def check_secrets(text: str, where: str, config: Mapping[str, Any] | None, allow: bool = False) -> None:
+def check_secrets(
+    text: str, where: str, config: Mapping[str, Any] | None, allow: bool = False
+) -> None:
     """Raise :class:`SecretDetectedError` if ``text`` looks like it holds a credential."""
     if allow or (config or {}).get("secrets") == "allow":
         return

@@ -15,13 +15,21 @@ import os
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from . import gitstore
 from .errors import GitError
-from .files import is_memory_file
+from .paths import ALL_TREES
+from .tree import is_memory_file
 
-MEMORY_TREES = ("episodic", "semantic", "procedural", "archive", "inbox")
+if TYPE_CHECKING:
+    import subprocess
+
+    from .index import ReindexReport
+    from .vault import Vault
+
+    GitProc = gitstore.GitResult | subprocess.CompletedProcess[str]
+
 WATCH_MESSAGE = "memvault: commit hand edits (watch)"
 SYNC_MESSAGE = "memvault: commit hand edits (sync)"
 MAX_PUSH_ATTEMPTS = 3
@@ -110,7 +118,7 @@ def _committable(name: str) -> bool:
     return name == ".gitkeep" or (not name.startswith(".") and not name.endswith("~"))
 
 
-def commit_hand_edits(vault: Any, message: str = WATCH_MESSAGE) -> HandEdits:
+def commit_hand_edits(vault: Vault, message: str = WATCH_MESSAGE) -> HandEdits:
     """Commit changes made by hand under the memory trees (one commit, vault identity).
 
     Files that are not valid memories are left uncommitted (listed in ``invalid``):
@@ -124,7 +132,7 @@ def commit_hand_edits(vault: Any, message: str = WATCH_MESSAGE) -> HandEdits:
         add: list[str] = []
         remove: list[str] = []
         invalid: list[str] = []
-        for _code, rel in _porcelain(root, MEMORY_TREES):
+        for _code, rel in _porcelain(root, ALL_TREES):
             name = rel.rsplit("/", 1)[-1]
             if not _committable(name):
                 continue
@@ -150,15 +158,8 @@ def commit_hand_edits(vault: Any, message: str = WATCH_MESSAGE) -> HandEdits:
 # --- sync ----------------------------------------------------------------------------
 
 
-def _git(
-    root: Path, *args: str, check: bool = True, identity: gitstore.Identity | None = None
-) -> str:
-    extra = None
-    if identity is not None:
-        # Only the committer: rebased commits keep their authors.
-        extra = {"GIT_COMMITTER_NAME": identity.name, "GIT_COMMITTER_EMAIL": identity.email}
-    proc = gitstore.run_git(root, list(args), check=check, env_extra=extra)
-    return proc.stdout.strip()
+def _git(root: Path, *args: str, check: bool = True) -> str:
+    return gitstore.run_git(root, list(args), check=check).stdout.strip()
 
 
 def _in_progress(root: Path) -> str | None:
@@ -198,9 +199,43 @@ def _choose_remote(root: Path, branch: str, remote: str | None) -> str:
     )
 
 
-def _tracked_changes(root: Path) -> list[str]:
+@dataclass(frozen=True)
+class _Target:
+    """Where a sync goes: this clone's branch and the remote branch it pulls and pushes."""
+
+    branch: str
+    remote: str
+    remote_branch: str
+    tracking: bool  # the branch has an upstream (branch.<name>.merge)
+
+    @property
+    def remote_ref(self) -> str:
+        return f"refs/remotes/{self.remote}/{self.remote_branch}"
+
+
+def _target(root: Path, remote: str | None) -> _Target:
+    """The branch to sync and its remote; refuses a detached HEAD or a rebase in progress."""
+    branch = _git(root, "symbolic-ref", "--short", "-q", "HEAD", check=False)
+    if not branch:
+        raise SyncError("HEAD is detached; check out a branch before syncing")
+    busy = _in_progress(root)
+    if busy:
+        raise SyncError(f"{busy} is in progress; finish or abort it first")
+    remote = _choose_remote(root, branch, remote)
+    merge_ref = _git(root, "config", "--get", f"branch.{branch}.merge", check=False)
+    remote_branch = merge_ref.removeprefix("refs/heads/") if merge_ref else branch
+    return _Target(branch, remote, remote_branch, bool(merge_ref))
+
+
+def _refuse_uncommitted(root: Path) -> None:
     out = _git(root, "status", "--porcelain", "-z", "--untracked-files=no")
-    return [item[3:] for item in out.split("\0") if len(item) > 3]
+    dirty = [item[3:] for item in out.split("\0") if len(item) > 3]
+    if dirty:
+        shown = ", ".join(dirty[:5]) + (f" and {len(dirty) - 5} more" if len(dirty) > 5 else "")
+        raise SyncError(
+            f"uncommitted changes ({shown}); commit them first, or run 'memvault sync --commit' "
+            "to commit hand edits of memory files"
+        )
 
 
 def _ensure_driver(root: Path) -> str | None:
@@ -229,8 +264,17 @@ def _disputed_since(root: Path, before: str, paths: Iterable[str]) -> list[str]:
     return out
 
 
+@dataclass
+class _Pulled:
+    """What the rebases of one sync brought in (a sync may rebase again after a lost race)."""
+
+    incoming: list[Commit] = field(default_factory=list)
+    changed: list[str] = field(default_factory=list)
+    disputed: list[str] = field(default_factory=list)
+
+
 def sync(
-    vault: Any,
+    vault: Vault,
     *,
     remote: str | None = None,
     commit: bool = False,
@@ -245,19 +289,10 @@ def sync(
     """
     root = vault.root
     notes: list[str] = []
-    branch = _git(root, "symbolic-ref", "--short", "-q", "HEAD", check=False)
-    if not branch:
-        raise SyncError("HEAD is detached; check out a branch before syncing")
-    busy = _in_progress(root)
-    if busy:
-        raise SyncError(f"{busy} is in progress; finish or abort it first")
-    remote = _choose_remote(root, branch, remote)
-    merge_ref = _git(root, "config", "--get", f"branch.{branch}.merge", check=False)
-    remote_branch = merge_ref.removeprefix("refs/heads/") if merge_ref else branch
+    target = _target(root, remote)
     note = _ensure_driver(root)
     if note:
         notes.append(note)
-
     hand = None
     if commit:
         hand = commit_hand_edits(vault, SYNC_MESSAGE)
@@ -265,79 +300,93 @@ def sync(
             notes.append(
                 f"left {len(hand.invalid)} invalid file(s) uncommitted: {', '.join(hand.invalid)}"
             )
-    dirty = _tracked_changes(root)
-    if dirty:
-        shown = ", ".join(dirty[:5]) + (f" and {len(dirty) - 5} more" if len(dirty) > 5 else "")
-        raise SyncError(
-            f"uncommitted changes ({shown}); commit them first, or run 'memvault sync --commit' "
-            "to commit hand edits of memory files"
-        )
-
-    incoming: list[Commit] = []
-    changed: list[str] = []
-    disputed: list[str] = []
-    pushed = 0
-    remote_ref = f"refs/remotes/{remote}/{remote_branch}"
-    for attempt in range(1, MAX_PUSH_ATTEMPTS + 1):
-        # Network steps run without the vault lock, so agents keep writing meanwhile;
-        # only the rebase (which rewrites files and HEAD) holds it.
-        fetch = gitstore.run_git(root, ["fetch", "--quiet", remote], check=False)
-        if fetch.returncode != 0:
-            raise SyncError(f"git fetch {remote} failed: {_last_line(fetch)}", key="remote")
-        have_remote = bool(_git(root, "rev-parse", "-q", "--verify", remote_ref, check=False))
-        with vault.locked():
-            if have_remote:
-                batch = _log(root, f"HEAD..{remote_ref}")
-                if batch:
-                    before = _git(root, "rev-parse", "HEAD")
-                    _rebase(root, remote_ref, vault.git_identity, remote, remote_branch)
-                    incoming.extend(batch)
-                    files = _git(root, "diff", "--name-only", "-z", before, "HEAD").split("\0")
-                    files = [f for f in files if f]
-                    changed.extend(f for f in files if f not in changed)
-                    disputed.extend(
-                        d for d in _disputed_since(root, before, files) if d not in disputed
-                    )
-            head = _git(root, "rev-parse", "HEAD")
-        if have_remote:
-            ahead = int(_git(root, "rev-list", "--count", f"{remote_ref}..{head}") or 0)
-        else:
-            ahead = int(_git(root, "rev-list", "--count", head) or 0)
-        if not push or ahead == 0:
-            break
-        args = ["push", "--porcelain", remote, f"{head}:refs/heads/{remote_branch}"]
-        proc = gitstore.run_git(root, args, check=False)
-        notes.extend(_remote_notes(proc))
-        if proc.returncode == 0:
-            pushed = ahead
-            if not merge_ref:
-                _git(root, "fetch", "--quiet", remote, check=False)
-                _git(root, "branch", f"--set-upstream-to={remote}/{remote_branch}", check=False)
-            break
-        text = proc.stdout + proc.stderr
-        rejected = "[rejected]" in text or "non-fast-forward" in text or "fetch first" in text
-        if not rejected or attempt == MAX_PUSH_ATTEMPTS:
-            raise SyncError(f"git push {remote} failed: {_last_line(proc)}", key="remote")
-        # Someone pushed in between: fetch and rebase again.
+    _refuse_uncommitted(root)
+    pulled, pushed = _pull_and_push(vault, target, push, notes)
     summary = None
-    if reindex and (changed or incoming):
+    if reindex and (pulled.changed or pulled.incoming):
         summary = _reindex(vault)
-    if disputed:
+    if pulled.disputed:
+        n = len(pulled.disputed)
         notes.append(
-            f"{len(disputed)} memor{'y' if len(disputed) == 1 else 'ies'} changed on both sides: "
+            f"{n} memor{'y' if n == 1 else 'ies'} changed on both sides: "
             "kept both versions as status: disputed (see 'memvault list --status disputed')"
         )
     return SyncReport(
-        remote,
-        branch,
-        tuple(incoming),
-        tuple(changed),
+        target.remote,
+        target.branch,
+        tuple(pulled.incoming),
+        tuple(pulled.changed),
         pushed,
-        tuple(disputed),
+        tuple(pulled.disputed),
         hand,
         summary,
         tuple(notes),
     )
+
+
+def _pull_and_push(
+    vault: Vault, target: _Target, push: bool, notes: list[str]
+) -> tuple[_Pulled, int]:
+    """Pull (rebase), then push; when someone pushed in between, pull and push again.
+
+    Returns what came in and how many commits went out.
+    """
+    pulled = _Pulled()
+    attempt = 1
+    while True:
+        head, have_remote = _pull(vault, target, pulled)
+        spec = f"{target.remote_ref}..{head}" if have_remote else head
+        ahead = int(_git(vault.root, "rev-list", "--count", spec) or 0)
+        if not push or ahead == 0:
+            return pulled, 0
+        if _push(vault.root, target, head, notes, retry=attempt < MAX_PUSH_ATTEMPTS):
+            return pulled, ahead
+        attempt += 1
+
+
+def _pull(vault: Vault, target: _Target, pulled: _Pulled) -> tuple[str, bool]:
+    """Fetch and rebase onto the remote branch. Returns HEAD and whether the remote has it."""
+    root = vault.root
+    # Network steps run without the vault lock, so agents keep writing meanwhile;
+    # only the rebase (which rewrites files and HEAD) holds it.
+    fetch = gitstore.run_git(root, ["fetch", "--quiet", target.remote], check=False)
+    if fetch.returncode != 0:
+        raise SyncError(f"git fetch {target.remote} failed: {_last_line(fetch)}", key="remote")
+    remote_ref = target.remote_ref
+    have_remote = bool(_git(root, "rev-parse", "-q", "--verify", remote_ref, check=False))
+    with vault.locked():
+        batch = _log(root, f"HEAD..{remote_ref}") if have_remote else []
+        if batch:
+            before = _git(root, "rev-parse", "HEAD")
+            _rebase(root, remote_ref, vault.git_identity, target.remote, target.remote_branch)
+            pulled.incoming.extend(batch)
+            out = _git(root, "diff", "--name-only", "-z", before, "HEAD")
+            files = [f for f in out.split("\0") if f]
+            pulled.changed.extend(f for f in files if f not in pulled.changed)
+            pulled.disputed.extend(
+                d for d in _disputed_since(root, before, files) if d not in pulled.disputed
+            )
+        head = _git(root, "rev-parse", "HEAD")
+    return head, have_remote
+
+
+def _push(root: Path, target: _Target, head: str, notes: list[str], *, retry: bool) -> bool:
+    """Push ``head`` to the remote branch: True when it landed, False when it was rejected
+    (someone pushed first) and ``retry`` allows another round; otherwise raises."""
+    remote = target.remote
+    args = ["push", "--porcelain", remote, f"{head}:refs/heads/{target.remote_branch}"]
+    proc = gitstore.run_git(root, args, check=False)
+    notes.extend(_remote_notes(proc))
+    if proc.returncode == 0:
+        if not target.tracking:
+            _git(root, "fetch", "--quiet", remote, check=False)
+            _git(root, "branch", f"--set-upstream-to={remote}/{target.remote_branch}", check=False)
+        return True
+    text = proc.stdout + proc.stderr
+    rejected = "[rejected]" in text or "non-fast-forward" in text or "fetch first" in text
+    if not rejected or not retry:
+        raise SyncError(f"git push {remote} failed: {_last_line(proc)}", key="remote")
+    return False
 
 
 def _rebase(root: Path, onto: str, identity: gitstore.Identity, remote: str, branch: str) -> None:
@@ -367,7 +416,7 @@ def _log(root: Path, spec: str) -> list[Commit]:
     return commits
 
 
-def _remote_notes(proc: Any) -> list[str]:
+def _remote_notes(proc: GitProc) -> list[str]:
     """Lines a remote's memvault post-receive printed (``remote: memvault: ...``)."""
     out = []
     for line in (proc.stderr or "").splitlines():
@@ -377,12 +426,12 @@ def _remote_notes(proc: Any) -> list[str]:
     return out
 
 
-def _last_line(proc: Any) -> str:
+def _last_line(proc: GitProc) -> str:
     lines = [ln for ln in (proc.stderr or proc.stdout or "").strip().splitlines() if ln.strip()]
     return lines[-1] if lines else f"exit status {proc.returncode}"
 
 
-def _reindex(vault: Any) -> str:
+def _reindex(vault: Vault) -> str:
     """Fail open: a sync whose git part succeeded is a success even if the index is not."""
     try:
         return summarize(vault.reindex())
@@ -390,28 +439,6 @@ def _reindex(vault: Any) -> str:
         return f"warning: reindex failed ({type(exc).__name__}: {exc}); search retries later"
 
 
-def summarize(report: Any) -> str:
-    """A one-line summary of whatever ``reindex`` returned."""
-    if report is None:
-        return "index up to date"
-    for attr in ("summary", "describe"):
-        value = getattr(report, attr, None)
-        if callable(value):
-            try:
-                return str(value())
-            except Exception:  # noqa: BLE001
-                break
-        if isinstance(value, str):
-            return value
-    parts = []
-    for attr in ("added", "updated", "changed", "removed", "unchanged"):
-        value = getattr(report, attr, None)
-        if value is None and isinstance(report, dict):
-            value = report.get(attr)
-        if value is None:
-            continue
-        count = (
-            value if isinstance(value, int) else len(value) if hasattr(value, "__len__") else value
-        )
-        parts.append(f"{count} {attr}")
-    return ", ".join(parts) if parts else "index updated"
+def summarize(report: ReindexReport | None) -> str:
+    """A one-line summary of a reindex (None: there was nothing to do)."""
+    return "index up to date" if report is None else report.summary()

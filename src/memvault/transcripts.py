@@ -22,7 +22,8 @@ from .memory import format_time, now_utc, slugify
 
 Turn = tuple[str, str, dt.datetime | None, Mapping[str, Any] | None, str | None]
 _HEADER_RE = re.compile(
-    r"^### (?P<role>user|assistant|system|tool) · (?P<when>\S+)(?P<extra>[^\n]*?)\s*<!-- turn:(?P<tid>[\w-]+) -->\s*$",
+    r"^### (?P<role>user|assistant|system|tool) · (?P<when>\S+)(?P<extra>[^\n]*?)"
+    r"\s*<!-- turn:(?P<tid>[\w-]+) -->\s*$",
     re.MULTILINE,
 )
 
@@ -48,7 +49,9 @@ def turn_key(role: str, text: str, when: dt.datetime | None, given: str | None) 
     return hashlib.sha1(f"{role}\0{stamp}\0{text}".encode()).hexdigest()[:12]
 
 
-def render_turn(role: str, text: str, when: dt.datetime | None, extra: Mapping[str, Any] | None, tid: str) -> str:
+def render_turn(
+    role: str, text: str, when: dt.datetime | None, extra: Mapping[str, Any] | None, tid: str
+) -> str:
     stamp = format_time(when or now_utc())
     bits = "".join(f" · {k}: {v}" for k, v in (extra or {}).items() if v not in (None, ""))
     return f"### {role} · {stamp}{bits} <!-- turn:{tid} -->\n\n{text.strip()}\n"
@@ -60,7 +63,11 @@ def parse_turns(content: str) -> list[ParsedTurn]:
     for i, m in enumerate(matches):
         end = matches[i + 1].start() if i + 1 < len(matches) else len(content)
         text = content[m.end() : end].strip()
-        turns.append(ParsedTurn(m.group("role"), m.group("when"), text, m.group("tid"), m.group("extra").strip(" ·")))
+        turns.append(
+            ParsedTurn(
+                m.group("role"), m.group("when"), text, m.group("tid"), m.group("extra").strip(" ·")
+            )
+        )
     return turns
 
 

@@ -21,7 +21,9 @@ from .vault import Vault
 
 BUNDLE_MARK = "<!-- memvault:file "
 _BUNDLE_RE = re.compile(r"^<!-- memvault:file (?P<path>\S+) -->\n", re.MULTILINE)
-_SAFE_PATH_RE = re.compile(r"^(episodic|semantic|procedural|archive|inbox)/([A-Za-z0-9._-]+/)*[A-Za-z0-9._-]+\.(md|yaml|yml)$")
+_SAFE_PATH_RE = re.compile(
+    r"^(episodic|semantic|procedural|archive|inbox)/([A-Za-z0-9._-]+/)*[A-Za-z0-9._-]+\.(md|yaml|yml)$"
+)
 
 
 @dataclass
@@ -58,12 +60,16 @@ def export_memories(vault: Vault, fmt: str, include_archive: bool = True) -> str
         parts = ["# memvault export\n\n"]
         for m in memories:
             raw = vault.raw_text(m)
-            parts.append(f"{BUNDLE_MARK}{m.path} -->\n{raw}{'' if raw.endswith(chr(10)) else chr(10)}\n")
+            parts.append(
+                f"{BUNDLE_MARK}{m.path} -->\n{raw}{'' if raw.endswith(chr(10)) else chr(10)}\n"
+            )
         return "".join(parts)
     raise MemvaultError(f"expected jsonl or markdown, got {fmt!r}", key="format")
 
 
-def _records_jsonl(text: str, source: str) -> Iterator[tuple[str | None, dict[str, Any] | None, Problem | None]]:
+def _records_jsonl(
+    text: str, source: str
+) -> Iterator[tuple[str | None, dict[str, Any] | None, Problem | None]]:
     for n, line in enumerate(text.splitlines(), 1):
         if not line.strip():
             continue
@@ -81,7 +87,12 @@ def _records_jsonl(text: str, source: str) -> Iterator[tuple[str | None, dict[st
 def _from_record(vault: Vault, record: dict[str, Any], where: str) -> tuple[str, str]:
     """(relative path, file text) for one JSONL record."""
     raw, path = record.get("raw"), record.get("path")
-    if isinstance(raw, str) and isinstance(path, str) and _SAFE_PATH_RE.match(path) and ".." not in path:
+    if (
+        isinstance(raw, str)
+        and isinstance(path, str)
+        and _SAFE_PATH_RE.match(path)
+        and ".." not in path
+    ):
         memory = check_text(raw, path)
         return path, raw if memory else raw
     meta = {k: v for k, v in record.items() if k not in ("raw", "path", "content")}
@@ -135,7 +146,7 @@ def _episode_record(ep: dict[str, Any]) -> tuple[dict[str, Any], str]:
         "created": format_time(parse_time(when) or _now()),
         "session": ep.get("session_id"),
     }
-    metadata = ep.get("metadata") if isinstance(ep.get("metadata"), dict) else {}
+    metadata: dict[str, Any] = ep["metadata"] if isinstance(ep.get("metadata"), dict) else {}
     if isinstance(metadata.get("importance"), int) and 1 <= metadata["importance"] <= 5:
         meta["importance"] = metadata["importance"]
     if metadata.get("decay_rate") in ("fast", "normal", "slow", "never"):
@@ -147,16 +158,20 @@ def _episode_record(ep: dict[str, Any]) -> tuple[dict[str, Any], str]:
             body_parts.append(f"Learned: {outcome['learned']}")
     elif outcome:
         meta["outcome"] = str(outcome)
-    connections = ep.get("connections") if isinstance(ep.get("connections"), dict) else {}
+    connections: dict[str, Any] = (
+        ep["connections"] if isinstance(ep.get("connections"), dict) else {}
+    )
     related = [slugify(str(r), max_words=10) for r in connections.get("related_episodes") or []]
     if related:
-        meta["related_source_ids"] = [str(r) for r in connections.get("related_episodes")]
+        meta["related_source_ids"] = [str(r) for r in connections["related_episodes"]]
     if ep.get("context"):
         meta["context"] = ep["context"]
     raw_id = str(ep.get("id") or summary or "episode")
     meta["id"] = slugify(raw_id.replace("_", "-"), max_words=12, max_len=80)
     meta["source"] = {"imported_id": raw_id}
-    return {k: v for k, v in meta.items() if v is not None}, "\n\n".join(body_parts) or str(summary or raw_id)
+    return {k: v for k, v in meta.items() if v is not None}, "\n\n".join(body_parts) or str(
+        summary or raw_id
+    )
 
 
 def _detect(path: Path, text: str) -> str:
@@ -185,43 +200,10 @@ def import_file(
     A file with any bad record writes nothing (the report lists every problem) unless
     ``skip_bad``, which imports the good records and reports the rest.
     """
-    source = str(path)
-    try:
-        text = path.read_bytes().decode("utf-8")  # no newline translation: CRLF files round-trip
-    except FileNotFoundError:
-        raise MemvaultError("file not found", source) from None
-    except UnicodeDecodeError:
-        raise MemvaultError("not UTF-8 text", source) from None
-    except OSError as exc:  # a folder, no permission, ...
-        raise MemvaultError(f"cannot read: {exc.strerror or exc}", source) from None
+    text = _read_text(path)
     fmt = _detect(path, text) if fmt == "auto" else fmt
     report = ImportReport()
-    planned: list[tuple[str, str, str]] = []  # (where, rel, text)
-    if fmt == "jsonl":
-        for where, record, problem in _records_jsonl(text, path.name):
-            if problem:
-                report.problems.append(problem)
-                continue
-            assert record is not None and where is not None
-            try:
-                rel, body = _from_record(vault, record, where)
-                planned.append((where, rel, body))
-            except ValidationError as exc:
-                report.problems.append(Problem(where, exc.key, exc.message))
-    elif fmt in ("markdown", "md"):
-        matches = list(_BUNDLE_RE.finditer(text))
-        for i, m in enumerate(matches):
-            end = matches[i + 1].start() if i + 1 < len(matches) else len(text)
-            body = text[m.end() : end]
-            body = body[:-1] if body.endswith("\n\n") else body
-            planned.append((f"{path.name}:{m.group('path')}", m.group("path"), body))
-    elif fmt == "yaml-episodes":
-        for n, ep in enumerate(_seed_episodes(text, source)):
-            meta, body = _episode_record(ep)
-            rel = vault.path_for(meta)
-            planned.append((f"{path.name}:episodes[{n}]", rel, render_new(meta, body)))
-    else:
-        raise MemvaultError(f"expected auto|jsonl|markdown|yaml-episodes, got {fmt!r}", key="format")
+    planned = _plan_import(vault, path, text, fmt, report)
     with vault.locked():
         existing = {m.id: m.path for m in vault.all_memories()}
         writes: dict[str, str] = {}
@@ -245,6 +227,55 @@ def import_file(
             report.skipped += len(writes)
             return report
         if writes:
-            report.commit = vault.commit_files(writes, f"memvault: import {len(writes)} memories from {path.name}")
+            report.commit = vault.commit_files(
+                writes, f"memvault: import {len(writes)} memories from {path.name}"
+            )
         report.added = len(writes)
     return report
+
+
+def _read_text(path: Path) -> str:
+    source = str(path)
+    try:
+        return path.read_bytes().decode("utf-8")  # no newline translation: CRLF round-trips
+    except FileNotFoundError:
+        raise MemvaultError("file not found", source) from None
+    except UnicodeDecodeError:
+        raise MemvaultError("not UTF-8 text", source) from None
+    except OSError as exc:  # a folder, no permission, ...
+        raise MemvaultError(f"cannot read: {exc.strerror or exc}", source) from None
+
+
+def _plan_import(
+    vault: Vault, path: Path, text: str, fmt: str, report: ImportReport
+) -> list[tuple[str, str, str]]:
+    """``(where, rel, text)`` of every record in the file; bad records go to ``report``."""
+    planned: list[tuple[str, str, str]] = []
+    if fmt == "jsonl":
+        for where, record, problem in _records_jsonl(text, path.name):
+            if problem:
+                report.problems.append(problem)
+                continue
+            assert record is not None and where is not None
+            try:
+                rel, body = _from_record(vault, record, where)
+                planned.append((where, rel, body))
+            except ValidationError as exc:
+                report.problems.append(Problem(where, exc.key, exc.message))
+    elif fmt in ("markdown", "md"):
+        matches = list(_BUNDLE_RE.finditer(text))
+        for i, m in enumerate(matches):
+            end = matches[i + 1].start() if i + 1 < len(matches) else len(text)
+            body = text[m.end() : end]
+            body = body[:-1] if body.endswith("\n\n") else body
+            planned.append((f"{path.name}:{m.group('path')}", m.group("path"), body))
+    elif fmt == "yaml-episodes":
+        for n, ep in enumerate(_seed_episodes(text, str(path))):
+            meta, body = _episode_record(ep)
+            rel = vault.path_for(meta)
+            planned.append((f"{path.name}:episodes[{n}]", rel, render_new(meta, body)))
+    else:
+        raise MemvaultError(
+            f"expected auto|jsonl|markdown|yaml-episodes, got {fmt!r}", key="format"
+        )
+    return planned

@@ -1,37 +1,24 @@
-"""The vault: open/init, and every write as an atomic file change plus one git commit.
+"""The vault: the write API (every write is an atomic file change plus one git commit) and
+search, on top of :class:`~memvault.repository.Repository`.
 
-Reads go through the :class:`~memvault.catalog.Catalog` (a cache of parsed files);
-writes take the vault lock, write files atomically, commit exactly the paths they
-touched, and refresh the catalog. Search lives in :mod:`memvault.search`.
+Search lives in :mod:`memvault.search` and is imported when first used (it loads numpy and
+the index); the methods here are typed front doors to it.
 """
 
 from __future__ import annotations
 
 import datetime as dt
-import os
-from collections.abc import Callable, Iterable, Mapping, Sequence
-from contextlib import contextmanager
-from pathlib import Path
+from collections.abc import Callable, Mapping, Sequence
 
-from . import gitstore, journal
-from ._record import Record
-from .catalog import ALL_TREES, Catalog, ScanResult
-from .config import CONFIG_PATH, Config, load_config
 from .errors import (
     DuplicateIdError,
-    MemvaultError,
-    NotFoundError,
     PermissionDeniedError,
     ValidationError,
-    VaultExistsError,
-    VaultNotFoundError,
 )
-from .files import atomic_write, check_text, load_document, new_memory, render_new, update_text
-from .lock import clear_stale_git_lock, file_lock
+from .files import check_text, load_document, new_memory, render_new, update_text
 from .memory import (
     CATEGORIES,
     DEFAULT_CATEGORY,
-    ID_RE,
     TYPES,
     Memory,
     format_time,
@@ -40,16 +27,21 @@ from .memory import (
     slugify,
     validate_meta,
 )
-from .scopes import AgentIdentity, Filters  # noqa: F401  (re-exported: memvault.vault.Filters)
+from .paths import CONFIG_PATH
+from .record import Record
+from .repository import Repository, find_root
+from .scopes import AgentIdentity, Filters
 from .security import check_secrets, redact
 
-TYPE_CHECKING = False
-if TYPE_CHECKING:  # pragma: no cover  (typing costs ~4 ms to import; annotations are strings)
-    from typing import Any, Iterator
+TYPE_CHECKING = False  # typing is not imported at run time (fast CLI start)
+if TYPE_CHECKING:  # pragma: no cover
+    from typing import Any, Unpack
 
-MARKER = ".memvault"
-LOCK_PATH = ".memvault/lock"
-GENERATION_PATH = ".memvault/index/generation"
+    from .index import ReindexReport
+    from .index.handle import Progress
+    from .search import ContextBlock, SearchOptions, SearchResult, ValidateOptions, ValidationResult
+
+__all__ = ["AgentIdentity", "Filters", "Repository", "Vault", "WriteResult", "find_root"]
 
 
 class WriteResult(Record):
@@ -65,298 +57,8 @@ class WriteResult(Record):
     message: str
 
 
-def find_root(start: Path | None = None) -> Path:
-    """``--vault`` > ``$MEMVAULT_VAULT`` > walk up from the current folder."""
-    if start is not None:
-        root = Path(start).expanduser().resolve()
-        if not (root / MARKER).is_dir():
-            raise VaultNotFoundError(f"not a memvault vault (no {MARKER}/ folder); run 'memvault init'", str(start))
-        return root
-    env = os.environ.get("MEMVAULT_VAULT")
-    if env:
-        return find_root(Path(env))
-    here = Path.cwd().resolve()
-    for folder in (here, *here.parents):
-        if (folder / MARKER).is_dir():
-            return folder
-    raise VaultNotFoundError(
-        "no vault here or in any parent folder; pass --vault PATH, set MEMVAULT_VAULT, or run 'memvault init'"
-    )
-
-
-def template_dir() -> Path:
-    from importlib import resources  # ~5 ms to import: only init needs it
-
-    return Path(str(resources.files("memvault") / "vault_template"))
-
-
-class Vault:
-    """A memory vault on disk. Open one with :meth:`open` or create one with :meth:`init`."""
-
-    def __init__(self, root: Path, config: Config, identity: AgentIdentity) -> None:
-        self.root = root
-        self.config = config
-        self.identity = identity
-        self.catalog = Catalog(root, config.int("limits.max_file_bytes"))
-        self._searcher: Any = None
-
-    # --- opening -------------------------------------------------------------------
-
-    @classmethod
-    def open(
-        cls,
-        path: str | Path | None = None,
-        *,
-        agent: str | None = None,
-        team: str | None = None,
-        role: str | None = None,
-        overrides: Mapping[str, Any] | None = None,
-    ) -> Vault:
-        """Open an existing vault (discovered as ``find_root`` does when ``path`` is None)."""
-        root = find_root(Path(path) if path is not None else None)
-        over = dict(overrides or {})
-        over.update({"identity.agent": agent, "identity.team": team, "identity.role": role})
-        config = load_config(root, over)
-        identity = AgentIdentity(
-            config.get("identity.agent"), config.get("identity.team"), config.get("identity.role")
-        )
-        return cls(root, config, identity)
-
-    @classmethod
-    def init(cls, path: str | Path, *, examples: bool = False, **identity: Any) -> Vault:
-        """Create a vault from the template: folders, config, README, git repo, first commit."""
-        root = Path(path).expanduser().resolve()
-        if (root / MARKER).exists():
-            raise VaultExistsError("a vault already exists here; refusing to overwrite it", str(path))
-        if root.exists() and any(p.name in ALL_TREES for p in root.iterdir()):
-            raise VaultExistsError("folder already holds memory trees; refusing to overwrite them", str(path))
-        root.mkdir(parents=True, exist_ok=True)
-        src = template_dir()
-        created: list[str] = []
-        for item in sorted(src.rglob("*")):
-            rel = item.relative_to(src).as_posix()
-            if "__pycache__" in rel or item.is_dir():
-                continue
-            if rel.startswith("examples/") and not examples:
-                continue
-            target_rel = rel.removeprefix("examples/")
-            if target_rel.startswith("episodic/") and target_rel.count("/") == 1:
-                now = now_utc()
-                target_rel = f"episodic/{now:%Y}/{now:%m}/{now:%Y-%m-%d}-" + target_rel.split("/", 1)[1]
-            target_rel = "/".join(p.replace("dot-", ".", 1) if p.startswith("dot-") else p for p in target_rel.split("/"))
-            target = root / target_rel
-            if target.exists():
-                continue
-            target.parent.mkdir(parents=True, exist_ok=True)
-            import shutil
-
-            shutil.copyfile(item, target)
-            created.append(target_rel)
-        for tree in ALL_TREES:
-            (root / tree).mkdir(exist_ok=True)
-            keep = root / tree / ".gitkeep"
-            if not any((root / tree).iterdir()):
-                keep.touch()
-                created.append(f"{tree}/.gitkeep")
-        if examples:
-            cls._stamp_examples(root)
-        if ".memvault/config.yaml" in created:
-            cls._stamp_vault_id(root / ".memvault/config.yaml")
-        vault = cls.open(root, **identity)
-        if not gitstore.is_repo(root):
-            gitstore.init_repo(root, vault.git_identity)
-        from .merge import register_driver
-
-        # .gitattributes routes memory files to the driver; git ignores it until it is defined.
-        register_driver(root)
-        with vault.locked():
-            gitstore.commit(root, "memvault: initialise vault", vault.git_identity, add=created)
-        return vault
-
-    @staticmethod
-    def _stamp_vault_id(config: Path) -> None:
-        """Every clone shares the tracked config, so this id names the vault on a shared
-        Chroma server (two vaults made the same second may share a root commit)."""
-        import re
-        import uuid
-
-        text = config.read_text(encoding="utf-8")
-        stamped = re.sub(r"vault_id: null +", f"vault_id: {uuid.uuid4().hex[:16]}  ", text, count=1)
-        config.write_text(stamped, encoding="utf-8")
-
-    @staticmethod
-    def _stamp_examples(root: Path) -> None:
-        """Example memories get today's dates so decay and 'recent' make sense."""
-        today = format_time(now_utc())
-        for tree in ("episodic", "semantic", "procedural"):
-            for file in (root / tree).rglob("*.md"):
-                text = file.read_text(encoding="utf-8").replace("{{now}}", today)
-                file.write_text(text, encoding="utf-8")
-
-    # --- plumbing ------------------------------------------------------------------
-
-    @property
-    def git_identity(self) -> gitstore.Identity:
-        return gitstore.Identity(
-            str(self.config.get("git.author_name", "memvault")),
-            str(self.config.get("git.author_email", "memvault@localhost")),
-        )
-
-    @contextmanager
-    def locked(self, timeout: float = 60.0) -> Iterator[None]:
-        """The vault's single-writer lock (files + git + index writes)."""
-        with file_lock(self.root / LOCK_PATH, timeout=timeout, label="vault"):
-            clear_stale_git_lock(self.root)
-            if journal.pending(self.root):  # the last writer died half-way: undo its write
-                self._recover()
-            yield
-
-    def _recover(self) -> None:
-        restored = journal.recover(self.root)
-        if restored:
-            self.catalog.refresh(restored)
-            import sys
-
-            print(f"memvault: undid an interrupted write ({len(restored)} file(s) put back)", file=sys.stderr)
-
-    def rel(self, path: Path) -> str:
-        return path.resolve().relative_to(self.root).as_posix()
-
-    def bump_generation(self) -> None:
-        """Tell long-lived readers (MCP server) that files changed."""
-        path = self.root / GENERATION_PATH
-        path.parent.mkdir(parents=True, exist_ok=True)
-        with open(path, "a", encoding="utf-8") as handle:
-            handle.write("+")
-
-    def commit_files(
-        self,
-        writes: Mapping[str, str],
-        message: str,
-        removes: Iterable[str] = (),
-        moves: Mapping[str, str] | None = None,
-        known: Mapping[str, Memory] | None = None,
-    ) -> str | None:
-        """Write ``writes`` (rel path -> text) atomically, remove/move files, one commit.
-
-        Call with the lock held. Every text is validated before anything is written, except
-        those in ``known``: rendered by memvault from metadata it validated, given here as
-        the memory they hold (the catalog records them without parsing them back).
-        """
-        known = dict(known or {})
-        for rel, text in writes.items():
-            if rel.split("/", 1)[0] in ALL_TREES and rel not in known:
-                check_text(text, rel)
-        removes = list(removes)
-        moves = dict(moves or {})
-        touched_add = [*writes.keys(), *moves.values()]
-        touched_rm = [*removes, *moves.keys()]
-        # Old bytes of everything we touch, so a failed commit can put the files back.
-        before: dict[str, bytes | None] = {}
-        for rel in {*touched_add, *touched_rm}:
-            path = self.root / rel
-            before[rel] = path.read_bytes() if path.is_file() and not path.is_symlink() else None
-        journal.begin(self.root, before, writes, moves)  # a killed write is undone next time
-        head_before = gitstore.head(self.root)
-        try:
-            for src, dst in moves.items():
-                (self.root / dst).parent.mkdir(parents=True, exist_ok=True)
-                os.replace(self.root / src, self.root / dst)
-            for rel, text in writes.items():
-                atomic_write(self.root / rel, text)
-            for rel in removes:
-                try:
-                    (self.root / rel).unlink()
-                except FileNotFoundError:
-                    pass
-            sha = None
-            if self.config.get("git.commit", True):
-                sha = gitstore.commit(self.root, message, self.git_identity, add=touched_add, remove=touched_rm)
-        except BaseException:
-            # Put the files back, unless the commit landed (an interrupt in a post-commit
-            # hook, say): then the files are what HEAD holds, and undoing them would leave
-            # an uncommitted change that reverts the commit.
-            if gitstore.head(self.root) == head_before:
-                self._roll_back(before)
-            journal.end(self.root)
-            self.catalog.refresh(list(before))
-            raise
-        else:
-            journal.end(self.root)
-            for rel, memory in known.items():
-                self.catalog.put(rel, memory, writes[rel])
-            self.catalog.refresh([rel for rel in before if rel not in known])
-        finally:
-            self.bump_generation()
-        return sha
-
-    def _roll_back(self, before: Mapping[str, bytes | None]) -> None:
-        """Restore files to their bytes before a failed write; unstage them. Best effort."""
-        for rel, data in before.items():
-            path = self.root / rel
-            try:
-                if data is None:
-                    path.unlink(missing_ok=True)
-                else:
-                    path.parent.mkdir(parents=True, exist_ok=True)
-                    atomic_write(path, data.decode("utf-8"))
-            except OSError:
-                pass
-        gitstore.run_git(self.root, ["reset", "-q", "--", *before], check=False)
-
-    # --- reading -------------------------------------------------------------------
-
-    def scan(self) -> ScanResult:
-        if journal.pending(self.root):
-            # A write in flight, or one whose process died: undo the latter before reading,
-            # so its half-written files are never served. A live writer keeps the lock.
-            from .errors import LockTimeoutError
-
-            try:
-                with self.locked(timeout=0):
-                    pass
-            except LockTimeoutError:
-                pass
-        return self.catalog.scan()
-
-    def all_memories(self) -> list[Memory]:
-        """Every valid memory in the vault, whatever its scope (maintenance jobs)."""
-        return self.scan().memories
-
-    def memories(self, filters: Filters | None = None) -> list[Memory]:
-        """Memories visible to this identity that match ``filters`` (default: active ones)."""
-        filters = filters or Filters()
-        return [m for m in self.all_memories() if self.identity.can_see(m) and filters.match(m)]
-
-    def get(self, memory_id: str, *, any_scope: bool = False) -> Memory:
-        """One memory by id (archived and inbox included). Another agent's ``self`` is not found."""
-        if not isinstance(memory_id, str) or not ID_RE.match(memory_id):
-            raise NotFoundError(f"not a memory id: {memory_id!r}", key="id")
-        # The catalog's id column, after a folder-level look for created/deleted files; each
-        # candidate file is re-read if it changed (a hand edit may have changed its id).
-        if journal.pending(self.root):
-            self.scan()  # undoes a dead writer's half-done files first
-        else:
-            self.catalog.quick_sync()
-        matches = []
-        for rel in self.catalog.paths_with_id(memory_id):
-            entry = self.catalog.entry(rel)
-            if entry is not None and entry.valid and entry.id == memory_id and entry.memory is not None:
-                matches.append(entry.memory)
-        if not matches:  # a file whose id was edited in place is only seen by a full scan
-            matches = [e.memory for e in self.scan().entries.values() if e.valid and e.id == memory_id]
-            matches = [m for m in matches if m is not None]
-        if not any_scope:
-            matches = [m for m in matches if self.identity.can_see(m)]
-        if not matches:
-            raise NotFoundError(f"no memory with id {memory_id!r}", key="id")
-        if len(matches) > 1:
-            paths = ", ".join(m.path for m in matches)
-            raise DuplicateIdError(f"id {memory_id!r} is used by several files: {paths}", key="id")
-        return matches[0]
-
-    def raw_text(self, memory: Memory) -> str:
-        return (self.root / memory.path).read_bytes().decode("utf-8")  # keep CRLF exactly
+class Vault(Repository):
+    """A memory vault. Open one with :meth:`open` or create one with :meth:`init`."""
 
     # --- writing -------------------------------------------------------------------
 
@@ -364,7 +66,9 @@ class Vault:
         paused = self.config.get("paused") or []
         if scope in paused:
             raise PermissionDeniedError(
-                f"capture is paused for scope '{scope}' (run 'memvault resume --scope {scope}')", where, "scope"
+                f"capture is paused for scope '{scope}' (run 'memvault resume --scope {scope}')",
+                where,
+                "scope",
             )
 
     def _id_taken(self, memory_id: str) -> bool:
@@ -402,19 +106,24 @@ class Vault:
     ) -> WriteResult:
         """Write a new memory and commit it. Returns the memory as written.
 
-        ``fields`` takes any DESIGN.md key (category, tags, importance, scope, subject,
-        valid_from, trigger, steps, outcome, session, source, ...); unknown keys are kept.
+        ``fields`` takes any front-matter key (category, tags, importance, scope, subject,
+        valid_from, trigger, steps, outcome, session, source, ...; see the README's "The
+        vault"); unknown keys are kept.
         A fact with a ``subject`` supersedes the active fact on that subject (one commit).
         """
         if type not in TYPES:
             raise ValidationError(f"expected one of {'|'.join(TYPES)}, got {type!r}", key="type")
         content = (content or "").strip("\n")
         if not content.strip() and not title:
-            raise ValidationError("empty memory: give some text (argument, --file or stdin)", key="content")
+            raise ValidationError(
+                "empty memory: give some text (argument, --file or stdin)", key="content"
+            )
         meta = self._new_meta(type, content, title, id, fields)
         scope = meta["scope"]
         self._check_writable(scope, "add")
-        check_secrets(f"{title or ''}\n{content}\n{fields}", "add", self.config.get("security"), allow_secrets)
+        check_secrets(
+            f"{title or ''}\n{content}\n{fields}", "add", self.config.get("security"), allow_secrets
+        )
         content = self._redact(scope, content)
         inbox = scope == "global" and not self.identity.is_librarian
         needs_rivals = type == "semantic" and bool(meta.get("subject")) and not inbox
@@ -444,7 +153,11 @@ class Vault:
             writes: dict[str, str] = {}
             superseded: list[str] = []
             if scan is not None:
-                rivals = [e.memory for e in scan.entries.values() if e.subject == meta["subject"] and e.valid]
+                rivals = [
+                    e.memory
+                    for e in scan.entries.values()
+                    if e.subject == meta["subject"] and e.valid
+                ]
                 writes, superseded = self._supersede_for(meta, [m for m in rivals if m is not None])
             writes[rel] = render_new(meta, content)
             # validated above and rendered by us: parse it back only when we can't vouch for it
@@ -467,7 +180,9 @@ class Vault:
         self, type: str, content: str, title: str | None, mid: str | None, fields: Mapping[str, Any]
     ) -> dict[str, Any]:
         now = now_utc()
-        meta: dict[str, Any] = {k: v for k, v in fields.items() if v is not None and v != [] and v != ()}
+        meta: dict[str, Any] = {
+            k: v for k, v in fields.items() if v is not None and v != [] and v != ()
+        }
         for key, value in list(meta.items()):
             if isinstance(value, tuple):
                 meta[key] = list(value)
@@ -486,7 +201,9 @@ class Vault:
             meta["agent"] = self.identity.agent
         if meta["scope"] == "team" and self.identity.team:
             meta.setdefault("team", self.identity.team)
-        meta.setdefault("author", f"agent:{self.identity.agent}" if self.identity.agent else "human")
+        meta.setdefault(
+            "author", f"agent:{self.identity.agent}" if self.identity.agent else "human"
+        )
         meta.setdefault("importance", self.config.get("defaults.importance", 3))
         if type == "semantic":
             meta.setdefault("valid_from", created)
@@ -502,7 +219,9 @@ class Vault:
             meta["status"] = "active"
         return meta
 
-    def _supersede_for(self, meta: dict[str, Any], memories: list[Memory]) -> tuple[dict[str, str], list[str]]:
+    def _supersede_for(
+        self, meta: dict[str, Any], memories: list[Memory]
+    ) -> tuple[dict[str, str], list[str]]:
         """Facts sharing ``subject`` (same scope/owner): newest ``valid_from`` wins."""
         writes: dict[str, str] = {}
         superseded: list[str] = []
@@ -582,7 +301,9 @@ class Vault:
             memory = self.get(memory_id)
             if memory.scope == "global" and not self.identity.is_librarian:
                 raise PermissionDeniedError(
-                    "forgetting a 'global' memory needs the librarian role (--role librarian)", memory.path, "scope"
+                    "forgetting a 'global' memory needs the librarian role (--role librarian)",
+                    memory.path,
+                    "scope",
                 )
             msg = f"memvault: forget {memory_id}: {_short(reason)}\n\nRemoved {memory.path}."
             writes = self._unlink_references(memory_id, memory.path)
@@ -608,7 +329,9 @@ class Vault:
                     changes[key] = (kept if isinstance(value, list) else kept[0]) if kept else None
             if changes:
                 changes["updated"] = now_text
-                writes[other.path] = update_text(load_document(self.root / other.path, other.path), changes)
+                writes[other.path] = update_text(
+                    load_document(self.root / other.path, other.path), changes
+                )
         return writes
 
     def log(
@@ -623,7 +346,9 @@ class Vault:
         turn_id: str | None = None,
     ) -> WriteResult:
         """Append a conversation turn to the session's transcript (created on first turn)."""
-        return self.log_many(session, [(role, text, when, extra, turn_id)], allow_secrets=allow_secrets)
+        return self.log_many(
+            session, [(role, text, when, extra, turn_id)], allow_secrets=allow_secrets
+        )
 
     def log_many(
         self,
@@ -633,14 +358,16 @@ class Vault:
         allow_secrets: bool = False,
         source: str | None = None,
     ) -> WriteResult:
-        """Append several turns in one commit. Turns whose ``turn_id`` is already there are skipped."""
+        """Append several turns in one commit; turns whose ``turn_id`` is there are skipped."""
         from .transcripts import append_turns, new_transcript, transcript_id
 
         if not session or not str(session).strip():
             raise ValidationError("a session name is required", key="session")
         for role, text, _, _, _ in turns:
             if role not in ("user", "assistant", "system", "tool"):
-                raise ValidationError(f"expected user|assistant|system|tool, got {role!r}", key="role")
+                raise ValidationError(
+                    f"expected user|assistant|system|tool, got {role!r}", key="role"
+                )
             check_secrets(text, f"log {session}", self.config.get("security"), allow_secrets)
         scope = self.config.get("defaults.scope", "team")
         self._check_writable(scope, "log")
@@ -649,7 +376,8 @@ class Vault:
             existing = [m for m in self.all_memories() if m.id == tid]
             if existing and not any(self.identity.can_see(m) for m in existing):
                 raise PermissionDeniedError(
-                    f"session {session!r} belongs to another agent; log to a session name of your own",
+                    f"session {session!r} belongs to another agent; "
+                    "log to a session name of your own",
                     key="session",
                 )
             if existing:
@@ -659,55 +387,71 @@ class Vault:
                 rel = memory.path
             else:
                 first_when = next((t[2] for t in turns if t[2] is not None), None) or now_utc()
-                meta = self._new_meta("episodic", "", f"Session {session}", tid, {"category": "transcript", "session": str(session), "created": format_time(first_when), "decay": "fast", "source": source})
+                meta = self._new_meta(
+                    "episodic",
+                    "",
+                    f"Session {session}",
+                    tid,
+                    {
+                        "category": "transcript",
+                        "session": str(session),
+                        "created": format_time(first_when),
+                        "decay": "fast",
+                        "source": source,
+                    },
+                )
                 meta["id"] = tid
                 rel = self.path_for(meta)
                 text, added = new_transcript(meta, turns)
             if not added:
-                return WriteResult(check_text((self.root / rel).read_text(encoding="utf-8"), rel), None)
+                return WriteResult(
+                    check_text((self.root / rel).read_text(encoding="utf-8"), rel), None
+                )
             msg = f"memvault: log {added} turn(s) to session {session}"
             sha = self.commit_files({rel: text}, msg)
         return WriteResult(check_text(text, rel), sha, message=msg)
 
-    # --- search (implemented in memvault.search; imported lazily: heavy deps) ---------
+    # --- search ------------------------------------------------------------------------
 
-    def search(self, query: str, **options: Any) -> Any:
+    def search(self, query: str, **options: Unpack[SearchOptions]) -> SearchResult:
         """Hybrid keyword + vector search. See :func:`memvault.search.search`."""
         from .search import search
 
         return search(self, query, **options)
 
-    def recall(self, query: str, **options: Any) -> Any:
-        """Intent-routed recall (episodic first, semantic fallback). See :func:`memvault.search.recall`."""
+    def recall(self, query: str, **options: Unpack[SearchOptions]) -> SearchResult:
+        """Intent-routed recall (episodes first, facts as fallback): :func:`.search.recall`."""
         from .search import recall
 
         return recall(self, query, **options)
 
-    def fact(self, query: str, **options: Any) -> Any:
+    def fact(self, query: str, **options: Unpack[SearchOptions]) -> SearchResult:
         """Semantic lookup. See :func:`memvault.search.fact`."""
         from .search import fact
 
         return fact(self, query, **options)
 
-    def procedure(self, query: str, **options: Any) -> Any:
+    def procedure(self, query: str, **options: Unpack[SearchOptions]) -> SearchResult:
         """Procedures matched by trigger and similarity. See :func:`memvault.search.procedure`."""
         from .search import procedure
 
         return procedure(self, query, **options)
 
-    def validate(self, statement: str, **options: Any) -> Any:
+    def validate(self, statement: str, **options: Unpack[ValidateOptions]) -> ValidationResult:
         """Does a statement agree with, contradict, or lack support in known facts?"""
         from .search import validate
 
         return validate(self, statement, **options)
 
-    def context(self, query: str, budget: int = 1500, **options: Any) -> Any:
+    def context(
+        self, query: str, budget: int = 1500, **options: Unpack[SearchOptions]
+    ) -> ContextBlock:
         """A prompt block of the most useful memories within ``budget`` tokens."""
         from .search import context
 
         return context(self, query, budget=budget, **options)
 
-    def reindex(self, full: bool = False, progress: Any = None) -> Any:
+    def reindex(self, full: bool = False, progress: Progress | None = None) -> ReindexReport:
         """Bring the search index up to date with the files (``full``: rebuild from scratch)."""
         from .index import reindex
 
@@ -731,7 +475,9 @@ class Vault:
             top = parts[0]
             new_top: Any = value
             if len(parts) > 1:
-                new_top = copy.deepcopy(doc.meta.get(top)) if isinstance(doc.meta.get(top), dict) else {}
+                new_top = (
+                    copy.deepcopy(doc.meta.get(top)) if isinstance(doc.meta.get(top), dict) else {}
+                )
                 node = new_top
                 for part in parts[1:-1]:
                     if not isinstance(node.get(part), dict):
@@ -750,10 +496,3 @@ class Vault:
 def _short(text: str, n: int = 72) -> str:
     text = " ".join(str(text).split())
     return text if len(text) <= n else text[: n - 1] + "…"
-
-
-def ensure_memvault_error(exc: BaseException) -> MemvaultError | None:
-    return exc if isinstance(exc, MemvaultError) else None
-
-
-Callback = Callable[[int, int], None]

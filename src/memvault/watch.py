@@ -5,10 +5,9 @@ events directly: :meth:`WatchHandler.dispatch` takes watchdog-style events (from
 observer thread), :meth:`WatchHandler.poll` runs due work (from the main loop). The
 loop in :func:`watch` is a thin wrapper around a watchdog ``Observer``.
 
-* Events under ``episodic/``, ``semantic/``, ``procedural/``, ``archive/``, ``inbox/``
-  count; ``.git/`` and ``.memvault/`` are never watched; hidden files, ``~`` backups and
-  non-memory names are ignored, so an editor's temp file only counts when it is renamed
-  onto a memory file.
+* Events under the memory folders (:data:`memvault.paths.ALL_TREES`) count; ``.git/`` and
+  ``.memvault/`` are never watched; hidden files, ``~`` backups and non-memory names are
+  ignored, so an editor's temp file only counts when it is renamed onto a memory file.
 * A change is indexed after ``debounce`` seconds of quiet (0.4 s), and never later than
   ``max_delay`` (1.5 s) after it happened, even while events keep coming.
 * An invalid file is reported once (again only if its problem changes); the reindex
@@ -18,6 +17,7 @@ loop in :func:`watch` is a thin wrapper around a watchdog ``Observer``.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import sys
@@ -26,9 +26,17 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-MEMORY_TREES = ("episodic", "semantic", "procedural", "archive", "inbox")
+from .paths import ALL_TREES
+
+if TYPE_CHECKING:
+    from watchdog.observers.api import BaseObserver, ObservedWatch
+
+    from .index import ReindexReport
+    from .sync import HandEdits
+    from .vault import Vault
+
 EVENT_TYPES = frozenset(("created", "modified", "deleted", "moved", "closed"))
 DEFAULT_DEBOUNCE = 0.4
 DEFAULT_MAX_DELAY = 1.5
@@ -37,6 +45,31 @@ DEFAULT_COMMIT_AFTER = 10.0
 
 def _stderr(line: str) -> None:
     print(line, file=sys.stderr, flush=True)
+
+
+def relevant_path(root: Path, path: str | bytes | None, is_directory: bool = False) -> str | None:
+    """The path relative to vault ``root`` if an event on ``path`` matters, else None."""
+    if not path:
+        return None
+    if isinstance(path, bytes):
+        path = os.fsdecode(path)
+    try:
+        rel = Path(os.path.abspath(path)).relative_to(root).as_posix()
+    except ValueError:
+        return None
+    parts = rel.split("/")
+    if not parts or parts[0] not in ALL_TREES:
+        return None
+    if any(p.startswith(".") for p in parts):
+        return None  # .git/.memvault are outside the trees; this skips editor temp files
+    if is_directory:
+        return rel
+    name = parts[-1]
+    from .tree import is_memory_file
+
+    if len(parts) < 2 or not is_memory_file(name) or name.endswith("~"):
+        return None
+    return rel
 
 
 @dataclass
@@ -52,13 +85,13 @@ class WatchHandler:
 
     def __init__(
         self,
-        vault: Any,
+        vault: Vault,
         *,
         debounce: float = DEFAULT_DEBOUNCE,
         max_delay: float = DEFAULT_MAX_DELAY,
         commit_after: float | None = None,
-        reindex: Callable[[], Any] | None = None,
-        commit: Callable[[], Any] | None = None,
+        reindex: Callable[[], ReindexReport | None] | None = None,
+        commit: Callable[[], HandEdits] | None = None,
         say: Callable[[str], None] = _stderr,
         emit: Callable[[dict[str, Any]], None] | None = None,
         clock: Callable[[], float] = time.monotonic,
@@ -87,27 +120,7 @@ class WatchHandler:
 
     def relevant(self, path: str | bytes | None, is_directory: bool = False) -> str | None:
         """The vault-relative path if an event on ``path`` matters, else None."""
-        if not path:
-            return None
-        if isinstance(path, bytes):
-            path = os.fsdecode(path)
-        try:
-            rel = Path(os.path.abspath(path)).relative_to(self.root).as_posix()
-        except ValueError:
-            return None
-        parts = rel.split("/")
-        if not parts or parts[0] not in MEMORY_TREES:
-            return None
-        if any(p.startswith(".") for p in parts):
-            return None  # .git/.memvault are outside the trees; this skips editor temp files
-        if is_directory:
-            return rel
-        name = parts[-1]
-        from .files import is_memory_file
-
-        if len(parts) < 2 or not is_memory_file(name) or name.endswith("~"):
-            return None
-        return rel
+        return relevant_path(self.root, path, is_directory)
 
     def dispatch(self, event: Any) -> None:
         """Watchdog's entry point (duck-typed: ``event_type``, ``src_path``, ``dest_path``)."""
@@ -228,12 +241,12 @@ class WatchHandler:
             self._uncommitted_since = None
         return self.flush("catch-up")
 
-    def _commit_hand_edits(self) -> Any:
+    def _commit_hand_edits(self) -> HandEdits:
         from .sync import WATCH_MESSAGE, commit_hand_edits
 
         return commit_hand_edits(self.vault, WATCH_MESSAGE)
 
-    def commit_now(self) -> Any:
+    def commit_now(self) -> HandEdits | None:
         """Commit hand edits (``--commit``), reporting but surviving any failure."""
         with self._lock:
             self._uncommitted_since = None
@@ -246,20 +259,19 @@ class WatchHandler:
                 "will retry after the next change"
             )
             return None
-        sha = getattr(result, "commit", None)
+        sha = result.commit
         if sha:
             self.stats.commits += 1
             if self.emit:
-                data = result.as_dict() if hasattr(result, "as_dict") else {"commit": sha}
-                self.emit({"event": "commit", **data})
+                self.emit({"event": "commit", **result.as_dict()})
             else:
-                n = len(getattr(result, "added", ())) + len(getattr(result, "removed", ()))
+                n = len(result.added) + len(result.removed)
                 self.say(f"memvault watch: committed {n} hand-edited file(s) as {sha[:10]}")
         return result
 
 
 def watch(
-    vault: Any,
+    vault: Vault,
     *,
     debounce: float = DEFAULT_DEBOUNCE,
     max_delay: float = DEFAULT_MAX_DELAY,
@@ -278,10 +290,10 @@ def watch(
         vault, debounce=debounce, max_delay=max_delay, commit_after=commit_after, say=say, emit=emit
     )
     observer = Observer()
-    watches: dict[str, Any] = {}
+    watches: dict[str, ObservedWatch] = {}
 
     def schedule_trees() -> None:
-        for tree in MEMORY_TREES:
+        for tree in ALL_TREES:
             folder = handler.root / tree
             if tree in watches and not folder.is_dir():
                 observer.unschedule(watches.pop(tree))
@@ -314,7 +326,7 @@ def watch(
 class ChangeFeed:
     """File-system events of the memory trees, for a long-running process that searches.
 
-    The MCP server starts one (see :func:`memvault.index.handle.set_change_feed`): a
+    The MCP server starts one (see :func:`memvault.index.drift.set_change_feed`): a
     search then compares only the files reported since the last one with the index,
     instead of statting its way through the vault, and still sees a hand edit on the very
     next call. Anything it can't account for file by file (a folder moved or removed, a
@@ -325,12 +337,12 @@ class ChangeFeed:
     def __init__(self, root: Path) -> None:
         self.root = Path(root)
         self.started = float("inf")  # time.monotonic() once watching
-        self._handler = WatchHandler(_NoVault(Path(os.path.abspath(root))), say=lambda _line: None)
+        self._abs_root = Path(os.path.abspath(root))  # event paths are absolute
         self._lock = threading.Lock()
         self._paths: set[str] = set()
         self._everything = False
-        self._observer: Any = None
-        self._watches: dict[str, Any] = {}
+        self._observer: BaseObserver | None = None
+        self._watches: dict[str, ObservedWatch] = {}
         self._stale_trees: set[str] = set()  # created, removed or replaced since scheduled
 
     # --- lifecycle ---------------------------------------------------------------
@@ -346,8 +358,10 @@ class ChangeFeed:
             self._schedule_trees()
             observer.start()
         except Exception as exc:  # noqa: BLE001 - e.g. out of inotify watches
-            _stderr(f"memvault: not watching {self.root} ({type(exc).__name__}: {exc}); "
-                    "hand edits are found by a slower sweep")
+            _stderr(
+                f"memvault: not watching {self.root} ({type(exc).__name__}: {exc}); "
+                "hand edits are found by a slower sweep"
+            )
             self.stop()
             return False
         _overflow_listeners.add(self)
@@ -377,10 +391,8 @@ class ChangeFeed:
         if self._stale_trees:
             with self._lock:
                 stale, self._stale_trees = self._stale_trees, set()
-            try:
+            with contextlib.suppress(Exception):  # the full check below still runs
                 self._schedule_trees(stale)
-            except Exception:  # noqa: BLE001 - the full check below still runs
-                pass
         with self._lock:
             paths, everything = self._paths, self._everything
             self._paths, self._everything = set(), False
@@ -394,24 +406,24 @@ class ChangeFeed:
         """Watch every tree there is; ``stale`` ones are watched afresh (a tree removed and
         made again is another folder: the old watch went with the old one)."""
         assert self._observer is not None
-        for tree in MEMORY_TREES:
+        for tree in ALL_TREES:
             folder = self.root / tree
             present = folder.is_dir() and not folder.is_symlink()
             if tree in self._watches and (tree in stale or not present):
-                try:
+                with contextlib.suppress(Exception):  # its watch is gone with the folder
                     self._observer.unschedule(self._watches.pop(tree))
-                except Exception:  # noqa: BLE001 - its watch is gone with the folder
-                    pass
             if tree not in self._watches and present:
                 self._watches[tree] = self._observer.schedule(
-                    _Dispatch(self._on_tree), str(folder), recursive=True  # type: ignore[arg-type]
+                    _Dispatch(self._on_tree),  # type: ignore[arg-type]  # duck-typed handler
+                    str(folder),
+                    recursive=True,
                 )
 
     def _on_root(self, event: Any) -> None:
         """A direct child of the vault changed: a tree appearing, going or being replaced."""
         name = os.path.basename(os.fsdecode(getattr(event, "src_path", "") or ""))
         dest = os.path.basename(os.fsdecode(getattr(event, "dest_path", "") or ""))
-        trees = {n for n in (name, dest) if n in MEMORY_TREES}
+        trees = {n for n in (name, dest) if n in ALL_TREES}
         if trees:
             with self._lock:
                 self._stale_trees |= trees
@@ -425,18 +437,18 @@ class ChangeFeed:
             if kind != "modified":  # a folder's own mtime changes with every file in it
                 self.everything()
             return
-        rels = [self._handler.relevant(event.src_path)]
+        rels = [relevant_path(self._abs_root, event.src_path)]
         if kind == "moved":
-            rels.append(self._handler.relevant(getattr(event, "dest_path", None)))
-        rels = [r for r in rels if r]
-        if rels:
+            rels.append(relevant_path(self._abs_root, getattr(event, "dest_path", None)))
+        hits = [r for r in rels if r]
+        if hits:
             with self._lock:
-                self._paths.update(rels)
+                self._paths.update(hits)
 
 
 def feed_searches(root: Path) -> ChangeFeed | None:
     """Watch ``root`` and tell this process's searches what changed (None: can't watch)."""
-    from .index.handle import set_change_feed
+    from .index.drift import set_change_feed
 
     feed = ChangeFeed(root)
     if not feed.start():
@@ -447,21 +459,11 @@ def feed_searches(root: Path) -> ChangeFeed | None:
 
 def stop_feed(feed: ChangeFeed | None) -> None:
     if feed is not None:
-        from .index.handle import change_feed, set_change_feed
+        from .index.drift import change_feed, set_change_feed
 
         if change_feed(feed.root) is feed:
             set_change_feed(feed.root, None)
         feed.stop()
-
-
-class _NoVault:
-    """What :class:`WatchHandler` needs of a vault to tell relevant paths (its root)."""
-
-    def __init__(self, root: Path) -> None:
-        self.root = root
-
-    def reindex(self) -> None:  # pragma: no cover - a ChangeFeed never reindexes
-        raise NotImplementedError
 
 
 class _Dispatch:

@@ -13,8 +13,8 @@ from pathlib import Path
 
 from ..errors import MemvaultError
 
-TYPE_CHECKING = False
-if TYPE_CHECKING:  # pragma: no cover  (typing costs ~4 ms to import; annotations are strings)
+TYPE_CHECKING = False  # typing is not imported at run time (fast CLI start)
+if TYPE_CHECKING:  # pragma: no cover
     from typing import Any
 
 __all__ = ["app", "main"]
@@ -28,18 +28,24 @@ def __getattr__(name: str) -> Any:
 
 def _typer_app() -> Any:
     """The Typer app with every command module registered on it."""
-    import importlib.util
+    # Importing a command module registers its commands; `memvault --help` lists them in
+    # that order.
+    from . import agents, hooks, sync  # noqa: F401
 
-    from . import admin, agents, hooks, maintain, read, write  # noqa: F401  (they register commands)
-    from ._app import app
+    # isort: split
+    from . import maintain, read, write  # noqa: F401
 
-    if importlib.util.find_spec("memvault.cli.search") is not None:  # search commands arrive with the index
-        from . import search  # noqa: F401
+    # isort: split
+    from . import search  # noqa: F401
+    from .root import app
+
     return app
 
 
 def _crash_log(exc: BaseException) -> Path:
-    base = Path(os.environ.get("MEMVAULT_CACHE_DIR") or Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "memvault")
+    from ..paths import user_cache_dir
+
+    base = user_cache_dir()
     base.mkdir(parents=True, exist_ok=True)
     import datetime as dt
 
@@ -79,7 +85,10 @@ def main(argv: list[str] | None = None) -> int:
         code = 0
     except Exception as exc:  # a bug: keep the traceback out of the user's face
         path = _crash_log(exc)
-        print(f"Error: internal error ({type(exc).__name__}: {exc}); details in {path}", file=sys.stderr)
+        print(
+            f"Error: internal error ({type(exc).__name__}: {exc}); details in {path}",
+            file=sys.stderr,
+        )
         code = 3
     if exit_after:
         sys.stdout.flush()
@@ -91,8 +100,9 @@ def _run_typer(argv: list[str]) -> int:
     """Run the Typer app; its own exits and usage errors become exit codes here."""
     import typer
 
-    try:  # typer >= 0.16 vendors click; older ones use the real package
-        from typer._click import exceptions as click_exc  # type: ignore[import-not-found]
+    # typer >= 0.16 vendors click; older ones (hence the ignore) use the real package.
+    try:
+        from typer._click import exceptions as click_exc  # type: ignore[import-not-found, unused-ignore]
     except ImportError:  # pragma: no cover
         from click import exceptions as click_exc  # type: ignore[no-redef]
 
@@ -116,4 +126,3 @@ def _clean_arg(arg: str) -> str:
         return arg
     except UnicodeEncodeError:
         return arg.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
-

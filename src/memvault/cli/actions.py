@@ -1,49 +1,46 @@
 """The hot commands, ``add``, ``log`` and ``show``, without typer.
 
 The Typer commands in :mod:`memvault.cli.write` and the fast argument parser in
-:mod:`memvault.cli.fast` both call these, so the two ways in behave the same.
+:mod:`memvault.cli.fast` both call these, so the two ways in behave the same. Every
+parameter is required: the defaults live in the option table (:mod:`memvault.cli.options`),
+and both ways in pass every argument and option of the command.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from ._common import emit_json, info, open_vault, parse_when, read_text_arg, split_list
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:  # pragma: no cover  (typing costs ~4 ms to import; annotations are strings)
-    from typing import Optional
-
-KIND_TYPE = {"episode": "episodic", "fact": "semantic", "procedure": "procedural"}
+from ..memory import KIND_TYPE
+from .common import emit_json, info, open_vault, parse_when, read_text_arg, split_list
 
 
 def add(
     kind: str,
-    text: Optional[str],
+    text: str | None,
     *,
-    file: Optional[Path] = None,
-    title: Optional[str] = None,
-    id: Optional[str] = None,
-    category: Optional[str] = None,
-    tag: Optional[list[str]] = None,
-    importance: Optional[int] = None,
-    decay: Optional[str] = None,
-    confidence: Optional[str] = None,
-    scope: Optional[str] = None,
-    subject: Optional[str] = None,
-    valid_from: Optional[str] = None,
-    valid_to: Optional[str] = None,
-    trigger: Optional[list[str]] = None,
-    step: Optional[list[str]] = None,
-    outcome: Optional[str] = None,
-    session: Optional[str] = None,
-    source: Optional[str] = None,
-    related: Optional[list[str]] = None,
-    channel: Optional[str] = None,
-    author: Optional[str] = None,
-    message: Optional[str] = None,
-    allow_secrets: bool = False,
-    json_out: bool = False,
+    file: Path | None,
+    title: str | None,
+    id: str | None,
+    category: str | None,
+    tag: list[str] | None,
+    importance: int | None,
+    decay: str | None,
+    confidence: str | None,
+    scope: str | None,
+    subject: str | None,
+    valid_from: str | None,
+    valid_to: str | None,
+    trigger: list[str] | None,
+    step: list[str] | None,
+    outcome: str | None,
+    session: str | None,
+    source: str | None,
+    related: list[str] | None,
+    channel: str | None,
+    author: str | None,
+    message: str | None,
+    allow_secrets: bool,
+    json_out: bool,
 ) -> None:
     """``memvault add KIND [TEXT] ...``: write one memory, print ``id<TAB>path``."""
     body = read_text_arg(text, file)
@@ -68,7 +65,13 @@ def add(
         "author": author,
     }
     result = vault.add(
-        KIND_TYPE[kind], body, title=title, id=id, allow_secrets=allow_secrets, message=message, **fields
+        KIND_TYPE[kind],
+        body,
+        title=title,
+        id=id,
+        allow_secrets=allow_secrets,
+        message=message,
+        **fields,
     )
     if json_out:
         emit_json(
@@ -88,14 +91,14 @@ def add(
 
 
 def log(
-    text: Optional[str],
+    text: str | None,
     *,
     session: str,
-    role: str = "user",
-    rating: Optional[str] = None,
-    file: Optional[Path] = None,
-    allow_secrets: bool = False,
-    json_out: bool = False,
+    role: str,
+    rating: str | None,
+    file: Path | None,
+    allow_secrets: bool,
+    json_out: bool,
 ) -> None:
     """``memvault log --session S [TEXT]``: append a turn, print ``id<TAB>path``."""
     body = read_text_arg(text, file)
@@ -108,7 +111,7 @@ def log(
     print(f"{result.memory.id}\t{result.memory.path}")
 
 
-def show(memory_id: str, *, raw: bool = False, json_out: bool = False) -> None:
+def show(memory_id: str, *, raw: bool, json_out: bool) -> None:
     """``memvault show ID``: one memory, as text, JSON or the file's exact bytes."""
     import sys
 
@@ -121,7 +124,17 @@ def show(memory_id: str, *, raw: bool = False, json_out: bool = False) -> None:
     else:
         print(f"# {memory.title}  ({memory.id}, {memory.type}/{memory.category}, {memory.status})")
         print(f"path: {memory.path}")
-        keys = ("scope", "agent", "team", "subject", "tags", "importance", "created", "valid_from", "valid_to")
+        keys = (
+            "scope",
+            "agent",
+            "team",
+            "subject",
+            "tags",
+            "importance",
+            "created",
+            "valid_from",
+            "valid_to",
+        )
         for key in (*keys, "superseded_by", "supersedes"):
             value = memory.meta.get(key)
             if value not in (None, "", []):
@@ -130,7 +143,7 @@ def show(memory_id: str, *, raw: bool = False, json_out: bool = False) -> None:
         print(memory.content)
 
 
-def _time_text(value: Optional[str], key: str) -> Optional[str]:
+def _time_text(value: str | None, key: str) -> str | None:
     from ..memory import format_time
 
     when = parse_when(value, key)

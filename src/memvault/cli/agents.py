@@ -9,7 +9,8 @@ from pathlib import Path
 import typer
 
 from ..errors import MemvaultError
-from ._app import app, emit_json, info, open_vault, parse_when, state
+from .common import emit_json, info, open_vault, parse_when, state
+from .root import app
 
 
 @app.command()

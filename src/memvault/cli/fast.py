@@ -1,89 +1,43 @@
 """A fast way in for ``memvault add``, ``log`` and ``show``, the commands agents call most.
 
-Building the Typer app costs more than a whole ``add`` should (typer, click, rich and
-pydantic imports, ~0.3 s). Plain invocations of these two commands are parsed here with
-a small table instead; anything else — ``--help``, an unknown or malformed option, a
-missing value — returns None and Typer handles the whole command line as usual, errors
-and all. Both ways call the same functions (:mod:`memvault.cli.actions`), and a test
-checks that the tables below match the Typer commands' options exactly.
+Building the Typer app imports typer, click, rich and pydantic, which costs more than a
+whole ``add``. Plain invocations of these commands are parsed here from the option tables
+in :mod:`memvault.cli.options` instead; anything else (``--help``, an unknown or malformed
+option, a missing value) returns None and Typer handles the whole command line as usual,
+errors and all. Both ways read the same tables and call the same functions
+(:mod:`memvault.cli.actions`), so they behave the same.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
-TYPE_CHECKING = False
-if TYPE_CHECKING:  # pragma: no cover  (typing costs ~4 ms to import; annotations are strings)
-    from typing import Any, Callable
+from .options import FAST_COMMANDS, GLOBAL
 
-# option -> (parameter, kind); kind: "str", "int", "path", "list" (repeatable), "flag"
-GLOBAL_OPTIONS: dict[str, tuple[str, str]] = {
-    "--vault": ("vault", "path"),
-    "-V": ("vault", "path"),
-    "--agent": ("agent", "str"),
-    "--team": ("team", "str"),
-    "--role": ("role", "str"),
-    "--quiet": ("quiet", "flag"),
-    "-q": ("quiet", "flag"),
-}
+TYPE_CHECKING = False  # typing is not imported at run time (fast CLI start)
+if TYPE_CHECKING:  # pragma: no cover
+    from collections.abc import Callable
+    from typing import Any
 
-ADD_OPTIONS: dict[str, tuple[str, str]] = {
-    "--file": ("file", "path"),
-    "-f": ("file", "path"),
-    "--title": ("title", "str"),
-    "-t": ("title", "str"),
-    "--id": ("id", "str"),
-    "--category": ("category", "str"),
-    "-c": ("category", "str"),
-    "--tag": ("tag", "list"),
-    "--importance": ("importance", "int"),
-    "-i": ("importance", "int"),
-    "--decay": ("decay", "str"),
-    "--confidence": ("confidence", "str"),
-    "--scope": ("scope", "str"),
-    "-s": ("scope", "str"),
-    "--subject": ("subject", "str"),
-    "--valid-from": ("valid_from", "str"),
-    "--valid-to": ("valid_to", "str"),
-    "--trigger": ("trigger", "list"),
-    "--step": ("step", "list"),
-    "--outcome": ("outcome", "str"),
-    "--session": ("session", "str"),
-    "--source": ("source", "str"),
-    "--related": ("related", "list"),
-    "--channel": ("channel", "str"),
-    "--author": ("author", "str"),
-    "--message": ("message", "str"),
-    "-m": ("message", "str"),
-    "--allow-secrets": ("allow_secrets", "flag"),
-    "--json": ("json_out", "flag"),
-}
-
-LOG_OPTIONS: dict[str, tuple[str, str]] = {
-    "--session": ("session", "str"),
-    "-S": ("session", "str"),
-    "--role": ("role", "str"),
-    "-r": ("role", "str"),
-    "--rating": ("rating", "str"),
-    "--file": ("file", "path"),
-    "-f": ("file", "path"),
-    "--allow-secrets": ("allow_secrets", "flag"),
-    "--json": ("json_out", "flag"),
-}
-
-SHOW_OPTIONS: dict[str, tuple[str, str]] = {
-    "--raw": ("raw", "flag"),
-    "--json": ("json_out", "flag"),
-}
-
-KINDS = ("episode", "fact", "procedure")
+    from .options import Command, Option
 
 
 class _Unsure(Exception):
     """This command line is not a plain one: let Typer parse it."""
 
 
-def _options(args: list[str], table: dict[str, tuple[str, str]], stop_at_positional: bool) -> tuple[dict[str, Any], list[str], int]:
+def _value(option: Option, value: str) -> object:
+    if option.kind == "int":
+        try:
+            return int(value)
+        except ValueError:
+            raise _Unsure(value) from None
+    return Path(value) if option.kind == "path" else value
+
+
+def _options(
+    args: list[str], table: dict[str, Option], stop_at_positional: bool
+) -> tuple[dict[str, Any], list[str], int]:
     """Parse ``args`` against ``table``: (values, positionals, index where parsing stopped)."""
     values: dict[str, Any] = {}
     positional: list[str] = []
@@ -102,13 +56,13 @@ def _options(args: list[str], table: dict[str, tuple[str, str]], stop_at_positio
             i += 1
             continue
         name, eq, inline = arg.partition("=")
-        if name not in table or (eq and not name.startswith("--")):
+        option = table.get(name)
+        if option is None or (eq and not name.startswith("--")):
             raise _Unsure(arg)
-        param, kind = table[name]
-        if kind == "flag":
+        if option.kind == "flag":
             if eq:
                 raise _Unsure(arg)
-            values[param] = True
+            values[option.name] = True
             i += 1
             continue
         if eq:
@@ -119,21 +73,36 @@ def _options(args: list[str], table: dict[str, tuple[str, str]], stop_at_positio
                 raise _Unsure(arg)
             value = args[i + 1]
             i += 2
-        if kind == "list":
-            values.setdefault(param, []).append(value)
+        if option.kind == "list":
+            values.setdefault(option.name, []).append(value)
             continue
-        if param in values:
+        if option.name in values:
             raise _Unsure(arg)  # click keeps the last one; rare enough to leave to it
-        if kind == "int":
-            try:
-                values[param] = int(value)
-            except ValueError:
-                raise _Unsure(arg) from None
-        elif kind == "path":
-            values[param] = Path(value)
-        else:
-            values[param] = value
+        values[option.name] = _value(option, value)
     return values, positional, i
+
+
+def _every_parameter(
+    command: Command, positional: list[str], given: dict[str, Any]
+) -> dict[str, Any] | None:
+    """Every parameter of ``command`` as the Typer command would get it, or None when
+    the arguments are not ones it takes (Typer then says what is wrong)."""
+    arguments = command.arguments
+    if not sum(a.required for a in arguments) <= len(positional) <= len(arguments):
+        return None
+    values: dict[str, Any] = {a.name: None for a in arguments}
+    for arg, value in zip(arguments, positional, strict=False):
+        if arg.choices and value not in arg.choices:
+            return None
+        values[arg.name] = value
+    for option in command.options:
+        if option.name in given:
+            values[option.name] = given[option.name]
+        elif option.required:
+            return None
+        else:
+            values[option.name] = option.default_value()
+    return values
 
 
 def parse(argv: list[str]) -> Callable[[], None] | None:
@@ -141,45 +110,30 @@ def parse(argv: list[str]) -> Callable[[], None] | None:
     if "--help" in argv or "-h" in argv:
         return None
     try:
-        glob, _, at = _options(argv, GLOBAL_OPTIONS, stop_at_positional=True)
-        if at >= len(argv) or argv[at] not in ("add", "log", "show"):
+        glob, _, at = _options(argv, GLOBAL.lookup(), stop_at_positional=True)
+        command = FAST_COMMANDS.get(argv[at]) if at < len(argv) else None
+        if command is None:
             return None
-        command, rest = argv[at], argv[at + 1 :]
-        table = {"add": ADD_OPTIONS, "log": LOG_OPTIONS, "show": SHOW_OPTIONS}[command]
-        values, positional, _ = _options(rest, table, stop_at_positional=False)
+        given, positional, _ = _options(argv[at + 1 :], command.lookup(), stop_at_positional=False)
     except _Unsure:
         return None
+    values = _every_parameter(command, positional, given)
+    if values is None:
+        return None
     from . import actions
-    from ._common import state
+    from .common import state
 
-    if command == "add":
-        if not 1 <= len(positional) <= 2 or positional[0] not in KINDS:
-            return None
-        kind, text = positional[0], positional[1] if len(positional) == 2 else None
-
-        def run() -> None:
-            actions.add(kind, text, **values)
-
-    elif command == "show":
-        if len(positional) != 1:
-            return None
-        memory_id = positional[0]
-
-        def run() -> None:
-            actions.show(memory_id, **values)
-
-    else:
-        if len(positional) > 1 or "session" not in values:
-            return None
-        text = positional[0] if positional else None
-
-        def run() -> None:
-            actions.log(text, **values)
+    handlers: dict[str, Callable[..., None]] = {
+        "add": actions.add,
+        "log": actions.log,
+        "show": actions.show,
+    }
+    handler = handlers[command.name]
 
     def call() -> None:
         state.vault = glob.get("vault")
         state.agent, state.team, state.role = glob.get("agent"), glob.get("team"), glob.get("role")
         state.quiet = bool(glob.get("quiet"))
-        run()
+        handler(**values)
 
     return call

@@ -3,11 +3,16 @@
 from __future__ import annotations
 
 import sys
-from typing import Optional
+from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 import typer
 
-from ._app import app, console, emit_json, open_vault, parse_when, split_list, state
+from .common import emit_json, open_vault, parse_when, split_list, state
+from .root import app, console
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..consolidate import Plan
 
 review_app = typer.Typer(
     help="Review proposed memories in inbox/.\n\nExample: memvault review list",
@@ -19,12 +24,20 @@ app.add_typer(review_app, name="review")
 
 @app.command()
 def consolidate(
-    dry_run: bool = typer.Option(False, "--dry-run", "-n", help="Show the plan and the diff; write nothing."),
-    now: Optional[str] = typer.Option(None, "--now", help="Pretend it is this time (deterministic runs, time travel)."),
-    only: Optional[list[str]] = typer.Option(
-        None, "--only", help="Steps: fold,decay,retention,dedup,supersede,promote,distill (comma-separated)."
+    dry_run: bool = typer.Option(
+        False, "--dry-run", "-n", help="Show the plan and the diff; write nothing."
     ),
-    show_diff: bool = typer.Option(True, "--diff/--no-diff", help="With --dry-run, print the file diff."),
+    now: str | None = typer.Option(
+        None, "--now", help="Pretend it is this time (deterministic runs, time travel)."
+    ),
+    only: list[str] | None = typer.Option(
+        None,
+        "--only",
+        help="Steps: fold,decay,retention,dedup,supersede,promote,distill (comma-separated).",
+    ),
+    show_diff: bool = typer.Option(
+        True, "--diff/--no-diff", help="With --dry-run, print the file diff."
+    ),
     json_out: bool = typer.Option(False, "--json", help="Print the plan/report as JSON."),
 ) -> None:
     """Run the sleep job: fold reads, decay, archive, merge duplicates, resolve subjects,
@@ -53,14 +66,14 @@ def consolidate(
         print("nothing to do", file=sys.stderr)
 
 
-def _progress():  # type: ignore[no-untyped-def]
+def _progress() -> Callable[[str, int, int], None]:
     def report(stage: str, done: int, total: int) -> None:
         print(f"\r{stage}: {done}/{total}", end="" if done < total else "\n", file=sys.stderr)
 
     return report
 
 
-def _render_plan(result) -> None:  # type: ignore[no-untyped-def]
+def _render_plan(result: Plan) -> None:
     from rich.table import Table
 
     if not result.actions:
@@ -76,7 +89,7 @@ def _render_plan(result) -> None:  # type: ignore[no-untyped-def]
 @app.command()
 def why(
     memory_id: str = typer.Argument(..., metavar="ID", help="The memory's id."),
-    now: Optional[str] = typer.Option(None, "--now", help="Evaluate at this time."),
+    now: str | None = typer.Option(None, "--now", help="Evaluate at this time."),
 ) -> None:
     """Explain a memory's relevance (decay formula with its numbers).
 
@@ -101,7 +114,9 @@ def review_default(
 
 
 @review_app.command("list")
-def review_list(json_out: bool = typer.Option(False, "--json", help="Print JSON (a list).")) -> None:
+def review_list(
+    json_out: bool = typer.Option(False, "--json", help="Print JSON (a list)."),
+) -> None:
     """List proposed memories waiting in inbox/.
 
     Example: memvault review list --json

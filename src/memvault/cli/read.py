@@ -4,18 +4,15 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any
 
 import typer
 
 from ..errors import MemvaultError
-from ._app import app, console, emit_json, open_vault, parse_when, split_list
-
-
-def _filters(**kw: Any) -> Any:
-    from ..vault import Filters
-
-    return Filters(**kw)
+from . import actions, options
+from .common import emit_json, open_vault, parse_when, split_list
+from .options import typer_parameters
+from .root import app, console
 
 
 def _table(rows: list[dict[str, Any]], columns: list[str]) -> None:
@@ -23,67 +20,97 @@ def _table(rows: list[dict[str, Any]], columns: list[str]) -> None:
 
     table = Table(show_edge=False, pad_edge=False, box=None, header_style="bold")
     for col in columns:
-        table.add_column(col, overflow="fold" if col == "title" else "ellipsis", no_wrap=col != "title")
+        table.add_column(
+            col, overflow="fold" if col == "title" else "ellipsis", no_wrap=col != "title"
+        )
     for row in rows:
         table.add_row(*[str(row.get(c, "") or "") for c in columns])
     console().print(table)
 
 
 @app.command()
-def show(
-    memory_id: str = typer.Argument(..., metavar="ID", help="The memory's id."),
-    raw: bool = typer.Option(False, "--raw", help="Print the file exactly as stored."),
-    json_out: bool = typer.Option(False, "--json", help="Print JSON."),
-) -> None:
+@typer_parameters(options.SHOW)
+def show(**values: Any) -> None:
     """Show one memory.
 
     Example: memvault show python-version --json
     """
-    from . import actions
-
-    actions.show(memory_id, raw=raw, json_out=json_out)
+    actions.show(**values)
 
 
 @app.command("list")
 def list_(
-    type: Optional[str] = typer.Option(None, "--type", help="episodic|semantic|procedural."),
-    category: Optional[str] = typer.Option(None, "--category", "-c", help="Category."),
-    tag: Optional[list[str]] = typer.Option(None, "--tag", help="Has all these tags."),
-    scope: Optional[str] = typer.Option(None, "--scope", help="self|team|global."),
-    agent: Optional[str] = typer.Option(None, "--by-agent", help="Written by this agent."),
-    status: Optional[str] = typer.Option(None, "--status", help="active|superseded|archived|proposed|disputed|any."),
-    since: Optional[str] = typer.Option(None, "--since", help="Created on/after (2026-01-31, or 7d, 2w)."),
-    until: Optional[str] = typer.Option(None, "--until", help="Created on/before."),
-    include_archive: bool = typer.Option(False, "--include-archive", help="Include archived memories."),
-    limit: int = typer.Option(0, "--limit", "-n", min=0, max=10_000_000, help="At most N (0 = all)."),
+    type: str | None = typer.Option(None, "--type", help="episodic|semantic|procedural."),
+    category: str | None = typer.Option(None, "--category", "-c", help="Category."),
+    tag: list[str] | None = typer.Option(None, "--tag", help="Has all these tags."),
+    scope: str | None = typer.Option(None, "--scope", help="self|team|global."),
+    agent: str | None = typer.Option(None, "--by-agent", help="Written by this agent."),
+    status: str | None = typer.Option(
+        None, "--status", help="active|superseded|archived|proposed|disputed|any."
+    ),
+    since: str | None = typer.Option(
+        None, "--since", help="Created on/after (2026-01-31, or 7d, 2w)."
+    ),
+    until: str | None = typer.Option(None, "--until", help="Created on/before."),
+    include_archive: bool = typer.Option(
+        False, "--include-archive", help="Include archived memories."
+    ),
+    limit: int = typer.Option(
+        0, "--limit", "-n", min=0, max=10_000_000, help="At most N (0 = all)."
+    ),
     json_out: bool = typer.Option(False, "--json", help="Print JSON (a list)."),
 ) -> None:
     """List memories visible to you (active ones unless --status says otherwise).
 
     Example: memvault list --type semantic --tag api --json
     """
+    from ..vault import Filters
+
     vault = open_vault()
-    filters = _filters(
-        type=type, category=category, tags=split_list(tag), scope=scope, agent=agent, status=status,
-        since=parse_when(since, "since"), until=parse_when(until, "until"), include_archive=include_archive,
+    filters = Filters(
+        type=type,
+        category=category,
+        tags=split_list(tag),
+        scope=scope,
+        agent=agent,
+        status=status,
+        since=parse_when(since, "since"),
+        until=parse_when(until, "until"),
+        include_archive=include_archive,
         include_inbox=status in ("proposed", "any"),
     )
-    items = sorted(vault.memories(filters), key=lambda m: (m.get("created", ""), m.id), reverse=True)
+    items = sorted(
+        vault.memories(filters), key=lambda m: (m.get("created", ""), m.id), reverse=True
+    )
     if limit:
         items = items[:limit]
     if json_out:
         emit_json([m.to_dict(with_content=False) for m in items])
         return
     _table(
-        [{"id": m.id, "type": m.type, "category": m.category, "status": m.status, "created": str(m.get("created", ""))[:10], "title": m.title} for m in items],
+        [
+            {
+                "id": m.id,
+                "type": m.type,
+                "category": m.category,
+                "status": m.status,
+                "created": str(m.get("created", ""))[:10],
+                "title": m.title,
+            }
+            for m in items
+        ],
         ["id", "type", "category", "status", "created", "title"],
     )
 
 
 @app.command()
 def episodes(
-    last: int = typer.Option(10, "--last", "-n", min=1, max=100_000, help="How many recent episodes."),
-    include_transcripts: bool = typer.Option(True, "--transcripts/--no-transcripts", help="Include session transcripts."),
+    last: int = typer.Option(
+        10, "--last", "-n", min=1, max=100_000, help="How many recent episodes."
+    ),
+    include_transcripts: bool = typer.Option(
+        True, "--transcripts/--no-transcripts", help="Include session transcripts."
+    ),
     json_out: bool = typer.Option(False, "--json", help="Print JSON (a list)."),
 ) -> None:
     """The most recent episodes, newest first.
@@ -98,7 +125,15 @@ def episodes(
         emit_json([m.to_dict() for m in items])
         return
     _table(
-        [{"created": str(m.get("created", ""))[:16], "id": m.id, "outcome": m.get("outcome", ""), "title": m.title} for m in items],
+        [
+            {
+                "created": str(m.get("created", ""))[:16],
+                "id": m.id,
+                "outcome": m.get("outcome", ""),
+                "title": m.title,
+            }
+            for m in items
+        ],
         ["created", "id", "outcome", "title"],
     )
 
@@ -115,7 +150,10 @@ def stats(json_out: bool = typer.Option(False, "--json", help="Print JSON.")) ->
     if json_out:
         emit_json(data)
         return
-    print(f"memories: {data['total']} (archive {data['archive']}, inbox {data['inbox']}, invalid files {data['invalid']})")
+    print(
+        f"memories: {data['total']} (archive {data['archive']}, inbox {data['inbox']}, "
+        f"invalid files {data['invalid']})"
+    )
     for key in ("by_type", "by_category", "by_status", "by_scope"):
         items = ", ".join(f"{k} {v}" for k, v in sorted(data[key].items()))
         print(f"{key.replace('by_', 'by ')}: {items or '-'}")
@@ -123,7 +161,8 @@ def stats(json_out: bool = typer.Option(False, "--json", help="Print JSON.")) ->
     usage = data.get("usage") or {}
     if usage.get("queries"):
         print(
-            f"queries: {usage['queries']} ({usage['queries_per_day']:.1f}/day), hit rate {usage['recall_hit_rate']:.0%}, "
+            f"queries: {usage['queries']} ({usage['queries_per_day']:.1f}/day), "
+            f"hit rate {usage['recall_hit_rate']:.0%}, "
             f"avg {usage['avg_query_ms']:.0f} ms"
         )
 
@@ -153,8 +192,12 @@ def history(
 @app.command()
 def export(
     format: str = typer.Option("jsonl", "--format", help="jsonl|markdown."),
-    output: Optional[Path] = typer.Option(None, "--output", "-o", help="Write here instead of stdout."),
-    include_archive: bool = typer.Option(True, "--archive/--no-archive", help="Include archive/ and inbox/."),
+    output: Path | None = typer.Option(
+        None, "--output", "-o", help="Write here instead of stdout."
+    ),
+    include_archive: bool = typer.Option(
+        True, "--archive/--no-archive", help="Include archive/ and inbox/."
+    ),
 ) -> None:
     """Export memories visible to you as JSONL (one object per memory) or one Markdown bundle.
 
@@ -174,7 +217,9 @@ def export(
         try:
             atomic_write(output, text)
         except OSError as exc:
-            raise MemvaultError(f"cannot write: {exc.strerror or exc}", str(output), "output") from None
+            raise MemvaultError(
+                f"cannot write: {exc.strerror or exc}", str(output), "output"
+            ) from None
         print(f"exported to {output}", file=sys.stderr)
 
 
@@ -197,14 +242,19 @@ def doctor(
             print(problem["text"])
         for note in report["notes"]:
             print(f"note: {note}", file=sys.stderr)
-        print(f"{report['checked']} files checked, {len(report['problems'])} problem(s)", file=sys.stderr)
+        print(
+            f"{report['checked']} files checked, {len(report['problems'])} problem(s)",
+            file=sys.stderr,
+        )
     if report["problems"]:
         raise typer.Exit(1)
 
 
 @app.command()
 def check(
-    paths: Optional[list[Path]] = typer.Argument(None, help="Files to check (default: the whole vault)."),
+    paths: list[Path] | None = typer.Argument(
+        None, help="Files to check (default: the whole vault)."
+    ),
     json_out: bool = typer.Option(False, "--json", help="Print JSON."),
 ) -> None:
     """Validate memory files (schema, YAML, secrets); exit 1 on any problem.

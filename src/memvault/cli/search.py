@@ -3,13 +3,17 @@
 from __future__ import annotations
 
 import sys
-from typing import Any, Optional
+from typing import TYPE_CHECKING, Any, cast
 
 import typer
 
-from ._app import app, console, emit_json, open_vault, parse_when, split_list, state
+from .common import emit_json, open_vault, parse_when, split_list, state
+from .root import app, console
 
-# Options shared by the search commands (typer needs them spelled out per command).
+if TYPE_CHECKING:  # pragma: no cover
+    from ..search import SearchOptions, SearchResult
+
+# Options shared by the search commands: each command lists the ones it takes.
 _LIMIT = typer.Option(
     None, "--limit", "-n", help="At most N results (default: search.limit; max: limits.max_limit)."
 )
@@ -45,43 +49,15 @@ _ORDER = typer.Option(None, "--order", help="relevance (default) or time (newest
 _JSON = typer.Option(False, "--json", help="Print JSON.")
 
 
-def _options(
-    limit: Optional[int],
-    type: Optional[str],
-    category: Optional[str],
-    tag: Optional[list[str]],
-    scope: Optional[str],
-    by_agent: Optional[str],
-    since: Optional[str],
-    until: Optional[str],
-    as_of: Optional[str],
-    include_archive: bool,
-    include_superseded: bool,
-    include_inbox: bool,
-    explain: bool,
-    order: Optional[str] = None,
-) -> dict[str, Any]:
-    out: dict[str, Any] = {
-        "limit": limit,
-        "type": type,
-        "category": category,
-        "tags": split_list(tag),
-        "scope": scope,
-        "agent": by_agent,
-        "since": parse_when(since, "since"),
-        "until": parse_when(until, "until"),
-        "as_of": parse_when(as_of, "as-of"),
-        "include_archive": include_archive,
-        "include_superseded": include_superseded,
-        "include_inbox": include_inbox,
-        "explain": explain,
-    }
-    if order:
-        out["order"] = order
-    return {k: v for k, v in out.items() if v not in (None, [], False)}
+def _given(options: SearchOptions) -> SearchOptions:
+    """The options given on the command line: ones left at their "not given" value (None,
+    an empty list, False, a limit of 0) are left out, so that the search functions apply
+    their own defaults (``recall --kind`` filters by kind only when no ``type`` is passed)."""
+    given = {k: v for k, v in options.items() if v not in (None, [], False)}
+    return cast("SearchOptions", given)  # the same keys, fewer of them
 
 
-def _show(result: Any, json_out: bool, explain: bool) -> None:
+def _show(result: SearchResult, json_out: bool, explain: bool) -> None:
     if json_out:
         emit_json(result.as_dict())
         return
@@ -135,21 +111,21 @@ def _explain_line(ex: Any) -> str:
 @app.command()
 def recall(
     query: str = typer.Argument(..., help="What to remember: a question or a few words."),
-    kind: Optional[str] = _KIND,
-    limit: Optional[int] = _LIMIT,
-    type: Optional[str] = _TYPE,
-    category: Optional[str] = _CATEGORY,
-    tag: Optional[list[str]] = _TAG,
-    scope: Optional[str] = _SCOPE,
-    by_agent: Optional[str] = _BY_AGENT,
-    since: Optional[str] = _SINCE,
-    until: Optional[str] = _UNTIL,
-    as_of: Optional[str] = _AS_OF,
+    kind: str | None = _KIND,
+    limit: int | None = _LIMIT,
+    type: str | None = _TYPE,
+    category: str | None = _CATEGORY,
+    tag: list[str] | None = _TAG,
+    scope: str | None = _SCOPE,
+    by_agent: str | None = _BY_AGENT,
+    since: str | None = _SINCE,
+    until: str | None = _UNTIL,
+    as_of: str | None = _AS_OF,
     include_archive: bool = _ARCHIVE,
     include_superseded: bool = _SUPERSEDED,
     include_inbox: bool = _INBOX,
     explain: bool = _EXPLAIN,
-    order: Optional[str] = _ORDER,
+    order: str | None = _ORDER,
     json_out: bool = _JSON,
 ) -> None:
     """Recall memories, routed by intent: "when/what happened" -> episodes, "what is" ->
@@ -159,38 +135,42 @@ def recall(
     Example: memvault recall "when did we last deploy billing?"
     """
     vault = open_vault()
-    opts = _options(
-        limit,
-        type,
-        category,
-        tag,
-        scope,
-        by_agent,
-        since,
-        until,
-        as_of,
-        include_archive,
-        include_superseded,
-        include_inbox,
-        explain,
-        order,
+    result = vault.recall(
+        query,
+        **_given(
+            {
+                "kind": kind or None,
+                "limit": limit,
+                "type": type,
+                "category": category,
+                "tags": split_list(tag),
+                "scope": scope,
+                "agent": by_agent,
+                "since": parse_when(since, "since"),
+                "until": parse_when(until, "until"),
+                "as_of": parse_when(as_of, "as-of"),
+                "include_archive": include_archive,
+                "include_superseded": include_superseded,
+                "include_inbox": include_inbox,
+                "explain": explain,
+                "order": order or None,
+            }
+        ),
     )
-    if kind:
-        opts["kind"] = kind
-    _show(vault.recall(query, **opts), json_out, explain)
+    _show(result, json_out, explain)
 
 
 @app.command()
 def fact(
     query: str = typer.Argument(..., help="What to look up."),
-    limit: Optional[int] = _LIMIT,
-    category: Optional[str] = _CATEGORY,
-    tag: Optional[list[str]] = _TAG,
-    scope: Optional[str] = _SCOPE,
-    by_agent: Optional[str] = _BY_AGENT,
-    since: Optional[str] = _SINCE,
-    until: Optional[str] = _UNTIL,
-    as_of: Optional[str] = _AS_OF,
+    limit: int | None = _LIMIT,
+    category: str | None = _CATEGORY,
+    tag: list[str] | None = _TAG,
+    scope: str | None = _SCOPE,
+    by_agent: str | None = _BY_AGENT,
+    since: str | None = _SINCE,
+    until: str | None = _UNTIL,
+    as_of: str | None = _AS_OF,
     include_archive: bool = _ARCHIVE,
     include_superseded: bool = _SUPERSEDED,
     include_inbox: bool = _INBOX,
@@ -203,32 +183,36 @@ def fact(
     was valid at that date. Example: memvault fact "api rate limit" --as-of 2026-01-01
     """
     vault = open_vault()
-    opts = _options(
-        limit,
-        None,
-        category,
-        tag,
-        scope,
-        by_agent,
-        since,
-        until,
-        as_of,
-        include_archive,
-        include_superseded,
-        include_inbox,
-        explain,
+    result = vault.fact(
+        query,
+        **_given(
+            {
+                "limit": limit,
+                "category": category,
+                "tags": split_list(tag),
+                "scope": scope,
+                "agent": by_agent,
+                "since": parse_when(since, "since"),
+                "until": parse_when(until, "until"),
+                "as_of": parse_when(as_of, "as-of"),
+                "include_archive": include_archive,
+                "include_superseded": include_superseded,
+                "include_inbox": include_inbox,
+                "explain": explain,
+            }
+        ),
     )
-    _show(vault.fact(query, **opts), json_out, explain)
+    _show(result, json_out, explain)
 
 
 @app.command()
 def procedure(
     query: str = typer.Argument(..., help="The task you want to do."),
-    limit: Optional[int] = _LIMIT,
-    category: Optional[str] = _CATEGORY,
-    tag: Optional[list[str]] = _TAG,
-    scope: Optional[str] = _SCOPE,
-    by_agent: Optional[str] = _BY_AGENT,
+    limit: int | None = _LIMIT,
+    category: str | None = _CATEGORY,
+    tag: list[str] | None = _TAG,
+    scope: str | None = _SCOPE,
+    by_agent: str | None = _BY_AGENT,
     include_archive: bool = _ARCHIVE,
     include_inbox: bool = _INBOX,
     explain: bool = _EXPLAIN,
@@ -240,42 +224,42 @@ def procedure(
     Example: memvault procedure "release a new version" --limit 3
     """
     vault = open_vault()
-    opts = _options(
-        limit,
-        None,
-        category,
-        tag,
-        scope,
-        by_agent,
-        None,
-        None,
-        None,
-        include_archive,
-        False,
-        include_inbox,
-        explain,
+    result = vault.procedure(
+        query,
+        **_given(
+            {
+                "limit": limit,
+                "category": category,
+                "tags": split_list(tag),
+                "scope": scope,
+                "agent": by_agent,
+                "include_archive": include_archive,
+                "include_inbox": include_inbox,
+                "explain": explain,
+            }
+        ),
     )
-    _show(vault.procedure(query, **opts), json_out, explain)
+    _show(result, json_out, explain)
 
 
 @app.command("search")
 def search_(
     query: str = typer.Argument(..., help="Words or a question."),
-    kind: Optional[str] = _KIND,
-    limit: Optional[int] = _LIMIT,
-    type: Optional[str] = _TYPE,
-    category: Optional[str] = _CATEGORY,
-    tag: Optional[list[str]] = _TAG,
-    scope: Optional[str] = _SCOPE,
-    by_agent: Optional[str] = _BY_AGENT,
-    since: Optional[str] = _SINCE,
-    until: Optional[str] = _UNTIL,
-    as_of: Optional[str] = _AS_OF,
+    kind: str | None = _KIND,
+    limit: int | None = _LIMIT,
+    type: str | None = _TYPE,
+    category: str | None = _CATEGORY,
+    tag: list[str] | None = _TAG,
+    scope: str | None = _SCOPE,
+    by_agent: str | None = _BY_AGENT,
+    since: str | None = _SINCE,
+    until: str | None = _UNTIL,
+    as_of: str | None = _AS_OF,
     include_archive: bool = _ARCHIVE,
     include_superseded: bool = _SUPERSEDED,
     include_inbox: bool = _INBOX,
     explain: bool = _EXPLAIN,
-    order: Optional[str] = _ORDER,
+    order: str | None = _ORDER,
     json_out: bool = _JSON,
 ) -> None:
     """Plain hybrid search (keywords + meaning) over every kind of memory, no intent routing.
@@ -283,23 +267,28 @@ def search_(
     Example: memvault search "postgres jsonb" --type semantic --explain
     """
     vault = open_vault()
-    opts = _options(
-        limit,
-        type or kind,
-        category,
-        tag,
-        scope,
-        by_agent,
-        since,
-        until,
-        as_of,
-        include_archive,
-        include_superseded,
-        include_inbox,
-        explain,
-        order,
+    result = vault.search(
+        query,
+        **_given(
+            {
+                "limit": limit,
+                "type": type or kind,
+                "category": category,
+                "tags": split_list(tag),
+                "scope": scope,
+                "agent": by_agent,
+                "since": parse_when(since, "since"),
+                "until": parse_when(until, "until"),
+                "as_of": parse_when(as_of, "as-of"),
+                "include_archive": include_archive,
+                "include_superseded": include_superseded,
+                "include_inbox": include_inbox,
+                "explain": explain,
+                "order": order or None,
+            }
+        ),
     )
-    _show(vault.search(query, **opts), json_out, explain)
+    _show(result, json_out, explain)
 
 
 @app.command()
@@ -307,9 +296,9 @@ def validate(
     statement: str = typer.Argument(
         ..., metavar="STATEMENT", help="The claim to check, as one sentence."
     ),
-    as_of: Optional[str] = _AS_OF,
-    scope: Optional[str] = _SCOPE,
-    tag: Optional[list[str]] = _TAG,
+    as_of: str | None = _AS_OF,
+    scope: str | None = _SCOPE,
+    tag: list[str] | None = _TAG,
     explain: bool = _EXPLAIN,
     json_out: bool = _JSON,
 ) -> None:
@@ -324,14 +313,13 @@ def validate(
     Example: memvault validate "we deploy on Fridays"
     """
     vault = open_vault()
-    opts: dict[str, Any] = {"explain": explain}
-    if as_of:
-        opts["as_of"] = parse_when(as_of, "as-of")
-    if scope:
-        opts["scope"] = scope
-    if tag:
-        opts["tags"] = split_list(tag)
-    result = vault.validate(statement, **opts)
+    result = vault.validate(
+        statement,
+        explain=explain,
+        as_of=parse_when(as_of or None, "as-of"),
+        scope=scope or None,
+        tags=split_list(tag),
+    )
     if json_out:
         emit_json(result.as_dict())
         return
@@ -348,11 +336,11 @@ def context(
     budget: int = typer.Option(
         1500, "--budget", "-b", help="Token budget for the block (~4 characters a token)."
     ),
-    scope: Optional[str] = _SCOPE,
-    tag: Optional[list[str]] = _TAG,
-    since: Optional[str] = _SINCE,
-    until: Optional[str] = _UNTIL,
-    as_of: Optional[str] = _AS_OF,
+    scope: str | None = _SCOPE,
+    tag: list[str] | None = _TAG,
+    since: str | None = _SINCE,
+    until: str | None = _UNTIL,
+    as_of: str | None = _AS_OF,
     include_archive: bool = _ARCHIVE,
     json_out: bool = _JSON,
 ) -> None:
@@ -363,15 +351,20 @@ def context(
     Example: memvault context "migrate billing to postgres" --budget 800
     """
     vault = open_vault()
-    opts: dict[str, Any] = {
-        "scope": scope,
-        "tags": split_list(tag) or None,
-        "since": parse_when(since, "since"),
-        "until": parse_when(until, "until"),
-        "as_of": parse_when(as_of, "as-of"),
-        "include_archive": include_archive or None,
-    }
-    block = vault.context(query, budget=budget, **{k: v for k, v in opts.items() if v is not None})
+    block = vault.context(
+        query,
+        budget=budget,
+        **_given(
+            {
+                "scope": scope,
+                "tags": split_list(tag),
+                "since": parse_when(since, "since"),
+                "until": parse_when(until, "until"),
+                "as_of": parse_when(as_of, "as-of"),
+                "include_archive": include_archive,
+            }
+        ),
+    )
     if json_out:
         emit_json(block.as_dict())
         return

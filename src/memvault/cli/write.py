@@ -2,34 +2,28 @@
 
 from __future__ import annotations
 
-import enum
 import os
 import subprocess
 import sys
 import tempfile
 from pathlib import Path
-from typing import Optional
+from typing import Any
 
 import typer
 
 from ..errors import MemvaultError, ValidationError
-from . import actions
-from ._app import app, emit_json, info, open_vault, state
-from .actions import KIND_TYPE  # noqa: F401  (importable from here, as before)
-
-
-class Kind(str, enum.Enum):
-    episode = "episode"
-    fact = "fact"
-    procedure = "procedure"
-
-
+from . import actions, options
+from .common import emit_json, info, open_vault, state
+from .options import typer_parameters
+from .root import app
 
 
 @app.command()
 def init(
     path: Path = typer.Argument(Path("."), help="Folder for the new vault (created if missing)."),
-    examples: bool = typer.Option(False, "--examples", help="Add a few example memories of each kind."),
+    examples: bool = typer.Option(
+        False, "--examples", help="Add a few example memories of each kind."
+    ),
 ) -> None:
     """Create a vault: git repo, folders, config and README.
 
@@ -43,38 +37,8 @@ def init(
 
 
 @app.command()
-def add(
-    kind: Kind = typer.Argument(..., help="episode, fact or procedure."),
-    text: Optional[str] = typer.Argument(None, help="The memory's text ('-' or omitted: read stdin)."),
-    file: Optional[Path] = typer.Option(None, "--file", "-f", help="Read the text from this file."),
-    title: Optional[str] = typer.Option(None, "--title", "-t", help="Short title (default: first words)."),
-    id: Optional[str] = typer.Option(None, "--id", help="Explicit id (default: a slug of the title)."),
-    category: Optional[str] = typer.Option(
-        None, "--category", "-c", help="facts|decisions|definitions|relationships|constraints, "
-        "workflows|templates|patterns|heuristics, or any episode category."
-    ),
-    tag: Optional[list[str]] = typer.Option(None, "--tag", help="Tag (repeat, or comma-separated)."),
-    importance: Optional[int] = typer.Option(None, "--importance", "-i", help="1-5."),
-    decay: Optional[str] = typer.Option(None, "--decay", help="fast|normal|slow|never."),
-    confidence: Optional[str] = typer.Option(None, "--confidence", help="high|medium|low."),
-    scope: Optional[str] = typer.Option(None, "--scope", "-s", help="self|team|global."),
-    subject: Optional[str] = typer.Option(
-        None, "--subject", help="Key shared by facts about the same thing (e.g. user.city): newer wins."
-    ),
-    valid_from: Optional[str] = typer.Option(None, "--valid-from", help="When the fact became true."),
-    valid_to: Optional[str] = typer.Option(None, "--valid-to", help="When it stopped being true."),
-    trigger: Optional[list[str]] = typer.Option(None, "--trigger", help="Procedure trigger keyword(s)."),
-    step: Optional[list[str]] = typer.Option(None, "--step", help="Procedure step (repeat, in order)."),
-    outcome: Optional[str] = typer.Option(None, "--outcome", help="Episode outcome."),
-    session: Optional[str] = typer.Option(None, "--session", help="Session the episode belongs to."),
-    source: Optional[str] = typer.Option(None, "--source", help="Where it came from (url, file, commit)."),
-    related: Optional[list[str]] = typer.Option(None, "--related", help="Related memory id(s)."),
-    channel: Optional[str] = typer.Option(None, "--channel", help="Channel (e.g. slack:#ops)."),
-    author: Optional[str] = typer.Option(None, "--author", help="Author (human name or agent:<name>)."),
-    message: Optional[str] = typer.Option(None, "--message", "-m", help="Why: goes into the commit message."),
-    allow_secrets: bool = typer.Option(False, "--allow-secrets", help="Store text that looks like a credential."),
-    json_out: bool = typer.Option(False, "--json", help="Print the written memory as JSON."),
-) -> None:
+@typer_parameters(options.ADD)
+def add(**values: Any) -> None:
     """Write a new memory (one file, one commit).
 
     Examples:
@@ -87,32 +51,17 @@ def add(
 
       echo "long text" | memvault add episode --title "Postmortem"
     """
-    actions.add(
-        kind.value, text, file=file, title=title, id=id, category=category, tag=tag, importance=importance,
-        decay=decay, confidence=confidence, scope=scope, subject=subject, valid_from=valid_from,
-        valid_to=valid_to, trigger=trigger, step=step, outcome=outcome, session=session, source=source,
-        related=related, channel=channel, author=author, message=message, allow_secrets=allow_secrets,
-        json_out=json_out,
-    )
+    actions.add(**values)
 
 
 @app.command()
-def log(
-    text: Optional[str] = typer.Argument(None, help="The turn's text ('-' or omitted: read stdin)."),
-    session: str = typer.Option(..., "--session", "-S", help="Session name or id."),
-    role: str = typer.Option("user", "--role", "-r", help="user|assistant|system|tool."),
-    rating: Optional[str] = typer.Option(None, "--rating", help="helpful|neutral|not_helpful (agent feedback)."),
-    file: Optional[Path] = typer.Option(None, "--file", "-f", help="Read the text from this file."),
-    allow_secrets: bool = typer.Option(False, "--allow-secrets", help="Store text that looks like a credential."),
-    json_out: bool = typer.Option(False, "--json", help="Print the transcript memory as JSON."),
-) -> None:
+@typer_parameters(options.LOG)
+def log(**values: Any) -> None:
     """Append a conversation turn to a session's transcript (short-term memory).
 
     Example: memvault log --session 2026-11-29-deploy --role user "Why did the deploy fail?"
     """
-    actions.log(
-        text, session=session, role=role, rating=rating, file=file, allow_secrets=allow_secrets, json_out=json_out
-    )
+    actions.log(**values)
 
 
 @app.command()
@@ -120,9 +69,13 @@ def forget(
     memory_id: str = typer.Argument(..., metavar="ID", help="The memory's id."),
     reason: str = typer.Option(..., "--reason", help="Why: recorded in the commit message."),
     purge: bool = typer.Option(
-        False, "--purge", help="Also remove it from git history, the index and the access log (rewrites history)."
+        False,
+        "--purge",
+        help="Also remove it from git history, the index and the access log (rewrites history).",
     ),
-    yes: bool = typer.Option(False, "--yes", "-y", help="Don't ask for confirmation (with --purge)."),
+    yes: bool = typer.Option(
+        False, "--yes", "-y", help="Don't ask for confirmation (with --purge)."
+    ),
 ) -> None:
     """Delete a memory (its file, with a commit that says why).
 
@@ -138,12 +91,16 @@ def forget(
         memory = vault.get(memory_id)
         if not yes:
             typer.confirm(
-                f"This rewrites git history of {vault.root} to erase {memory.path}. Continue?", abort=True
+                f"This rewrites git history of {vault.root} to erase {memory.path}. Continue?",
+                abort=True,
             )
         report = purge_memory(vault, memory_id, reason)
         print(f"purged {memory_id}")
         for remote in report.remotes:
-            info(f"warning: remote '{remote}' still holds the old history; force-push to erase it there")
+            info(
+                f"warning: remote '{remote}' still holds the old history; "
+                "force-push to erase it there"
+            )
         return
     result = vault.forget(memory_id, reason)
     print(f"forgot {memory_id} ({result.memory.path})")
@@ -152,7 +109,9 @@ def forget(
 @app.command()
 def edit(
     memory_id: str = typer.Argument(..., metavar="ID", help="The memory's id."),
-    message: str = typer.Option("edited by hand", "--message", "-m", help="Why: goes into the commit message."),
+    message: str = typer.Option(
+        "edited by hand", "--message", "-m", help="Why: goes into the commit message."
+    ),
 ) -> None:
     """Open a memory in $EDITOR; it is validated before it is committed.
 
@@ -172,12 +131,15 @@ def edit(
 
     proc = subprocess.run([*shlex.split(editor), tmp])
     if proc.returncode != 0:
-        raise MemvaultError(f"editor exited with {proc.returncode}; nothing changed (your text: {tmp})", memory.path)
+        raise MemvaultError(
+            f"editor exited with {proc.returncode}; nothing changed (your text: {tmp})", memory.path
+        )
     try:
         new_text = Path(tmp).read_bytes().decode("utf-8")  # keep CRLF: no newline translation
     except UnicodeDecodeError as exc:
         raise MemvaultError(
-            f"the edited text is not UTF-8 (byte {exc.start}); nothing changed (your edit is in {tmp})",
+            f"the edited text is not UTF-8 (byte {exc.start}); "
+            f"nothing changed (your edit is in {tmp})",
             memory.path,
         ) from None
     if new_text == original:
@@ -187,17 +149,25 @@ def edit(
     try:
         vault.replace_text(memory_id, new_text, message)
     except ValidationError as exc:
-        raise ValidationError(f"{exc.message} (nothing changed; your edit is in {tmp})", exc.path, exc.key) from None
+        raise ValidationError(
+            f"{exc.message} (nothing changed; your edit is in {tmp})", exc.path, exc.key
+        ) from None
     os.unlink(tmp)
     print(f"updated {memory_id}")
 
 
 @app.command("import")
 def import_(
-    file: Path = typer.Argument(..., help="A JSONL export, a Markdown bundle, or a YAML file with an 'episodes:' list."),
+    file: Path = typer.Argument(
+        ..., help="A JSONL export, a Markdown bundle, or a YAML file with an 'episodes:' list."
+    ),
     format: str = typer.Option("auto", "--format", help="auto|jsonl|markdown|yaml-episodes."),
-    allow_secrets: bool = typer.Option(False, "--allow-secrets", help="Store text that looks like a credential."),
-    skip_bad: bool = typer.Option(False, "--skip-bad", help="Import the good records even if some are bad."),
+    allow_secrets: bool = typer.Option(
+        False, "--allow-secrets", help="Store text that looks like a credential."
+    ),
+    skip_bad: bool = typer.Option(
+        False, "--skip-bad", help="Import the good records even if some are bad."
+    ),
     json_out: bool = typer.Option(False, "--json", help="Print the import report as JSON."),
 ) -> None:
     """Import memories (one commit). JSONL from 'memvault export' round-trips exactly.
@@ -210,7 +180,14 @@ def import_(
     from ..transfer import import_file
 
     vault = open_vault()
-    report = import_file(vault, file, format, allow_secrets=allow_secrets, progress=not state.quiet, skip_bad=skip_bad)
+    report = import_file(
+        vault,
+        file,
+        format,
+        allow_secrets=allow_secrets,
+        progress=not state.quiet,
+        skip_bad=skip_bad,
+    )
     failed = bool(report.problems) and not skip_bad
     if json_out:
         emit_json(report.as_dict())
@@ -218,7 +195,11 @@ def import_(
         for problem in report.problems:
             print(f"Error: {problem}", file=sys.stderr)
         if failed:
-            print(f"nothing imported: {len(report.problems)} bad record(s); fix them or pass --skip-bad", file=sys.stderr)
+            print(
+                f"nothing imported: {len(report.problems)} bad record(s); "
+                "fix them or pass --skip-bad",
+                file=sys.stderr,
+            )
         else:
             print(f"imported {report.added}, skipped {report.skipped} (already there)")
     if failed:

@@ -11,7 +11,7 @@ from typing import Protocol, runtime_checkable
 
 import numpy as np
 
-__all__ = ["Embedder", "l2_normalize", "mean_pool"]
+__all__ = ["Embedder", "check_texts", "l2_normalize", "mean_pool"]
 
 
 @runtime_checkable
@@ -42,7 +42,8 @@ def l2_normalize(matrix: np.ndarray, eps: float = 1e-12) -> np.ndarray:
     ``Normalize`` module), so an all-zero row stays zero instead of becoming NaN.
     """
     norms = np.linalg.norm(matrix, axis=1, keepdims=True)
-    return (matrix / np.maximum(norms, eps)).astype(np.float32, copy=False)
+    scaled: np.ndarray = matrix / np.maximum(norms, eps)
+    return scaled.astype(np.float32, copy=False)
 
 
 def mean_pool(token_embeddings: np.ndarray, attention_mask: np.ndarray) -> np.ndarray:
@@ -55,7 +56,8 @@ def mean_pool(token_embeddings: np.ndarray, attention_mask: np.ndarray) -> np.nd
     mask = attention_mask.astype(np.float32)[:, :, None]
     summed = (token_embeddings * mask).sum(axis=1)
     counts = np.maximum(mask.sum(axis=1), 1e-9)
-    return (summed / counts).astype(np.float32, copy=False)
+    pooled: np.ndarray = summed / counts
+    return pooled.astype(np.float32, copy=False)
 
 
 def check_texts(texts: Sequence[str]) -> list[str]:

@@ -71,7 +71,8 @@ class FakeEmbedder:
 
     def embed_query(self, text: str) -> np.ndarray:
         """Embed one query: float32 array ``(dimensions,)`` with unit length."""
-        return self.embed_documents([text])[0]
+        vector: np.ndarray = self.embed_documents([text])[0]
+        return vector
 
     def __repr__(self) -> str:
         return f"FakeEmbedder(dimensions={self.dimensions})"

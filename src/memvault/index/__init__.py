@@ -13,14 +13,9 @@ Chroma (vectors) + SQLite FTS5 (keywords) + a manifest under ``.memvault/index/`
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
-from .build import ReindexReport, ensure_fresh, health, reindex
 from .handle import Index, forget_open_index
 from .plan import ChangeReport, DiskDoc, IndexedDoc, plan_changes
-
-if TYPE_CHECKING:  # pragma: no cover
-    from ..vault import Vault
+from .service import ReindexReport, ensure_fresh, health, reindex
 
 __all__ = [
     "ChangeReport",
@@ -30,12 +25,10 @@ __all__ = [
     "ReindexReport",
     "ensure_fresh",
     "forget_open_index",
+    "health",
     "index_health",
     "plan_changes",
     "reindex",
 ]
 
-
-def index_health(vault: Vault) -> list[str]:
-    """Notes for ``memvault doctor`` ("index is 3 memories behind", "built with another embedder")."""
-    return health(vault)
+index_health = health  # the name ``memvault doctor`` and the docs use

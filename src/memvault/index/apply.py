@@ -7,13 +7,17 @@ import sqlite3
 import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ..errors import IndexError_
+from ..paths import MEMORY_TYPES as TYPES
 from . import store
-from .handle import TYPES, Index, Progress
+from .handle import Index, Progress
 from .plan import ApplyStats, ChangeReport
-from .text import DocInfo, neighbour_text
+from .text import Chunk, DocInfo, neighbour_text
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..embeddings import Embedder
 
 EMBED_BATCH = 64
 DOC_COLUMNS = (
@@ -45,16 +49,14 @@ def doc_values(info: DocInfo) -> list[Any]:
     return [getattr(info, c) for c in DOC_COLUMNS]
 
 
-class _transaction:
-    def __init__(self, conn: sqlite3.Connection) -> None:
-        self.conn = conn
+class IndexedRow(NamedTuple):
+    """What the index holds about one memory file."""
 
-    def __enter__(self) -> sqlite3.Connection:
-        self.conn.execute("BEGIN IMMEDIATE")
-        return self.conn
-
-    def __exit__(self, kind: Any, *_: Any) -> None:
-        self.conn.execute("COMMIT" if kind is None else "ROLLBACK")
+    key: int
+    sha: str
+    text_hash: str
+    type: str
+    session: str | None
 
 
 @dataclass
@@ -77,13 +79,39 @@ class _ChromaOps:
         vecs.append(vec)
 
 
+@dataclass
+class _Batch:
+    """One application of a plan: the SQLite connection (inside its transaction), the
+    Chroma writes to send afterwards, and what is left to embed."""
+
+    idx: Index
+    ops: _ChromaOps
+    stats: ApplyStats
+    sessions: set[str] = field(default_factory=set)  # sessions whose context must be redone
+    to_embed: list[tuple[int, str, str]] = field(default_factory=list)  # (rowid, type, text)
+
+    @property
+    def conn(self) -> sqlite3.Connection:
+        return self.idx.conn
+
+    def chunk_rowids(self, key: int) -> list[int]:
+        return [r for (r,) in self.conn.execute("SELECT rowid FROM chunks WHERE doc = ?", (key,))]
+
+    def touched(self, *sessions: str | None) -> None:
+        self.sessions.update(s for s in sessions if s)
+
+
+_PLACEHOLDERS = ",".join("?" * len(DOC_COLUMNS))
+_ASSIGNMENTS = ",".join(f"{c} = ?" for c in DOC_COLUMNS)
+
+
 def apply_changes(
     idx: Index,
     plan: ChangeReport,
     infos: Mapping[str, DocInfo],
     shas: Mapping[str, str],
-    indexed: Mapping[str, tuple[int, str, str, str, str | None]],
-    embedder: Any,
+    indexed: Mapping[str, IndexedRow],
+    embedder: Embedder,
     progress: Progress | None = None,
 ) -> ApplyStats:
     """Carry out ``plan``: SQLite first (one transaction), then Chroma.
@@ -91,127 +119,124 @@ def apply_changes(
     The manifest is marked dirty while Chroma is being written; a crash in between is
     repaired on the next open by reloading Chroma from the vectors kept in SQLite.
     """
-    import numpy as np
-
     stats = ApplyStats()
     if plan.empty:
         return stats
-    conn = idx.conn
-    ops = _ChromaOps(idx.vector_ids)
-    sessions: set[str] = set()
-    to_embed: list[tuple[int, str, str]] = []  # (chunk rowid, type, text)
-    placeholders = ",".join("?" * len(DOC_COLUMNS))
-    assignments = ",".join(f"{c} = ?" for c in DOC_COLUMNS)
+    batch = _Batch(idx, _ChromaOps(idx.vector_ids), stats)
     if idx.manifest.get("dirty") is not True:
         idx.manifest["dirty"] = True
         store.write_manifest(idx.root, idx.manifest)
-    conn.execute("BEGIN IMMEDIATE")
-    try:
+    with store.transaction(idx.conn):
         for path in plan.removed:
-            key, _, _, doc_type, session = indexed[path]
-            rowids = [r for (r,) in conn.execute("SELECT rowid FROM chunks WHERE doc = ?", (key,))]
-            ops.delete(doc_type, rowids)
-            conn.executemany("DELETE FROM fts WHERE rowid = ?", [(r,) for r in rowids])
-            conn.execute("DELETE FROM chunks WHERE doc = ?", (key,))
-            conn.execute("DELETE FROM docs WHERE key = ?", (key,))
-            if session:
-                sessions.add(session)
+            _remove(batch, indexed[path])
         relabel = [(old, new) for old, new in plan.moved] + [(p, p) for p in plan.updated]
         for old, new in relabel:
-            key, _, _, old_type, old_session = indexed[old]
-            info = infos[new]
-            conn.execute(
-                f"UPDATE docs SET path = ?, {assignments}, sha = ? WHERE key = ?",
-                [new, *doc_values(info), shas[new], key],
-            )
-            if old_type != info.type:
-                rowids = [
-                    r for (r,) in conn.execute("SELECT rowid FROM chunks WHERE doc = ?", (key,))
-                ]
-                _move_vectors(conn, rowids, old_type, info.type, ops)
-            if not info.session and old_session:
-                _clear_context(conn, key)
-            sessions.update(s for s in (old_session, info.session) if s)
+            _relabel(batch, indexed[old], new, infos[new], shas[new])
         for path in plan.added:
-            info = infos[path]
-            cur = conn.execute(
-                f"INSERT INTO docs (path, {','.join(DOC_COLUMNS)}, sha, text_hash, nchunks) "
-                f"VALUES (?, {placeholders}, ?, ?, ?)",
-                [path, *doc_values(info), shas[path], info.text_hash, len(info.chunks)],
-            )
-            key = int(cur.lastrowid or 0)
-            for chunk in info.chunks:
-                rowid = _insert_chunk(conn, key, chunk)
-                to_embed.append((rowid, info.type, chunk.embed_text))
-            if info.session:
-                sessions.add(info.session)
+            _add(batch, path, infos[path], shas[path])
         for path in plan.changed:
-            info = infos[path]
-            key, _, _, old_type, old_session = indexed[path]
-            conn.execute(
-                f"UPDATE docs SET {assignments}, sha = ?, text_hash = ?, nchunks = ? WHERE key = ?",
-                [*doc_values(info), shas[path], info.text_hash, len(info.chunks), key],
-            )
-            existing = {
-                int(n): (int(r), h)
-                for r, n, h in conn.execute(
-                    "SELECT rowid, n, hash FROM chunks WHERE doc = ?", (key,)
-                )
-            }
-            kept: list[int] = []
-            for chunk in info.chunks:
-                have = existing.pop(chunk.n, None)
-                if have is not None and have[1] == chunk.hash:
-                    stats.reused += 1
-                    kept.append(have[0])
-                    continue
-                if have is not None:
-                    rowid = have[0]
-                    if old_type != info.type or idx.url:  # shared ids are text hashes
-                        ops.delete(old_type, [rowid])
-                    conn.execute(
-                        "UPDATE chunks SET hash = ?, vec = NULL WHERE rowid = ?",
-                        (chunk.hash, rowid),
-                    )
-                    conn.execute("DELETE FROM fts WHERE rowid = ?", (rowid,))
-                    conn.execute(
-                        "INSERT INTO fts (rowid, head, body, ctx) VALUES (?, ?, ?, '')",
-                        (rowid, chunk.head, chunk.body),
-                    )
-                else:
-                    rowid = _insert_chunk(conn, key, chunk)
-                to_embed.append((rowid, info.type, chunk.embed_text))
-            for rowid, _ in existing.values():  # the memory got shorter
-                ops.delete(old_type, [rowid])
-                conn.execute("DELETE FROM fts WHERE rowid = ?", (rowid,))
-                conn.execute("DELETE FROM chunks WHERE rowid = ?", (rowid,))
-            if old_type != info.type:
-                _move_vectors(conn, kept, old_type, info.type, ops)
-            conn.execute("UPDATE docs SET ctx_hash = NULL WHERE key = ?", (key,))
-            if not info.session:
-                _clear_context(conn, key)
-            sessions.update(s for s in (old_session, info.session) if s)
-        to_embed = _take_shared(idx, to_embed, stats)
-        stats.embedded = len(to_embed)
-        _embed_into(conn, idx, to_embed, embedder, progress)
-        stats.context_embedded = _refresh_context(conn, sessions, embedder if idx.context_vectors else None, progress)
-        conn.execute("COMMIT")
-    except BaseException:
-        conn.execute("ROLLBACK")
-        raise
+            _change(batch, indexed[path], infos[path], shas[path])
+        batch.to_embed = _take_shared(idx, batch.to_embed, stats)
+        stats.embedded = len(batch.to_embed)
+        _embed_into(idx.conn, idx, batch.to_embed, embedder, progress)
+        context_embedder = embedder if idx.context_vectors else None
+        stats.context_embedded = _refresh_context(
+            idx.conn, batch.sessions, context_embedder, progress
+        )
     idx.forget_counts()
     try:
-        _flush_chroma(idx, ops)
-    except Exception:  # noqa: BLE001 - a shared server that is away: see build.sync
+        _flush_chroma(idx, batch.ops)
+    except Exception:  # noqa: BLE001 - a shared server that is away: the next sync sends them
         if not idx.url:
             raise
         idx.unpublished = True
     idx.manifest["dirty"] = False
-    _ = np
     return stats
 
 
-def _insert_chunk(conn: sqlite3.Connection, key: int, chunk: Any) -> int:
+def _remove(batch: _Batch, old: IndexedRow) -> None:
+    conn = batch.conn
+    rowids = batch.chunk_rowids(old.key)
+    batch.ops.delete(old.type, rowids)
+    conn.executemany("DELETE FROM fts WHERE rowid = ?", [(r,) for r in rowids])
+    conn.execute("DELETE FROM chunks WHERE doc = ?", (old.key,))
+    conn.execute("DELETE FROM docs WHERE key = ?", (old.key,))
+    batch.touched(old.session)
+
+
+def _relabel(batch: _Batch, old: IndexedRow, path: str, info: DocInfo, sha: str) -> None:
+    """Same text, new path or metadata: the row changes, the vectors stay."""
+    batch.conn.execute(
+        f"UPDATE docs SET path = ?, {_ASSIGNMENTS}, sha = ? WHERE key = ?",
+        [path, *doc_values(info), sha, old.key],
+    )
+    if old.type != info.type:
+        _move_vectors(batch.conn, batch.chunk_rowids(old.key), old.type, info.type, batch.ops)
+    if not info.session and old.session:
+        _clear_context(batch.conn, old.key)
+    batch.touched(old.session, info.session)
+
+
+def _add(batch: _Batch, path: str, info: DocInfo, sha: str) -> None:
+    cur = batch.conn.execute(
+        f"INSERT INTO docs (path, {','.join(DOC_COLUMNS)}, sha, text_hash, nchunks) "
+        f"VALUES (?, {_PLACEHOLDERS}, ?, ?, ?)",
+        [path, *doc_values(info), sha, info.text_hash, len(info.chunks)],
+    )
+    key = int(cur.lastrowid or 0)
+    for chunk in info.chunks:
+        rowid = _insert_chunk(batch.conn, key, chunk)
+        batch.to_embed.append((rowid, info.type, chunk.embed_text))
+    batch.touched(info.session)
+
+
+def _change(batch: _Batch, old: IndexedRow, info: DocInfo, sha: str) -> None:
+    """New text: chunks whose hash is unchanged keep their vectors, the others are redone."""
+    conn, key = batch.conn, old.key
+    conn.execute(
+        f"UPDATE docs SET {_ASSIGNMENTS}, sha = ?, text_hash = ?, nchunks = ? WHERE key = ?",
+        [*doc_values(info), sha, info.text_hash, len(info.chunks), key],
+    )
+    rows = conn.execute("SELECT rowid, n, hash FROM chunks WHERE doc = ?", (key,))
+    existing = {int(n): (int(r), h) for r, n, h in rows}
+    kept: list[int] = []
+    for chunk in info.chunks:
+        have = existing.pop(chunk.n, None)
+        if have is not None and have[1] == chunk.hash:
+            batch.stats.reused += 1
+            kept.append(have[0])
+            continue
+        if have is None:
+            rowid = _insert_chunk(conn, key, chunk)
+        else:
+            rowid = have[0]
+            if old.type != info.type or batch.idx.url:  # shared ids are text hashes
+                batch.ops.delete(old.type, [rowid])
+            _rewrite_chunk(conn, rowid, chunk)
+        batch.to_embed.append((rowid, info.type, chunk.embed_text))
+    for rowid, _ in existing.values():  # the memory got shorter
+        batch.ops.delete(old.type, [rowid])
+        conn.execute("DELETE FROM fts WHERE rowid = ?", (rowid,))
+        conn.execute("DELETE FROM chunks WHERE rowid = ?", (rowid,))
+    if old.type != info.type:
+        _move_vectors(conn, kept, old.type, info.type, batch.ops)
+    conn.execute("UPDATE docs SET ctx_hash = NULL WHERE key = ?", (key,))
+    if not info.session:
+        _clear_context(conn, key)
+    batch.touched(old.session, info.session)
+
+
+def _rewrite_chunk(conn: sqlite3.Connection, rowid: int, chunk: Chunk) -> None:
+    """A chunk's text changed: new hash and keywords, its vector to be embedded again."""
+    conn.execute("UPDATE chunks SET hash = ?, vec = NULL WHERE rowid = ?", (chunk.hash, rowid))
+    conn.execute("DELETE FROM fts WHERE rowid = ?", (rowid,))
+    conn.execute(
+        "INSERT INTO fts (rowid, head, body, ctx) VALUES (?, ?, ?, '')",
+        (rowid, chunk.head, chunk.body),
+    )
+
+
+def _insert_chunk(conn: sqlite3.Connection, key: int, chunk: Chunk) -> int:
     cur = conn.execute(
         "INSERT INTO chunks (doc, n, hash) VALUES (?, ?, ?)", (key, chunk.n, chunk.hash)
     )
@@ -239,7 +264,8 @@ def _move_vectors(
 def _clear_context(conn: sqlite3.Connection, key: int) -> None:
     """A memory left its session: its neighbours' text goes."""
     rows = conn.execute(
-        "SELECT c.rowid, f.head, f.body FROM chunks AS c JOIN fts AS f ON f.rowid = c.rowid WHERE c.doc = ?",
+        "SELECT c.rowid, f.head, f.body FROM chunks AS c JOIN fts AS f ON f.rowid = c.rowid "
+        "WHERE c.doc = ?",
         (key,),
     ).fetchall()
     for rowid, head, body in rows:
@@ -255,7 +281,7 @@ def _embed_into(
     conn: sqlite3.Connection,
     idx: Index,
     items: list[tuple[int, str, str]],
-    embedder: Any,
+    embedder: Embedder,
     progress: Progress | None,
 ) -> None:
     """Embed ``items`` in batches; vectors go to SQLite now and to Chroma from a second
@@ -300,7 +326,8 @@ def _embed_into(
             )
             if matrix.shape != (len(batch), idx.dimensions):
                 raise IndexError_(
-                    f"the embedder returned vectors of shape {matrix.shape}, expected ({len(batch)}, {idx.dimensions})"
+                    f"the embedder returned vectors of shape {matrix.shape}, "
+                    f"expected ({len(batch)}, {idx.dimensions})"
                 )
             conn.executemany(
                 "UPDATE chunks SET vec = ? WHERE rowid = ?",
@@ -403,7 +430,7 @@ def _unused(idx: Index, doc_type: str, ids: list[str]) -> list[str]:
 def _refresh_context(
     conn: sqlite3.Connection,
     sessions: Iterable[str],
-    embedder: Any = None,
+    embedder: Embedder | None = None,
     progress: Progress | None = None,
 ) -> int:
     """Give each memory of these sessions its neighbours' text: the FTS ``ctx`` column
@@ -426,8 +453,8 @@ def _refresh_context(
             ctx = neighbour_text(leads, i)
             digest = hashlib.sha1(ctx.encode("utf-8", "surrogatepass")).hexdigest()
             rows = conn.execute(
-                "SELECT c.rowid, f.head, f.body, c.chash FROM chunks AS c JOIN fts AS f ON f.rowid = c.rowid "
-                "WHERE c.doc = ?",
+                "SELECT c.rowid, f.head, f.body, c.chash "
+                "FROM chunks AS c JOIN fts AS f ON f.rowid = c.rowid WHERE c.doc = ?",
                 (key,),
             ).fetchall()
             if digest != old_hash:
@@ -444,7 +471,9 @@ def _refresh_context(
             for rowid, head, body, chash in rows:
                 if nchunks != 1 or not around:
                     if chash is not None:
-                        conn.execute("UPDATE chunks SET chash = NULL, cvec = NULL WHERE rowid = ?", (rowid,))
+                        conn.execute(
+                            "UPDATE chunks SET chash = NULL, cvec = NULL WHERE rowid = ?", (rowid,)
+                        )
                     continue
                 # The memory first: a 256-token cut then drops context, not the memory.
                 text = "\n".join([f"{head}\n{body}" if head else body, *around])
@@ -479,7 +508,8 @@ def reload_chroma(idx: Index, progress: Progress | None = None) -> int:
     done = 0
     for doc_type in TYPES:
         rows = idx.conn.execute(
-            "SELECT c.rowid, c.vec FROM chunks AS c JOIN docs AS d ON d.key = c.doc WHERE d.type = ? AND c.vec IS NOT NULL",
+            "SELECT c.rowid, c.vec FROM chunks AS c JOIN docs AS d ON d.key = c.doc "
+            "WHERE d.type = ? AND c.vec IS NOT NULL",
             (doc_type,),
         )
         while True:

@@ -37,7 +37,7 @@ if TYPE_CHECKING:  # pragma: no cover
     import numpy as np
 
     from ..memory import Memory
-    from ..vault import Vault
+    from ..repository import Repository
     from .handle import Index
 
 Progress = Callable[[str, int, int], None]
@@ -83,33 +83,21 @@ class NeighbourReport:
         }
 
 
-def open_index(vault: Vault, writer: bool) -> Index:
+def open_index(vault: Repository, writer: bool) -> Index:
     """The vault's index, up to date with the files.
 
     ``writer``: the caller holds the vault lock (a real consolidation), so the index is
     brought up to date here as ``memvault reindex`` would; otherwise (``--dry-run``) as a
     search would, never waiting for another writer.
     """
-    import sqlite3
-
-    from .build import ensure_fresh, open_for_write, rebuild, sync
-    from .handle import current_index, embedder_for
-    from .store import CorruptIndex
+    from .handle import current_index
+    from .service import ensure_fresh, update_locked
 
     if not writer:
         return ensure_fresh(vault)
-    embedder = embedder_for(vault)
-    try:
-        idx, why = open_for_write(vault, embedder)
-        if idx is not None:
-            sync(vault, idx, embedder=embedder)
-            idx.last_scan = time.monotonic()
-            return idx
-    except (CorruptIndex, sqlite3.DatabaseError) as exc:
-        why = f"the search index is damaged ({exc})"
-    rebuild(vault, embedder, why)
-    fresh = current_index(vault)
-    if fresh is None:  # pragma: no cover - rebuild always leaves an open handle
+    update_locked(vault)
+    fresh = current_index(vault.root)
+    if fresh is None:  # pragma: no cover - an update always leaves an open handle
         raise RuntimeError("the search index could not be opened after a rebuild")
     return fresh
 

@@ -3,11 +3,12 @@
 Filters are decided in SQLite, before ranking: a reader's visibility (another agent's
 ``self`` memories never match), status, type, dates, tags. The keyword leg applies them
 inside the FTS5 query. The vector leg asks Chroma (one collection per memory type) for
-the nearest chunks *without* a ``where`` clause -- filtered Chroma queries cost 100-500 ms
-at 100k vectors, unfiltered ones 2-10 ms -- and keeps the allowed ones; when a filter is
-so selective that too few survive, it scores the allowed chunks exactly from the vectors
-kept in SQLite instead. Either way the result is the true top-k of what the reader may
-see: nothing hidden comes back, and hidden memories never starve the results.
+the nearest chunks *without* a ``where`` clause -- at scale a filtered Chroma query costs
+tens of times an unfiltered one (``docs/performance.md``) -- and keeps the allowed ones;
+when a filter is so selective that too few survive, it scores the allowed chunks exactly
+from the vectors kept in SQLite instead. Either way the result is the true top-k of what
+the reader may see: nothing hidden comes back, and hidden memories never starve the
+results.
 """
 
 from __future__ import annotations
@@ -15,20 +16,23 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, NamedTuple
+
+from .filters import IndexFilter
 
 if TYPE_CHECKING:  # pragma: no cover
     import numpy as np
 
-    from .build import Index
+    from .handle import Index
 
 # English function words plus the question words people start queries with; short lists
-# for the other languages of the seeds. Dropping them from the keyword OR-query lifted
-# LoCoMo turn R@5 from 49.4 to 54.8 (research/FINDINGS.md).
+# for the other languages of the seeds. Dropping them from the keyword OR-query keeps
+# BM25 from rewarding matches on "what", "did", "the" (``docs/retrieval.md``).
 _STOPWORD_TEXT = """
 a about above after again against all am an and any are aren't as at be because been before being
-below between both but by can can't cannot could couldn't did didn't do does doesn't doing don't down
+below between both but by can can't cannot could couldn't did didn't do does doesn't doing don't
+down
 during each few for from further had hadn't has hasn't have haven't having he he'd he'll he's her
 here here's hers herself him himself his how how's i i'd i'll i'm i've if in into is isn't it it's
 its itself let's me more most mustn't my myself no nor not of off on once only or other ought our
@@ -60,7 +64,7 @@ def query_tokens(text: str) -> list[str]:
 
 
 # Below this many chunks every query word is kept: dropping common words costs a little
-# quality (forced on LoCoMo's small vaults: turn R@5 71.8 -> 71.0) and only pays at scale.
+# quality and only pays (in speed) at scale.
 COMMON_MIN_CHUNKS = 50_000
 
 
@@ -82,80 +86,6 @@ def match_expression(tokens: Sequence[str], limit: int = 64) -> str | None:
     if not tokens:
         return None
     return " OR ".join('"' + t.replace('"', '""') + '"' for t in tokens[:limit])
-
-
-@dataclass(frozen=True)
-class IndexFilter:
-    """What a reader may get back, as SQL over the ``docs`` table (alias ``d``)."""
-
-    types: tuple[str, ...] = ()
-    category: str | None = None
-    tags: tuple[str, ...] = ()
-    scope: str | None = None
-    author: str | None = None  # the memory's ``agent`` key
-    statuses: tuple[str, ...] = ("active", "disputed")
-    since: float | None = None
-    until: float | None = None
-    as_of: float | None = None
-    ids: tuple[str, ...] = ()
-    viewer_agent: str | None = None
-    viewer_team: str | None = None
-    extra: tuple[tuple[str, tuple[Any, ...]], ...] = field(default=())
-
-    def sql(self) -> tuple[str, list[Any]]:
-        clauses: list[str] = []
-        params: list[Any] = []
-        # Visibility first (AgentIdentity.can_see, in SQL).
-        if self.viewer_agent is not None:
-            clauses.append(
-                "(d.scope = 'global' OR (d.scope = 'self' AND d.agent = ?) "
-                "OR (d.scope NOT IN ('self', 'global') AND (d.team IS NULL OR d.team IS ?)))"
-            )
-            params += [self.viewer_agent, self.viewer_team]
-        else:
-            clauses.append(
-                "(d.scope = 'global' OR (d.scope NOT IN ('self', 'global') AND (d.team IS NULL OR d.team IS ?)))"
-            )
-            params.append(self.viewer_team)
-        if self.statuses:
-            clauses.append(f"d.status IN ({','.join('?' * len(self.statuses))})")
-            params += list(self.statuses)
-        if self.types:
-            clauses.append(f"d.type IN ({','.join('?' * len(self.types))})")
-            params += list(self.types)
-        if self.category:
-            clauses.append("d.category = ?")
-            params.append(self.category)
-        for tag in self.tags:
-            clauses.append("instr(d.tags, ?) > 0")
-            params.append(f"|{tag}|")
-        if self.scope:
-            clauses.append("d.scope = ?")
-            params.append(self.scope)
-        if self.author:
-            clauses.append("d.agent = ?")
-            params.append(self.author)
-        if self.since is not None:
-            clauses.append("d.created >= ?")
-            params.append(self.since)
-        if self.until is not None:
-            clauses.append("d.created <= ?")
-            params.append(self.until)
-        if self.as_of is not None:
-            # Valid time, not recording time: a fact counts from its valid_from (else from when
-            # it was written), until its valid_to; an episode once it happened.
-            clauses.append(
-                "(COALESCE(d.valid_from, d.created) IS NULL OR COALESCE(d.valid_from, d.created) <= ?) "
-                "AND (d.valid_to IS NULL OR d.valid_to > ?)"
-            )
-            params += [self.as_of, self.as_of]
-        if self.ids:
-            clauses.append(f"d.id IN ({','.join('?' * len(self.ids))})")
-            params += list(self.ids)
-        for clause, values in self.extra:
-            clauses.append(clause)
-            params += list(values)
-        return " AND ".join(clauses) or "1", params
 
 
 @dataclass
@@ -244,8 +174,10 @@ def vectors(index: Index, rowids: Sequence[int]) -> dict[int, np.ndarray]:
 EXACT_LIMIT = 20_000
 
 
-def _nearest(index: Index, doc_type: str, qvec: np.ndarray, n: int) -> tuple[list[int], list[float]]:
-    """The ``n`` chunks of a type nearest to ``qvec`` by Chroma, unfiltered: ``(rowids, cosines)``."""
+def _nearest(
+    index: Index, doc_type: str, qvec: np.ndarray, n: int
+) -> tuple[list[int], list[float]]:
+    """The ``n`` chunks of a type nearest to ``qvec`` (Chroma, unfiltered): rowids, cosines."""
     col = index.collection(doc_type)
     if col is None:
         raise LookupError(f"no vector collection for {doc_type}")
@@ -354,8 +286,7 @@ def one_blas_thread() -> Iterator[bool]:
 
     OpenBLAS splits a matrix-vector product over every core. For the few megabytes of an
     in-memory index that saves well under a millisecond on an idle machine, but on a busy
-    one the query waits for a second core to come free: measured on 2 cores under load,
-    10,000 x 384 took p50 12-30 ms on all threads, 0.5 ms on one.
+    one the query waits for a second core to come free (``docs/performance.md``).
     """
     global _blas
     if _blas is None:
@@ -405,7 +336,76 @@ def _vector_leg_in_memory(
     if len(candidates) == 0:
         return [], f"exact in memory over 0 of {len(rowids)}"
     n = min(k, len(candidates))
-    top = candidates[np.argpartition(-sims[candidates], n - 1)[:n]] if n < len(candidates) else candidates
+    top = (
+        candidates[np.argpartition(-sims[candidates], n - 1)[:n]]
+        if n < len(candidates)
+        else candidates
+    )
     top = top[np.lexsort((rowids[top], -sims[top]))]  # best first, ties by rowid
     found = [(int(rowids[i]), int(docs[i]), float(sims[i])) for i in top]
     return found, f"exact in memory over {len(candidates)} of {len(rowids)}"
+
+
+# --- what the ranking reads about the chunks and documents it found ------------------------
+
+
+class DocRow(NamedTuple):
+    """The ``docs`` columns the ranking weighs, by name."""
+
+    key: int
+    path: str
+    id: str
+    type: str
+    category: str | None
+    scope: str | None
+    status: str | None
+    created: float | None
+    importance: int | None
+    relevance: float | None
+    success_rate: float | None
+    speakers: str | None  # "|name|name|": who speaks in the memory
+    title: str | None
+    agent: str | None
+    team: str | None
+    triggers: str | None  # "|word|phrase|": a procedure's trigger keywords
+
+
+def _in_batches(
+    index: Index, sql: str, ids: Sequence[int], size: int = 500
+) -> Iterator[tuple[Any, ...]]:
+    """Rows of an ``IN ({})`` query, in batches below SQLite's variable limit."""
+    for start in range(0, len(ids), size):
+        part = list(ids[start : start + size])
+        yield from index.conn.execute(sql.format(",".join("?" * len(part))), part)
+
+
+def doc_rows(index: Index, keys: Sequence[int]) -> dict[int, DocRow]:
+    """``{doc key: DocRow}`` of the given documents."""
+    sql = f"SELECT {', '.join(DocRow._fields)} FROM docs WHERE key IN ({{}})"
+    return {int(row[0]): DocRow(*row) for row in _in_batches(index, sql, keys)}
+
+
+def stored_docs(index: Index, keys: Sequence[int]) -> dict[int, str]:
+    """``{doc key: the memory as JSON}`` (id, type, meta, content as last indexed)."""
+    sql = "SELECT key, doc FROM docs WHERE key IN ({})"
+    return {int(k): str(doc) for k, doc in _in_batches(index, sql, keys)}
+
+
+def chunk_bodies(index: Index, rowids: Sequence[int]) -> dict[int, str]:
+    """``{chunk rowid: its indexed body text}``."""
+    sql = "SELECT rowid, body FROM fts WHERE rowid IN ({})"
+    return {int(r): str(body) for r, body in _in_batches(index, sql, rowids)}
+
+
+def context_cosines(index: Index, rowids: Sequence[int], qvec: np.ndarray) -> dict[int, float]:
+    """Cosine of the query to each chunk's context vector (for the chunks that have one)."""
+    import numpy as np
+
+    q = np.asarray(qvec, dtype=np.float32)
+    size = index.dimensions * 4
+    sql = "SELECT rowid, cvec FROM chunks WHERE rowid IN ({}) AND cvec IS NOT NULL"
+    return {
+        int(rowid): float(np.frombuffer(blob, dtype=np.float32) @ q)
+        for rowid, blob in _in_batches(index, sql, rowids)
+        if len(blob) == size
+    }

@@ -23,9 +23,9 @@ from pathlib import Path
 from typing import Any
 
 from ..files import atomic_write
+from ..paths import INDEX_DIR
 
 SCHEMA = 3
-INDEX_DIR = ".memvault/index"
 DB_NAME = "search.sqlite"
 MANIFEST_NAME = "manifest.json"
 CHROMA_DIR = "chroma"
@@ -83,6 +83,20 @@ CREATE TABLE files (
 );
 CREATE VIRTUAL TABLE fts USING fts5(head, body, ctx, tokenize = 'porter unicode61');
 """
+
+
+class transaction:  # noqa: N801 - used as a context manager, like a function
+    """``with transaction(conn):`` ``BEGIN IMMEDIATE`` ... ``COMMIT`` (``ROLLBACK`` on error)."""
+
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        self.conn = conn
+
+    def __enter__(self) -> sqlite3.Connection:
+        self.conn.execute("BEGIN IMMEDIATE")
+        return self.conn
+
+    def __exit__(self, kind: object, *_: object) -> None:
+        self.conn.execute("COMMIT" if kind is None else "ROLLBACK")
 
 
 class CorruptIndex(Exception):
@@ -234,7 +248,7 @@ def release_chroma(root: Path) -> None:
 
         if "chromadb" not in sys.modules:
             return
-        from chromadb.api.client import SharedSystemClient
+        from chromadb.api.shared_system_client import SharedSystemClient
 
         with _chroma_lock:
             SharedSystemClient.clear_system_cache()

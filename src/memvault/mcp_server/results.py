@@ -7,13 +7,17 @@ import json
 from collections.abc import Mapping
 from dataclasses import fields, is_dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from mcp.types import CallToolResult, TextContent
 
 from ..errors import ValidationError
 from ..memory import Memory, format_time, parse_time
 from ..vault import Vault
+
+if TYPE_CHECKING:
+    from ..consolidate import Plan
+    from ..search import SearchResult, ValidationResult
 
 
 def jsonable(value: Any, _depth: int = 0) -> Any:
@@ -65,6 +69,7 @@ def when(value: str | None, key: str) -> dt.datetime | None:
 
 
 def time_text(value: str | None, key: str) -> str | None:
+    """A tool's date argument in the files' time format, or ``None``."""
     parsed = when(value, key)
     return format_time(parsed) if parsed else None
 
@@ -97,34 +102,29 @@ def short_memory(m: Memory, size: int = 300) -> dict[str, Any]:
     }
 
 
-def hidden_ids(vault: Vault, found: Any) -> set[str]:
+def hidden_ids(vault: Vault, found: SearchResult | ValidationResult) -> set[str]:
     """Defence in depth: ids of hits naming a memory this identity may not see.
 
     The search already filters by identity inside the index query and again on the
     loaded files; a third look costs nothing, since every hit carries its memory.
     """
-    hidden: set[str] = set()
-    for hit in getattr(found, "hits", None) or ():
-        memory = getattr(hit, "memory", None)
-        if memory is not None and not vault.identity.can_see(memory):
-            hidden.add(memory.id)
-    return hidden
+    return {
+        hit.memory.id
+        for hit in found.hits
+        if hit.memory is not None and not vault.identity.can_see(hit.memory)
+    }
 
 
-def hits_result(vault: Vault, found: Any) -> CallToolResult:
+def hits_result(vault: Vault, found: SearchResult | ValidationResult) -> CallToolResult:
     """A search result as JSON, minus anything the identity may not see."""
     hidden = hidden_ids(vault, found)
-    data = jsonable(found)
-    if isinstance(data, list):
-        data = {"hits": data}
-    if hidden and isinstance(data, dict) and isinstance(data.get("hits"), list):
-        data["hits"] = [
-            h for h in data["hits"] if not (isinstance(h, dict) and h.get("id") in hidden)
-        ]
+    data = jsonable(found.as_dict())
+    if hidden:
+        data["hits"] = [h for h in data["hits"] if h.get("id") not in hidden]
     return result(data)
 
 
-def consolidation_view(vault: Vault, plan: Any, sha: str | None, applied: bool) -> dict[str, Any]:
+def consolidation_view(vault: Vault, plan: Plan, sha: str | None, applied: bool) -> dict[str, Any]:
     """The plan as the identity may see it: actions on invisible memories are only counted."""
     visible = {m.id for m in vault.all_memories() if vault.identity.can_see(m)}
     actions = [a for a in plan.actions if a.memory_id in visible]

@@ -1,0 +1,106 @@
+"""Typer-free helpers shared by every command (and by the fast path of ``add``/``log``).
+
+Nothing here imports typer, click or rich: ``memvault add`` can run without them.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import sys
+from pathlib import Path
+
+from ..errors import MemvaultError
+
+TYPE_CHECKING = False  # typing is not imported at run time (fast CLI start)
+if TYPE_CHECKING:  # pragma: no cover
+    from typing import Any
+
+    from ..vault import Vault
+
+
+class State:
+    """Global options (``--vault``, ``--agent``, ...), set once per invocation."""
+
+    def __init__(self) -> None:
+        self.vault: Path | None = None
+        self.agent: str | None = None
+        self.team: str | None = None
+        self.role: str | None = None
+        self.quiet = False
+
+
+state = State()
+
+
+def open_vault() -> Vault:
+    from ..vault import Vault
+
+    return Vault.open(state.vault, agent=state.agent, team=state.team, role=state.role)
+
+
+def emit_json(data: Any) -> None:
+    # Indented for people at a terminal; compact for programs (json's C encoder is faster).
+    indent = 2 if sys.stdout.isatty() else None
+    sys.stdout.write(
+        json.dumps(data, ensure_ascii=False, indent=indent, default=_json_default) + "\n"
+    )
+
+
+def _json_default(value: Any) -> Any:
+    if isinstance(value, (dt.datetime, dt.date)):
+        return value.isoformat()
+    if isinstance(value, Path):
+        return str(value)
+    if hasattr(value, "as_dict"):
+        return value.as_dict()
+    return str(value)
+
+
+def info(message: str) -> None:
+    if not state.quiet:
+        print(message, file=sys.stderr)
+
+
+def parse_when(value: str | None, key: str) -> dt.datetime | None:
+    """Parse a --since/--until/--as-of value: ISO date/time, or '7d', '2w', '3m' ago."""
+    if value is None:
+        return None
+    from ..memory import now_utc, parse_time
+
+    text = value.strip().lower()
+    units = {"h": 3600, "d": 86400, "w": 7 * 86400, "m": 30 * 86400, "y": 365 * 86400}
+    if len(text) > 1 and text[:-1].isdigit() and text[-1] in units:
+        return now_utc() - dt.timedelta(seconds=int(text[:-1]) * units[text[-1]])
+    try:
+        return parse_time(value)
+    except ValueError:
+        raise MemvaultError(
+            f"expected a date like 2026-01-31 or an age like 7d, got {value!r}", key=key
+        ) from None
+
+
+def read_text_arg(text: str | None, file: Path | None) -> str:
+    """TEXT argument, else --file, else stdin (when piped)."""
+    if text is not None and text != "-":
+        return text
+    if file is not None:
+        try:
+            return file.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            raise MemvaultError(f"cannot read: {exc}", str(file)) from None
+    if text == "-" or not sys.stdin.isatty():
+        data = sys.stdin.buffer.read()
+        try:
+            return data.decode("utf-8")
+        except UnicodeDecodeError:
+            raise MemvaultError("standard input is not UTF-8 text", key="TEXT") from None
+    raise MemvaultError("give the text as an argument, with --file, or on stdin", key="TEXT")
+
+
+def split_list(values: list[str] | None) -> list[str]:
+    """Repeated options and comma-separated values both work: --tag a --tag b,c."""
+    out: list[str] = []
+    for value in values or []:
+        out.extend(v.strip() for v in value.split(",") if v.strip())
+    return out

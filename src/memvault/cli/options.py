@@ -1,0 +1,262 @@
+"""The command lines of ``memvault add``, ``log`` and ``show``, and the global options, as data.
+
+Both ways into these commands are built from the tables here: the Typer commands get their
+parameters from :func:`typer_parameters`, and the fast parser (:mod:`memvault.cli.fast`)
+reads the tables directly. The fast path imports this module, so it imports nothing
+beyond the standard library at import time; typer is imported inside
+:func:`typer_parameters` only.
+"""
+
+from __future__ import annotations
+
+from ..memory import KIND_TYPE
+
+TYPE_CHECKING = False  # typing is not imported at run time (fast CLI start)
+if TYPE_CHECKING:  # pragma: no cover
+    import inspect
+    from collections.abc import Callable
+    from typing import Any, Literal
+
+    # str, int, path: one value; list: repeatable; flag: takes no value
+    ValueKind = Literal["str", "int", "path", "list", "flag"]
+    Handler = Callable[..., None]
+
+
+class Argument:
+    """A positional argument: its parameter name, help, and whether it must be given."""
+
+    __slots__ = ("name", "help", "required", "metavar", "choices")
+
+    def __init__(
+        self,
+        name: str,
+        help: str,
+        *,
+        required: bool = False,
+        metavar: str | None = None,
+        choices: tuple[str, ...] = (),
+    ) -> None:
+        self.name = name
+        self.help = help
+        self.required = required
+        self.metavar = metavar
+        self.choices = choices  # when set, the value must be one of these
+
+
+class Option:
+    """An option: its parameter name, its flags (as shown in help), what value it takes."""
+
+    __slots__ = ("name", "flags", "kind", "help", "default", "required")
+
+    def __init__(
+        self,
+        name: str,
+        flags: tuple[str, ...],
+        kind: ValueKind,
+        help: str,
+        *,
+        default: str | None = None,
+        required: bool = False,
+    ) -> None:
+        self.name = name
+        self.flags = flags
+        self.kind = kind
+        self.help = help
+        self.default = default  # for "str" options; the others default to None (flags: False)
+        self.required = required
+
+    def default_value(self) -> object:
+        """The value the command gets when the option is not given."""
+        return False if self.kind == "flag" else self.default
+
+
+class Command:
+    """One command's positional arguments and options, in the order help lists them."""
+
+    __slots__ = ("name", "arguments", "options")
+
+    def __init__(
+        self, name: str, arguments: tuple[Argument, ...], options: tuple[Option, ...]
+    ) -> None:
+        self.name = name
+        self.arguments = arguments
+        self.options = options
+
+    def lookup(self) -> dict[str, Option]:
+        """Every flag (``--file``, ``-f``) -> its option."""
+        return {flag: option for option in self.options for flag in option.flags}
+
+
+KINDS = tuple(KIND_TYPE)
+
+_ALLOW_SECRETS = "Store text that looks like a credential."
+_FILE = "Read the text from this file."
+
+GLOBAL = Command(
+    "memvault",
+    (),
+    (
+        Option(
+            "vault",
+            ("--vault", "-V"),
+            "path",
+            "Vault folder (default: $MEMVAULT_VAULT, else walk up from here).",
+        ),
+        Option("agent", ("--agent",), "str", "Act as this agent ($MEMVAULT_AGENT)."),
+        Option("team", ("--team",), "str", "The agent's team ($MEMVAULT_TEAM)."),
+        Option(
+            "role",
+            ("--role",),
+            "str",
+            "Role, e.g. 'librarian' to write scope global ($MEMVAULT_ROLE).",
+        ),
+        Option("quiet", ("--quiet", "-q"), "flag", "Less output on stderr."),
+    ),
+)
+
+ADD = Command(
+    "add",
+    (
+        Argument("kind", "episode, fact or procedure.", required=True, choices=KINDS),
+        Argument("text", "The memory's text ('-' or omitted: read stdin)."),
+    ),
+    (
+        Option("file", ("--file", "-f"), "path", _FILE),
+        Option("title", ("--title", "-t"), "str", "Short title (default: first words)."),
+        Option("id", ("--id",), "str", "Explicit id (default: a slug of the title)."),
+        Option(
+            "category",
+            ("--category", "-c"),
+            "str",
+            "facts|decisions|definitions|relationships|constraints, "
+            "workflows|templates|patterns|heuristics, or any episode category.",
+        ),
+        Option("tag", ("--tag",), "list", "Tag (repeat, or comma-separated)."),
+        Option("importance", ("--importance", "-i"), "int", "1-5."),
+        Option("decay", ("--decay",), "str", "fast|normal|slow|never."),
+        Option("confidence", ("--confidence",), "str", "high|medium|low."),
+        Option("scope", ("--scope", "-s"), "str", "self|team|global."),
+        Option(
+            "subject",
+            ("--subject",),
+            "str",
+            "Key shared by facts about the same thing (e.g. user.city): newer wins.",
+        ),
+        Option("valid_from", ("--valid-from",), "str", "When the fact became true."),
+        Option("valid_to", ("--valid-to",), "str", "When it stopped being true."),
+        Option("trigger", ("--trigger",), "list", "Procedure trigger keyword(s)."),
+        Option("step", ("--step",), "list", "Procedure step (repeat, in order)."),
+        Option("outcome", ("--outcome",), "str", "Episode outcome."),
+        Option("session", ("--session",), "str", "Session the episode belongs to."),
+        Option("source", ("--source",), "str", "Where it came from (url, file, commit)."),
+        Option("related", ("--related",), "list", "Related memory id(s)."),
+        Option("channel", ("--channel",), "str", "Channel (e.g. slack:#ops)."),
+        Option("author", ("--author",), "str", "Author (human name or agent:<name>)."),
+        Option("message", ("--message", "-m"), "str", "Why: goes into the commit message."),
+        Option("allow_secrets", ("--allow-secrets",), "flag", _ALLOW_SECRETS),
+        Option("json_out", ("--json",), "flag", "Print the written memory as JSON."),
+    ),
+)
+
+LOG = Command(
+    "log",
+    (Argument("text", "The turn's text ('-' or omitted: read stdin)."),),
+    (
+        Option("session", ("--session", "-S"), "str", "Session name or id.", required=True),
+        Option("role", ("--role", "-r"), "str", "user|assistant|system|tool.", default="user"),
+        Option("rating", ("--rating",), "str", "helpful|neutral|not_helpful (agent feedback)."),
+        Option("file", ("--file", "-f"), "path", _FILE),
+        Option("allow_secrets", ("--allow-secrets",), "flag", _ALLOW_SECRETS),
+        Option("json_out", ("--json",), "flag", "Print the transcript memory as JSON."),
+    ),
+)
+
+SHOW = Command(
+    "show",
+    (Argument("memory_id", "The memory's id.", required=True, metavar="ID"),),
+    (
+        Option("raw", ("--raw",), "flag", "Print the file exactly as stored."),
+        Option("json_out", ("--json",), "flag", "Print JSON."),
+    ),
+)
+
+# The commands the fast parser may run without Typer.
+FAST_COMMANDS = {command.name: command for command in (ADD, LOG, SHOW)}
+
+
+def typer_parameters(command: Command) -> Callable[[Handler], Handler]:
+    """A decorator that gives a Typer command function the parameters of ``command``.
+
+    Typer reads a function's parameters with :func:`inspect.signature`, which honours
+    ``__signature__``: the decorated function keeps its docstring (the command's help) and
+    is called with every argument and option as a keyword. A choice argument arrives as
+    its plain string value, as it does from the fast parser.
+    """
+    import enum
+    import functools
+    import inspect
+
+    parameters = [_typer_argument(arg) for arg in command.arguments]
+    parameters += [_typer_option(option) for option in command.options]
+    signature = inspect.Signature(parameters, return_annotation=None)
+
+    def decorate(func: Handler) -> Handler:
+        @functools.wraps(func)
+        def run(**values: Any) -> None:
+            func(**{k: v.value if isinstance(v, enum.Enum) else v for k, v in values.items()})
+
+        # inspect.signature reads this attribute; typeshed does not declare it on functions.
+        run.__signature__ = signature  # type: ignore[attr-defined]
+        # typer resolves annotations with typing.get_type_hints, which reads __annotations__.
+        run.__annotations__ = {p.name: p.annotation for p in parameters}
+        return run
+
+    return decorate
+
+
+def _typer_argument(arg: Argument) -> inspect.Parameter:
+    import inspect
+
+    import typer
+
+    annotation: object = str if arg.required else str | None
+    if arg.choices:  # an enum, so that help and errors list the choices
+        annotation = _choice_type(arg.name.title(), arg.choices)
+    default = typer.Argument(... if arg.required else None, help=arg.help, metavar=arg.metavar)
+    return inspect.Parameter(
+        arg.name, inspect.Parameter.KEYWORD_ONLY, default=default, annotation=annotation
+    )
+
+
+def _choice_type(name: str, choices: tuple[str, ...]) -> object:
+    import enum
+
+    return enum.Enum(name, [(c, c) for c in choices], type=str)
+
+
+def _typer_option(option: Option) -> inspect.Parameter:
+    import inspect
+    from pathlib import Path
+
+    import typer
+
+    plain: dict[str, object] = {"str": str, "int": int, "path": Path, "list": list[str]}
+    optional: dict[str, object] = {
+        "str": str | None,
+        "int": int | None,
+        "path": Path | None,
+        "list": list[str] | None,
+    }
+    if option.kind == "flag":
+        annotation: object = bool
+    elif option.required or option.default is not None:
+        annotation = plain[option.kind]
+    else:
+        annotation = optional[option.kind]
+    default = ... if option.required else option.default_value()
+    return inspect.Parameter(
+        option.name,
+        inspect.Parameter.KEYWORD_ONLY,
+        default=typer.Option(default, *option.flags, help=option.help),
+        annotation=annotation,
+    )

@@ -1,0 +1,32 @@
+"""The "sleep job": consolidation as reviewable file rewrites, one commit per run.
+
+>>> from memvault.consolidate import consolidate, diff_of
+>>> plan, _ = consolidate(vault, dry_run=True)      # doctest: +SKIP
+>>> print(plan.summary()); print(diff_of(vault, plan))  # doctest: +SKIP
+
+Each run is planned first (:func:`plan` reads files, the access log and vectors and writes
+nothing, and gives every action with its reason), then applied as exactly one commit with
+an entry in the tracked ``.memvault/consolidation.log``. With the same ``now`` a second run
+finds nothing to do.
+
+Steps (``only`` selects a subset), one module each:
+
+* ``fold`` (:mod:`.fold`): the access log → ``access_count``/``last_accessed``;
+* ``decay`` (:mod:`.decay`): relevance, archive below threshold, restore when used again;
+* ``retention`` (:mod:`.retention`): maximum age per scope, old transcripts;
+* ``supersede`` (:mod:`.supersede`): facts sharing a subject;
+* ``dedup`` (:mod:`.dedup`): near-duplicate merge with tombstones, disputed pairs flagged;
+* ``promote`` (:mod:`.promote`): patterns in 3+ episodes → proposals in inbox/;
+* ``distill`` (:mod:`.distill`): old transcripts → summary episode.
+
+:mod:`.model` holds the plan and its actions, :mod:`.similarity` the neighbours from the
+index, :mod:`.runner` the planning and the commit.
+"""
+
+from __future__ import annotations
+
+from .decay import why
+from .model import STEPS, Action, Plan
+from .runner import apply, consolidate, diff_of, plan
+
+__all__ = ["STEPS", "Action", "Plan", "apply", "consolidate", "diff_of", "plan", "why"]

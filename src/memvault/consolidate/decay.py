@@ -1,0 +1,180 @@
+"""Decay and refresh, as pure functions of a memory's numbers, and the decay step.
+
+    relevance = (importance / 5) × rate ^ weeks × recency_boost      (capped at 1.0)
+
+``weeks`` counts from the last access, or from creation when never accessed. Rates per
+week: fast 0.5, normal 0.8, slow 0.95, never 1.0. The recency boost rewards recent use:
+2.0 accessed today, 1.5 this week, 1.2 this month, 1.0 this quarter, 0.8 older.
+Semantic and procedural memories don't decay unless their ``decay`` key says so.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from ..memory import Memory, format_time, now_utc
+from .model import ARCHIVE_DIR, INBOX_DIR, Action, Plan, State
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..config import Config
+    from ..vault import Vault
+
+DEFAULT_RATES = {"fast": 0.5, "normal": 0.8, "slow": 0.95, "never": 1.0}
+DEFAULT_BY_TYPE = {"episodic": "normal", "semantic": "never", "procedural": "never"}
+BOOSTS = (
+    (1, 2.0, "accessed today"),
+    (7, 1.5, "accessed this week"),
+    (30, 1.2, "accessed this month"),
+    (90, 1.0, "accessed this quarter"),
+)
+OLD_BOOST = (0.8, "not accessed for over a quarter")
+# Never accessed: no reward for use; a new memory is not punished either.
+NEVER_ACCESSED_BOOST = (1.0, "never accessed")
+DEFAULT_ARCHIVE_BELOW = 0.1
+
+
+@dataclass(frozen=True)
+class Relevance:
+    value: float
+    importance: int
+    decay: str
+    rate: float
+    weeks: float
+    since: str  # "last access" or "creation"
+    boost: float
+    boost_reason: str
+    capped: bool
+
+    def explain(self) -> str:
+        raw = (self.importance / 5) * (self.rate**self.weeks) * self.boost
+        text = (
+            f"relevance = importance/5 × rate^weeks × boost = {self.importance}/5 × "
+            f"{self.rate}^{self.weeks:.2f} × {self.boost} = {raw:.4f}"
+        )
+        if self.capped:
+            text += " → capped at 1.0"
+        return (
+            f"{text}\n  decay '{self.decay}' (rate {self.rate}/week); "
+            f"{self.weeks:.2f} weeks since {self.since}; "
+            f"boost {self.boost} ({self.boost_reason})"
+        )
+
+
+def decay_name(memory: Memory, defaults: Mapping[str, str] | None = None) -> str:
+    name = memory.meta.get("decay")
+    if name in DEFAULT_RATES:
+        return str(name)
+    return (defaults or DEFAULT_BY_TYPE).get(memory.type, "normal")
+
+
+def recency_boost(
+    now: dt.datetime, accessed: dt.datetime | None, weeks: float
+) -> tuple[float, str]:
+    """The boost and its reason; ``weeks`` is the age used when never accessed."""
+    if accessed is None:
+        return OLD_BOOST if weeks * 7 > 90 else NEVER_ACCESSED_BOOST
+    days = (now - accessed).total_seconds() / 86400
+    for limit, boost, reason in BOOSTS:
+        if days < limit:
+            return boost, reason
+    return OLD_BOOST
+
+
+def relevance(
+    memory: Memory,
+    now: dt.datetime,
+    rates: Mapping[str, float] | None = None,
+    defaults: Mapping[str, str] | None = None,
+    last_accessed: dt.datetime | None = None,
+) -> Relevance:
+    """The memory's relevance at ``now`` (``last_accessed`` overrides the file's value)."""
+    rates = {**DEFAULT_RATES, **(rates or {})}
+    name = decay_name(memory, defaults)
+    rate = float(rates.get(name, 1.0))
+    accessed = last_accessed or memory.time("last_accessed")
+    anchor = accessed or memory.created or now
+    since = "last access" if accessed else "creation"
+    weeks = max(0.0, (now - anchor).total_seconds() / (7 * 86400))
+    boost, reason = recency_boost(now, accessed, weeks)
+    importance = memory.importance
+    raw = (importance / 5) * (rate**weeks) * boost
+    return Relevance(min(1.0, raw), importance, name, rate, weeks, since, boost, reason, raw > 1.0)
+
+
+def config_rates(config: Config) -> tuple[dict[str, float], dict[str, str]]:
+    """Decay rates by name and the default decay per type, the defaults overridden by config."""
+    rates = dict(DEFAULT_RATES)
+    rates.update({k: float(v) for k, v in (config.get("decay.rates") or {}).items()})
+    defaults = dict(DEFAULT_BY_TYPE)
+    defaults.update(config.get("decay.default") or {})
+    return rates, defaults
+
+
+def archive_below(config: Config) -> float:
+    return float(config.get("decay.archive_below", DEFAULT_ARCHIVE_BELOW))
+
+
+def plan_decay(
+    vault: Vault,
+    state: State,
+    result: Plan,
+    accesses: Mapping[str, tuple[int, dt.datetime]],
+) -> None:
+    """Store each memory's relevance; archive it below the threshold, restore it when used."""
+    rates, defaults = config_rates(vault.config)
+    threshold = archive_below(vault.config)
+    now = result.now
+    for m in state.memories:
+        if m.status not in ("active", "archived") or m.path.startswith(INBOX_DIR):
+            continue
+        rel = relevance(m, now, rates, defaults, state.last_accessed(m))
+        rounded = round(rel.value, 4)
+        if rel.rate < 1.0 or "relevance" in m.meta or m.id in accesses:
+            old = m.meta.get("relevance")
+            if old is None or abs(float(old) - rounded) > 1e-9:
+                changes = {"relevance": rounded}
+                state.change(m, changes)
+                what = f"relevance {old if old is not None else '-'} → {rounded}"
+                why = rel.explain().splitlines()[0]
+                result.actions.append(Action("decay", m.id, m.path, what, why, changes))
+        if m.status == "active" and rel.rate < 1.0 and rel.value < threshold:
+            why = f"relevance {rel.value:.3f} < {threshold} (archive_below)"
+            state.archive(m, result, "decay", why)
+        elif (
+            m.path.startswith(ARCHIVE_DIR)
+            and m.id in accesses
+            and rel.value >= threshold
+            and not m.get("superseded_by")
+        ):
+            state.restore(m, result, f"recalled again (accessed {format_time(accesses[m.id][1])})")
+
+
+def why(vault: Vault, memory_id: str, now: dt.datetime | None = None) -> str:
+    """Explain a memory's current relevance from its numbers."""
+    m = vault.get(memory_id)
+    now = now or now_utc()
+    rates, defaults = config_rates(vault.config)
+    rel = relevance(m, now, rates, defaults)
+    threshold = archive_below(vault.config)
+    lines = [f"{m.id} ({m.type}/{m.category}, {m.status}) at {format_time(now)}", rel.explain()]
+    stored = m.meta.get("relevance")
+    if stored is not None:
+        lines.append(f"  stored relevance (last consolidation): {stored}")
+    if rel.rate >= 1.0:
+        lines.append("  does not decay (decay: never), so it is never archived for low relevance")
+    elif rel.value < threshold and m.status == "archived":
+        lines.append(
+            f"  below archive_below {threshold}: archived; "
+            "using it (--include-archive) brings it back"
+        )
+    elif rel.value < threshold:
+        lines.append(f"  below archive_below {threshold}: the next consolidation archives it")
+    elif rel.value > 0 and rel.rate < 1:
+        # weeks until the value falls under the threshold at this rate, without new accesses
+        weeks_left = math.log(threshold / rel.value) / math.log(rel.rate)
+        lines.append(f"  archived in about {weeks_left:.1f} weeks unless it is used")
+    return "\n".join(lines)

@@ -1,0 +1,179 @@
+"""Promotion: what recurs in 3+ episodes becomes a proposal in inbox/ for review.
+
+The same steps followed in several episodes become a proposed procedure; a cluster of
+similar episodes sharing tags becomes a proposed fact. Proposals never mix owners: a
+pattern in one agent's private episodes is proposed to that agent, never to its team.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+from collections import defaultdict
+from typing import TYPE_CHECKING, Any
+
+from ..files import render_new
+from ..memory import Memory, format_time, slugify
+from .model import INBOX_DIR, Action, Owner, Plan, Progress, State, owner, union_strings
+from .similarity import neighbour_pairs, normalise
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..vault import Vault
+
+
+def plan_promote(
+    vault: Vault, state: State, result: Plan, progress: Progress | None = None
+) -> None:
+    """A pattern in 3+ episodes → a proposed fact; the same steps in 3+ episodes → a
+    proposed procedure."""
+    episodes = [
+        m
+        for m in state.memories
+        if m.type == "episodic" and state.live(m) and m.category not in ("transcript", "summary")
+    ]
+    proposed = {str(m.meta.get("derived_key")) for m in state.memories if m.meta.get("derived_key")}
+    taken = {m.id for m in state.memories}
+    _propose_procedures(vault, result, episodes, proposed, taken)
+    _propose_patterns(vault, state, result, episodes, proposed, taken, progress)
+
+
+def derived_key(kind: str, ids: list[str]) -> str:
+    """A proposal's identity: the same members never get proposed twice."""
+    return hashlib.sha1((kind + "\0" + "\0".join(ids)).encode()).hexdigest()[:12]
+
+
+def _propose_procedures(
+    vault: Vault, result: Plan, episodes: list[Memory], proposed: set[str], taken: set[str]
+) -> None:
+    minimum = int(vault.config.get("consolidate.promote_min_episodes", 3))
+    by_steps: dict[tuple[tuple[str, ...], Owner], list[Memory]] = defaultdict(list)
+    for m in episodes:
+        steps = m.meta.get("steps")
+        if isinstance(steps, list) and len(steps) >= 2:
+            by_steps[(tuple(normalise(str(s)) for s in steps), owner(m))].append(m)
+    for (key, _), members in sorted(by_steps.items(), key=lambda kv: str(kv[0])):
+        if len(members) < minimum:
+            continue
+        ids = sorted(m.id for m in members)
+        derived = derived_key("steps", ids)
+        if derived in proposed:
+            continue
+        first = min(members, key=lambda m: m.id)
+        title = f"Procedure seen in {len(members)} episodes: {first.title}"[:80]
+        meta = proposal_meta("procedural", "workflows", title, ids, derived, result.now, taken)
+        same_owner(meta, first)
+        meta["steps"] = [str(s) for s in first.meta["steps"]]
+        meta["trigger"] = union_strings(members, "tags")[:5] or None
+        body = (
+            f"The same {len(key)} steps were followed in {len(members)} episodes: {', '.join(ids)}."
+        )
+        add_proposal(vault, result, meta, body)
+
+
+def _propose_patterns(
+    vault: Vault,
+    state: State,
+    result: Plan,
+    episodes: list[Memory],
+    proposed: set[str],
+    taken: set[str],
+    progress: Progress | None,
+) -> None:
+    minimum = int(vault.config.get("consolidate.promote_min_episodes", 3))
+    similarity = float(vault.config.get("consolidate.promote_similarity", 0.75))
+    if len(episodes) < minimum:
+        return
+    import numpy as np
+
+    groups = [owner(m) for m in episodes]
+    vecs, pairs = neighbour_pairs(vault, state, episodes, groups, similarity, progress)
+    for positions in _tag_clusters(episodes, pairs):
+        if len(positions) < minimum:
+            continue
+        members = [episodes[i] for i in positions]
+        ids = sorted(m.id for m in members)
+        derived = derived_key("pattern", ids)
+        if derived in proposed:
+            continue
+        sub = vecs[positions]
+        central = members[int(np.argmax(sub @ sub.mean(axis=0)))]
+        tags = union_strings(members, "tags")
+        title = f"Pattern in {len(members)} episodes: {central.title}"[:80]
+        meta = proposal_meta("semantic", "facts", title, ids, derived, result.now, taken)
+        same_owner(meta, central)
+        if tags:
+            meta["tags"] = tags[:8]
+        quote = central.content.strip().replace("\n", "\n> ")[:1200]
+        body = f"Seen in {len(members)} episodes ({', '.join(ids)}). Most representative:\n\n> "
+        add_proposal(vault, result, meta, body + quote)
+
+
+def _tag_clusters(episodes: list[Memory], pairs: dict[tuple[int, int], float]) -> list[list[int]]:
+    """Connected components of similar pairs, never joining two episodes whose tags differ
+    entirely (positions in ``episodes``)."""
+    parent = list(range(len(episodes)))
+
+    def find(x: int) -> int:
+        while parent[x] != x:
+            parent[x] = parent[parent[x]]
+            x = parent[x]
+        return x
+
+    for i, j in sorted(pairs):
+        a, b = episodes[i], episodes[j]
+        if a.tags and b.tags and not set(a.tags) & set(b.tags):
+            continue
+        parent[find(i)] = find(j)
+    clusters: dict[int, list[int]] = defaultdict(list)
+    for i in range(len(episodes)):
+        clusters[find(i)].append(i)
+    return list(clusters.values())
+
+
+def same_owner(meta: dict[str, Any], m: Memory) -> None:
+    """A proposal learned from private (or one team's) episodes stays with that owner."""
+    scope, agent, team = owner(m)
+    if scope == "self" and agent:
+        meta["scope"], meta["agent"] = "self", str(agent)
+    elif scope == "team" and team:
+        meta["team"] = str(team)
+
+
+def proposal_meta(
+    mtype: str,
+    category: str,
+    title: str,
+    ids: list[str],
+    key: str,
+    now: dt.datetime,
+    taken: set[str],
+) -> dict[str, Any]:
+    """The keys of a proposed memory, with an id not in ``taken`` (which it joins)."""
+    base = f"learned-{slugify(title, max_words=6)}"
+    mid, n = base, 2
+    while mid in taken:
+        mid, n = f"{base}-{n}", n + 1
+    taken.add(mid)
+    return {
+        "id": mid,
+        "type": mtype,
+        "category": category,
+        "title": title,
+        "status": "proposed",
+        "scope": "team",
+        "author": "agent:memvault-consolidate",
+        "created": format_time(now),
+        "importance": 3,
+        "confidence": "low",
+        "source": "learned",
+        "derived_from": ids,
+        "derived_key": key,
+    }
+
+
+def add_proposal(vault: Vault, result: Plan, meta: dict[str, Any], body: str) -> None:
+    """Add a new file in inbox/ to the plan."""
+    rel = INBOX_DIR + vault.path_for(meta)
+    result.new_files[rel] = render_new(meta, body)
+    why = f"derived from {len(meta['derived_from'])} episodes"
+    result.actions.append(Action("promote", meta["id"], rel, "propose", why, {}))

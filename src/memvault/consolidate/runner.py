@@ -1,0 +1,180 @@
+"""Planning and applying a consolidation: the plan is pure, applying it is one commit.
+
+:func:`plan` reads files, the access log and vectors and writes nothing; :func:`apply`
+performs a plan under the vault lock as exactly one commit and appends an entry to the
+tracked ``.memvault/consolidation.log``.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import difflib
+import json
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any
+
+from ..errors import MemvaultError
+from ..files import load_document, update_text
+from ..memory import format_time, now_utc
+from ..paths import CONSOLIDATION_LOG
+from .decay import plan_decay
+from .dedup import plan_dedup
+from .distill import plan_distill
+from .fold import Accesses, drop_parked_log, park_access_log, plan_fold
+from .model import STEPS, Plan, Progress, State
+from .promote import plan_promote
+from .retention import plan_retention
+from .supersede import plan_supersede
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..vault import Vault
+
+# Keys whose change alone does not count as an edit of the memory (no new ``updated``).
+BOOKKEEPING_KEYS = frozenset({"relevance", "access_count", "last_accessed"})
+MESSAGE_ACTIONS = 200  # actions listed in the commit message; the log holds them all
+
+
+def plan(
+    vault: Vault,
+    now: dt.datetime | None = None,
+    only: Iterable[str] | None = None,
+    progress: Progress | None = None,
+    writer: bool = False,
+) -> Plan:
+    """Work out everything a consolidation would do, without writing anything.
+
+    ``writer``: the caller holds the vault lock, so the search index (where the
+    neighbours for dedup and promotion come from) may be brought up to date first.
+    """
+    steps = set(only or STEPS)
+    unknown = steps - set(STEPS)
+    if unknown:
+        raise MemvaultError(
+            f"unknown step(s) {', '.join(sorted(unknown))}; expected {','.join(STEPS)}",
+            key="only",
+        )
+    result = Plan(now=now or now_utc())
+    state = State(vault.all_memories(), writer)
+    accesses: Accesses = {}
+    if "fold" in steps:
+        accesses = plan_fold(vault.root, state, result)
+    if "decay" in steps:
+        plan_decay(vault, state, result, accesses)
+    if "retention" in steps:
+        plan_retention(vault, state, result)
+    if "supersede" in steps:
+        plan_supersede(state, result)
+    if "dedup" in steps:
+        plan_dedup(vault, state, result, progress)
+    if "promote" in steps:
+        plan_promote(vault, state, result, progress)
+    if "distill" in steps:
+        plan_distill(vault, state, result)
+    result.neighbours = state.neighbour_reports
+    render(vault, state, result)
+    return result
+
+
+def render(vault: Vault, state: State, result: Plan) -> None:
+    """Fill ``result.writes`` and ``result.moves`` from the state's changes and moves."""
+    stamp = format_time(result.now)
+    for mid, changes in state.changes.items():
+        m = state.by_id[mid]
+        if not changes:
+            continue
+        doc = load_document(vault.root / m.path, m.path)
+        real = {k: v for k, v in changes.items() if doc.meta.get(k) != v}
+        if not real:
+            continue
+        edited = bool(set(real) - BOOKKEEPING_KEYS)
+        text = update_text(doc, {**real, "updated": stamp} if edited else real)
+        dst = state.moves.get(mid, m.path)
+        result.writes[dst] = text
+        if dst != m.path:
+            result.moves[m.path] = dst
+    for mid, dst in state.moves.items():
+        m = state.by_id[mid]
+        if m.path not in result.moves:
+            result.moves[m.path] = dst
+            result.writes.setdefault(dst, (vault.root / m.path).read_text(encoding="utf-8"))
+    result.writes.update(result.new_files)
+
+
+def log_entry(result: Plan) -> dict[str, Any]:
+    """What the consolidation log records of a run."""
+    return {
+        "ts": format_time(result.now),
+        "summary": result.summary(),
+        "counts": result.counts(),
+        "folded_sha": result.folded_sha,
+        "actions": [
+            {"step": a.step, "id": a.memory_id, "what": a.what, "why": a.why}
+            for a in result.actions
+        ],
+    }
+
+
+def commit_message(result: Plan) -> str:
+    message = f"memvault: consolidate ({format_time(result.now)}): {result.summary()}"
+    body = "\n".join(
+        f"- {a.step}: {a.memory_id}: {a.what} ({a.why})" for a in result.actions[:MESSAGE_ACTIONS]
+    )
+    if len(result.actions) > MESSAGE_ACTIONS:
+        more = len(result.actions) - MESSAGE_ACTIONS
+        body += f"\n- … and {more} more (see {CONSOLIDATION_LOG})"
+    return f"{message}\n\n{body}"
+
+
+def apply(vault: Vault, result: Plan) -> str | None:
+    """Perform a plan as one commit (call with the vault lock held)."""
+    if result.empty and not result.folded_records:
+        return None
+    log_path = vault.root / CONSOLIDATION_LOG
+    old_log = log_path.read_text(encoding="utf-8") if log_path.exists() else ""
+    writes = dict(result.writes)
+    sha = None
+    if not result.empty:
+        writes[CONSOLIDATION_LOG] = (
+            old_log + json.dumps(log_entry(result), ensure_ascii=False) + "\n"
+        )
+    # a moved file is written at its destination; remove the source
+    removes = [src for src in result.moves if src not in writes]
+    # Fold the access log exactly once: park it, commit, then drop the parked copy.
+    park_access_log(vault.root, result)
+    if writes or removes:
+        sha = vault.commit_files(writes, commit_message(result), removes=removes)
+    drop_parked_log(vault.root)
+    return sha
+
+
+def consolidate(
+    vault: Vault,
+    now: dt.datetime | None = None,
+    dry_run: bool = False,
+    only: Iterable[str] | None = None,
+    progress: Progress | None = None,
+) -> tuple[Plan, str | None]:
+    """Plan (and unless ``dry_run``, apply) a consolidation. Returns (plan, commit sha)."""
+    if dry_run:
+        return plan(vault, now, only, progress), None
+    with vault.locked():
+        result = plan(vault, now, only, progress, writer=True)
+        sha = apply(vault, result)
+    return result, sha
+
+
+def diff_of(vault: Vault, result: Plan) -> str:
+    """A unified diff of what the plan would change (for --dry-run)."""
+    chunks: list[str] = []
+    sources = {dst: src for src, dst in result.moves.items()}
+    for rel, text in sorted(result.writes.items()):
+        src = sources.get(rel, rel)
+        old_path = vault.root / src
+        old = old_path.read_text(encoding="utf-8") if old_path.exists() else ""
+        if old == text and src == rel:
+            continue
+        before = f"a/{src}" if old else "/dev/null"
+        chunks.extend(
+            difflib.unified_diff(old.splitlines(True), text.splitlines(True), before, f"b/{rel}")
+        )
+    return "".join(chunks)

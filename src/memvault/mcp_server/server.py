@@ -1,0 +1,237 @@
+"""The server: one open vault, the tools registered over it, and the stdio loop.
+
+Unknown arguments are refused (a misspelt ``scope`` must not silently become a team
+memory); every failure comes back as an MCP error result with a one-line message, and
+the server itself never dies on input.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import sys
+import threading
+import traceback
+from collections.abc import Callable
+from typing import Any
+
+import pydantic
+from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver.exceptions import ResourceError, ResourceNotFoundError, ToolError
+from mcp.types import CallToolResult, InputRequiredResult, ToolAnnotations
+
+from ..config import load_config
+from ..errors import MemvaultError, NotFoundError
+from ..paths import CONFIG_PATH
+from ..vault import Vault
+from .tools import define_tools
+
+IDENTITY_KEYS = ("agent", "team", "role", "author", "identity")
+
+INSTRUCTIONS = """\
+memvault is your long-term memory: plain files in a git repository that persist across
+sessions and are shared with your team.
+- At the start of a task, call `context` (or `recall`) with the task in a few words.
+- Before a multi-step task, call `procedure`; before relying on a remembered claim, `validate` it.
+- When you learn something durable (a preference, a decision, a fact about the project),
+  `remember` it as a fact with a `subject` key; after finishing or failing a task, `remember`
+  an episode with its outcome; when you work out a reusable how-to, `remember` a procedure.
+- Write self-contained text (it is read later without this conversation); never store secrets.
+- Use `log_turn` with a rating to record how helpful an answer was; `insights` reads those back.
+Your identity (agent/team/role) is fixed by the server; you see your own, your team's and
+global memories only."""
+
+
+def pydantic_message(name: str, exc: pydantic.ValidationError) -> str:
+    """A tool's argument errors in one line: ``where: what`` for each."""
+    parts = []
+    for err in exc.errors():
+        where = ".".join(str(p) for p in err.get("loc", ())) or "arguments"
+        parts.append(f"{where}: {err.get('msg', 'invalid')}")
+    return f"invalid arguments for {name}: " + "; ".join(parts)
+
+
+def unknown_arguments(name: str, given: dict[str, Any], allowed: set[str]) -> str | None:
+    """The error for arguments a tool does not take (identity ones explained), or ``None``."""
+    unknown = sorted(set(given) - allowed)
+    if not unknown:
+        return None
+    ident = [k for k in unknown if k in IDENTITY_KEYS]
+    why = ""
+    if ident:
+        why = (
+            f"; identity ({', '.join(ident)}) is fixed when the server starts"
+            " and cannot be set per call"
+        )
+    return (
+        f"unknown argument(s) for {name}: {', '.join(unknown)}{why};"
+        f" expected: {', '.join(sorted(allowed))}"
+    )
+
+
+class MemvaultMCP(MCPServer[Any]):
+    """MCPServer that refuses unknown arguments and words argument errors in one line."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.allowed: dict[str, set[str]] = {}
+        self.memvault: Session | None = None
+
+    def register(self, fn: Callable[..., Any], annotations: ToolAnnotations, title: str) -> None:
+        self.allowed[fn.__name__] = set(inspect.signature(fn).parameters)
+        self.add_tool(fn, title=title, annotations=annotations, description=inspect.getdoc(fn))
+
+    async def call_tool(
+        self, name: str, arguments: dict[str, Any], context: Context[Any, Any] | None = None
+    ) -> CallToolResult | InputRequiredResult:
+        allowed = self.allowed.get(name)
+        if allowed is not None and isinstance(arguments, dict):
+            refusal = unknown_arguments(name, arguments, allowed)
+            if refusal:
+                raise ToolError(refusal)
+        try:
+            return await super().call_tool(name, arguments, context)
+        except ToolError as exc:
+            if isinstance(exc.__cause__, pydantic.ValidationError):
+                raise ToolError(pydantic_message(name, exc.__cause__)) from exc.__cause__
+            raise
+
+
+class Session:
+    """One open vault shared by every call; a lock serialises calls inside the server."""
+
+    def __init__(self, vault: Vault) -> None:
+        self.vault = vault
+        self.lock = threading.RLock()
+        self.config_mtime = self.read_config_mtime()
+
+    def read_config_mtime(self) -> float:
+        try:
+            return (self.vault.root / CONFIG_PATH).stat().st_mtime
+        except OSError:
+            return 0.0
+
+    def refresh(self) -> None:
+        """Pick up config changes made by the CLI (e.g. ``pause``); identity stays as started."""
+        mtime = self.read_config_mtime()
+        if mtime != self.config_mtime:
+            ident = self.vault.identity
+            self.vault.config = load_config(
+                self.vault.root,
+                {
+                    "identity.agent": ident.agent,
+                    "identity.team": ident.team,
+                    "identity.role": ident.role,
+                },
+            )
+            self.config_mtime = mtime
+
+    def guard(self, fn: Callable[..., CallToolResult]) -> Callable[..., CallToolResult]:
+        """Run a tool body under the lock; expected errors become one-line MCP errors."""
+
+        @functools.wraps(fn)
+        def wrapper(*args: Any, **kwargs: Any) -> CallToolResult:
+            with self.lock:
+                try:
+                    self.refresh()
+                    return fn(*args, **kwargs)
+                except MemvaultError as exc:
+                    raise ToolError(str(exc)) from exc
+                except ToolError:
+                    raise
+                except Exception as exc:  # a bug: keep the server alive, say where to look
+                    print(f"memvault mcp: {fn.__name__} failed:", file=sys.stderr)
+                    traceback.print_exc(file=sys.stderr)
+                    message = f"internal error ({type(exc).__name__}: {exc})"
+                    raise ToolError(f"{message}; details on the server's stderr") from exc
+
+        return wrapper
+
+
+def build_server(vault: Vault) -> MemvaultMCP:
+    """The MCP server over one open vault (tests can drive it in-process too)."""
+    session = Session(vault)
+    ident = vault.identity
+    who = ", ".join(
+        f"{k}={v}"
+        for k, v in (("agent", ident.agent), ("team", ident.team), ("role", ident.role))
+        if v
+    )
+    server = MemvaultMCP(
+        "memvault",
+        title="memvault: long-term memory",
+        instructions=INSTRUCTIONS + (f"\nYou are: {who}." if who else ""),
+        version=package_version(),
+        log_level="WARNING",
+    )
+    for fn, hints, title in define_tools(vault):
+        server.register(session.guard(fn), hints, title)
+
+    @server.resource(
+        "memvault://{id}",
+        name="memory",
+        title="A memory",
+        description=(
+            "One memory file (front matter + text) by id."
+            " Another agent's self memories are not found."
+        ),
+        mime_type="text/markdown",
+    )
+    def read_memory(id: str) -> str:
+        with session.lock:
+            try:
+                return vault.raw_text(vault.get(id))
+            except NotFoundError as exc:
+                raise ResourceNotFoundError(str(exc)) from None
+            except MemvaultError as exc:
+                raise ResourceError(str(exc)) from None
+
+    server.memvault = session
+    return server
+
+
+def package_version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("memvault")
+    except PackageNotFoundError:  # pragma: no cover
+        return "0+unknown"
+
+
+def warm(vault: Vault, lock: threading.RLock) -> None:
+    """Load the embedder and open the index before the first call (off the main thread)."""
+    # Warming is an optimisation: a failure here shows up again, with context, on the
+    # first real search, so it is only reported.
+    try:
+        with lock:
+            from ..search import warm as warm_index
+
+            warm_index(vault)
+    except Exception as exc:
+        print(f"memvault mcp: warm-up skipped ({type(exc).__name__}: {exc})", file=sys.stderr)
+
+
+def serve(vault: Vault, *, warm_up: bool = True) -> None:
+    """Serve ``vault`` over stdio until the client closes the connection."""
+    server = build_server(vault)
+    assert server.memvault is not None
+    if not vault.identity.agent:
+        print(
+            "memvault mcp: no agent identity (--agent or MEMVAULT_AGENT):"
+            " 'self' memories are not available",
+            file=sys.stderr,
+        )
+    # Hand edits reach the index through file events, so a call checks only the files
+    # that changed instead of statting its way through the vault on every call.
+    from ..watch import feed_searches, stop_feed
+
+    feed = feed_searches(vault.root)
+    if warm_up:
+        threading.Thread(
+            target=warm, args=(vault, server.memvault.lock), name="memvault-warm", daemon=True
+        ).start()
+    try:
+        server.run("stdio")
+    finally:
+        stop_feed(feed)

@@ -1,0 +1,158 @@
+"""The read-only tools: recall, fact, procedure, validate, context, show, stats,
+recent_episodes, insights.
+
+Searches go through the vault's search methods; the results are filtered once more by
+identity before they are returned (see :mod:`.results`).
+"""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from mcp.types import CallToolResult
+from pydantic import Field
+
+from ..vault import Vault
+from .args import Day, Kind, Limit, Query
+from .results import hits_result, result, short_memory, when
+
+IncludeArchive = Annotated[bool, Field(description="Also search archived (decayed) memories.")]
+KindFilter = Annotated[
+    Kind | None,
+    Field(description="Only this kind of memory (default: decided by the question)."),
+]
+AsOf = Annotated[
+    str | None, Field(description="Answer as of this past date (ISO): what was true then.")
+]
+Statement = Annotated[
+    str,
+    Field(min_length=1, max_length=4000, description="The claim to check, as one sentence."),
+]
+Budget = Annotated[int, Field(ge=100, le=20_000, description="Token budget for the block.")]
+ShowId = Annotated[
+    str,
+    Field(
+        min_length=1,
+        max_length=128,
+        description="A memory id, as returned by recall/fact/procedure.",
+    ),
+]
+Last = Annotated[int, Field(ge=1, le=100, description="How many episodes.")]
+IncludeTranscripts = Annotated[bool, Field(description="Also list raw session transcripts.")]
+ByAgent = Annotated[
+    str | None,
+    Field(
+        max_length=100,
+        description="Only replies given by this agent (among memories you can see).",
+    ),
+]
+Topic = Annotated[
+    str | None,
+    Field(max_length=200, description="Only interactions mentioning these words."),
+]
+
+
+class ReadTools:
+    """The read-only tools over one vault; each method is one MCP tool."""
+
+    def __init__(self, vault: Vault) -> None:
+        self.vault = vault
+
+    def recall(
+        self,
+        query: Query,
+        limit: Limit = 8,
+        since: Day = None,
+        until: Day = None,
+        include_archive: IncludeArchive = False,
+        kind: KindFilter = None,
+    ) -> CallToolResult:
+        """Search long-term memory for anything relevant to a question or task.
+
+        Call it at the start of a task and whenever the user refers to earlier work ("last
+        time", "as we decided", "again"). Routed by intent: "when…/what happened…" finds
+        episodes, newest first; "how do I…" finds procedures; "what is…" finds facts. Returns
+        the best matches (id, title, snippet, score); read a whole memory with `show`."""
+        found = self.vault.recall(
+            query,
+            limit=limit,
+            include_archive=include_archive,
+            kind=kind,
+            since=when(since, "since"),
+            until=when(until, "until"),
+        )
+        return hits_result(self.vault, found)
+
+    def fact(self, query: Query, limit: Limit = 5, as_of: AsOf = None) -> CallToolResult:
+        """Look up what is known to be true: facts, decisions in force, definitions, relationships,
+        constraints.
+
+        Superseded facts are left out, unless `as_of` asks what was true at a past date."""
+        found = self.vault.fact(query, limit=limit, as_of=when(as_of, "as_of"))
+        return hits_result(self.vault, found)
+
+    def procedure(self, query: Query, limit: Limit = 3) -> CallToolResult:
+        """Find how-to knowledge for a task: workflows with ordered steps, templates, patterns,
+        heuristics.
+
+        Matched by trigger keywords and similarity, ranked by match and past success rate. Call
+        it before starting a multi-step task you may have done before."""
+        return hits_result(self.vault, self.vault.procedure(query, limit=limit))
+
+    def validate(self, statement: Statement) -> CallToolResult:
+        """Check a statement against known facts before relying on it or repeating it.
+
+        Answers whether it agrees with, contradicts, or has no support in what is known, with
+        the facts that decide it."""
+        return hits_result(self.vault, self.vault.validate(statement))
+
+    def context(self, query: Query, budget: Budget = 1500) -> CallToolResult:
+        """A ready-to-use block of the memories most useful for a task (relevant episodes, known
+        facts, applicable procedures, active constraints), kept within a token budget.
+
+        Call it once at the start of a task and keep the block in mind while you work."""
+        block = self.vault.context(query, budget=budget)
+        return result(block.as_dict(), text=block.text)
+
+    def show(self, id: ShowId) -> CallToolResult:
+        """Read one memory in full: all its fields and its text (also readable as the resource
+        memvault://<id>)."""
+        return result(self.vault.get(id).to_dict())
+
+    def stats(self) -> CallToolResult:
+        """How much is remembered: counts by kind, category, status and scope; oldest and newest;
+        archive and inbox sizes; query usage."""
+        from ..reports import vault_stats
+
+        return result(vault_stats(self.vault))
+
+    def recent_episodes(
+        self, last: Last = 10, include_transcripts: IncludeTranscripts = False
+    ) -> CallToolResult:
+        """The most recent episodes, newest first: what happened lately (tasks, problems,
+        decisions, feedback)."""
+        from ..reports import recent_episodes
+
+        episodes = recent_episodes(self.vault, last, include_transcripts)
+        return result({"episodes": [short_memory(m) for m in episodes]})
+
+    def insights(
+        self,
+        by_agent: ByAgent = None,
+        topic: Topic = None,
+        since: Day = None,
+        until: Day = None,
+        limit: Limit = 10,
+    ) -> CallToolResult:
+        """What past interactions taught: rated replies (helpful / neutral / not_helpful) from
+        logged sessions, each with the question it answered, plus counts and helpful rate per
+        agent.
+
+        Use it before answering a question you may have been asked before, to reuse what helped
+        and avoid what did not."""
+        from ..ingest import insights
+
+        found = insights(
+            self.vault, by_agent, topic, when(since, "since"), when(until, "until"), limit
+        )
+        return result(found)

@@ -1,0 +1,40 @@
+"""Where things live: every vault-relative path and folder name, and the user cache folder.
+
+Vault paths are POSIX strings relative to the vault's root (the folder holding
+``.memvault/``).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+MARKER = ".memvault"  # the folder that makes a folder a vault
+CONFIG_PATH = ".memvault/config.yaml"  # settings (tracked)
+LOCK_PATH = ".memvault/lock"  # the single-writer lock (files + git + index writes)
+INDEX_DIR = ".memvault/index"  # the derived, git-ignored index: safe to delete
+GENERATION_PATH = (
+    ".memvault/index/generation"  # grows by one byte per write: long-lived readers poll it
+)
+CATALOG_PATH = ".memvault/index/catalog.sqlite"  # parsed-file cache
+CONFIG_CACHE_PATH = ".memvault/index/config.marshal"
+COMMITS_STATE_PATH = ".memvault/index/commits"  # plumbing-commit counter (git gc --auto)
+ACCESS_LOG = ".memvault/access.log"  # reads, append-only (git-ignored); folded by consolidate
+ACCESS_LOG_FOLDING = ".memvault/access.log.folding"  # the log a consolidation is folding
+CONSOLIDATION_LOG = ".memvault/consolidation.log"  # what each consolidation did (tracked)
+
+MEMORY_TYPES = ("episodic", "semantic", "procedural")  # one top-level folder per type
+ARCHIVE = "archive"  # decayed or superseded memories, same relative paths
+INBOX = "inbox"  # proposals awaiting review
+ALL_TREES = (*MEMORY_TYPES, ARCHIVE, INBOX)  # every folder that holds memory files
+
+
+def user_cache_dir() -> Path:
+    """memvault's per-user cache (converted models, crash logs): ``$MEMVAULT_CACHE_DIR``,
+    else ``$XDG_CACHE_HOME/memvault``, else ``~/.cache/memvault``. Not created here."""
+    explicit = os.environ.get("MEMVAULT_CACHE_DIR")
+    if explicit:
+        return Path(explicit).expanduser()
+    xdg = os.environ.get("XDG_CACHE_HOME")
+    base = Path(xdg).expanduser() if xdg else Path.home() / ".cache"
+    return base / "memvault"

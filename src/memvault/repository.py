@@ -1,0 +1,359 @@
+"""The vault on disk, below search: open and init, settings, identity, the catalog of
+parsed files, the single-writer lock, reading memories, and the one-commit write.
+
+:class:`memvault.vault.Vault` builds on this with the write API (add, update, forget,
+log) and search. The index and search modules take a :class:`Repository`, so they never
+depend on the class that calls them.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Mapping
+from contextlib import contextmanager
+from pathlib import Path
+
+from . import gitstore, journal
+from .catalog import Catalog, ScanResult
+from .config import Config, load_config
+from .errors import (
+    DuplicateIdError,
+    LockTimeoutError,
+    NotFoundError,
+    VaultExistsError,
+    VaultNotFoundError,
+)
+from .files import atomic_write, check_text
+from .lock import clear_stale_git_lock, file_lock
+from .memory import ID_RE, Memory, format_time, now_utc
+from .paths import ALL_TREES, GENERATION_PATH, LOCK_PATH, MARKER
+from .scopes import AgentIdentity, Filters
+
+TYPE_CHECKING = False  # typing is not imported at run time (fast CLI start)
+if TYPE_CHECKING:  # pragma: no cover
+    from collections.abc import Iterator
+    from typing import Any, Self
+
+
+def find_root(start: Path | None = None) -> Path:
+    """``--vault`` > ``$MEMVAULT_VAULT`` > walk up from the current folder."""
+    if start is not None:
+        root = Path(start).expanduser().resolve()
+        if not (root / MARKER).is_dir():
+            raise VaultNotFoundError(
+                f"not a memvault vault (no {MARKER}/ folder); run 'memvault init'", str(start)
+            )
+        return root
+    env = os.environ.get("MEMVAULT_VAULT")
+    if env:
+        return find_root(Path(env))
+    here = Path.cwd().resolve()
+    for folder in (here, *here.parents):
+        if (folder / MARKER).is_dir():
+            return folder
+    raise VaultNotFoundError(
+        "no vault here or in any parent folder; "
+        "pass --vault PATH, set MEMVAULT_VAULT, or run 'memvault init'"
+    )
+
+
+def template_dir() -> Path:
+    from importlib import resources  # only init needs it
+
+    return Path(str(resources.files("memvault") / "vault_template"))
+
+
+class Repository:
+    """A vault on disk: its files, settings, identity, catalog, lock and commits."""
+
+    def __init__(self, root: Path, config: Config, identity: AgentIdentity) -> None:
+        self.root = root
+        self.config = config
+        self.identity = identity
+        self.catalog = Catalog(root, config.int("limits.max_file_bytes"))
+
+    # --- opening -------------------------------------------------------------------
+
+    @classmethod
+    def open(
+        cls,
+        path: str | Path | None = None,
+        *,
+        agent: str | None = None,
+        team: str | None = None,
+        role: str | None = None,
+        overrides: Mapping[str, Any] | None = None,
+    ) -> Self:
+        """Open an existing vault (discovered as ``find_root`` does when ``path`` is None)."""
+        root = find_root(Path(path) if path is not None else None)
+        over = dict(overrides or {})
+        over.update({"identity.agent": agent, "identity.team": team, "identity.role": role})
+        config = load_config(root, over)
+        identity = AgentIdentity(
+            config.get("identity.agent"), config.get("identity.team"), config.get("identity.role")
+        )
+        return cls(root, config, identity)
+
+    @classmethod
+    def init(
+        cls,
+        path: str | Path,
+        *,
+        examples: bool = False,
+        agent: str | None = None,
+        team: str | None = None,
+        role: str | None = None,
+    ) -> Self:
+        """Create a vault from the template: folders, config, README, git repo, first commit."""
+        root = Path(path).expanduser().resolve()
+        if (root / MARKER).exists():
+            raise VaultExistsError(
+                "a vault already exists here; refusing to overwrite it", str(path)
+            )
+        if root.exists() and any(p.name in ALL_TREES for p in root.iterdir()):
+            raise VaultExistsError(
+                "folder already holds memory trees; refusing to overwrite them", str(path)
+            )
+        root.mkdir(parents=True, exist_ok=True)
+        src = template_dir()
+        created: list[str] = []
+        for item in sorted(src.rglob("*")):
+            rel = item.relative_to(src).as_posix()
+            if "__pycache__" in rel or item.is_dir():
+                continue
+            if rel.startswith("examples/") and not examples:
+                continue
+            target_rel = rel.removeprefix("examples/")
+            if target_rel.startswith("episodic/") and target_rel.count("/") == 1:
+                now = now_utc()
+                target_rel = (
+                    f"episodic/{now:%Y}/{now:%m}/{now:%Y-%m-%d}-" + target_rel.split("/", 1)[1]
+                )
+            target_rel = "/".join(
+                p.replace("dot-", ".", 1) if p.startswith("dot-") else p
+                for p in target_rel.split("/")
+            )
+            target = root / target_rel
+            if target.exists():
+                continue
+            target.parent.mkdir(parents=True, exist_ok=True)
+            import shutil
+
+            shutil.copyfile(item, target)
+            created.append(target_rel)
+        for tree in ALL_TREES:
+            (root / tree).mkdir(exist_ok=True)
+            keep = root / tree / ".gitkeep"
+            if not any((root / tree).iterdir()):
+                keep.touch()
+                created.append(f"{tree}/.gitkeep")
+        if examples:
+            cls._stamp_examples(root)
+        if ".memvault/config.yaml" in created:
+            cls._stamp_vault_id(root / ".memvault/config.yaml")
+        vault = cls.open(root, agent=agent, team=team, role=role)
+        if not gitstore.is_repo(root):
+            gitstore.init_repo(root, vault.git_identity)
+        from .merge import register_driver
+
+        # .gitattributes routes memory files to the driver; git ignores it until it is defined.
+        register_driver(root)
+        with vault.locked():
+            gitstore.commit(root, "memvault: initialise vault", vault.git_identity, add=created)
+        return vault
+
+    @staticmethod
+    def _stamp_vault_id(config: Path) -> None:
+        """Every clone shares the tracked config, so this id names the vault on a shared
+        Chroma server (two vaults made the same second may share a root commit)."""
+        import re
+        import uuid
+
+        text = config.read_text(encoding="utf-8")
+        stamped = re.sub(r"vault_id: null +", f"vault_id: {uuid.uuid4().hex[:16]}  ", text, count=1)
+        config.write_text(stamped, encoding="utf-8")
+
+    @staticmethod
+    def _stamp_examples(root: Path) -> None:
+        """Example memories get today's dates so decay and 'recent' make sense."""
+        today = format_time(now_utc())
+        for tree in ("episodic", "semantic", "procedural"):
+            for file in (root / tree).rglob("*.md"):
+                text = file.read_text(encoding="utf-8").replace("{{now}}", today)
+                file.write_text(text, encoding="utf-8")
+
+    # --- plumbing ------------------------------------------------------------------
+
+    @property
+    def git_identity(self) -> gitstore.Identity:
+        return gitstore.Identity(
+            str(self.config.get("git.author_name", "memvault")),
+            str(self.config.get("git.author_email", "memvault@localhost")),
+        )
+
+    @contextmanager
+    def locked(self, timeout: float = 60.0) -> Iterator[None]:
+        """The vault's single-writer lock (files + git + index writes)."""
+        with file_lock(self.root / LOCK_PATH, timeout=timeout, label="vault"):
+            clear_stale_git_lock(self.root)
+            if journal.pending(self.root):  # the last writer died half-way: undo its write
+                self._recover()
+            yield
+
+    def _recover(self) -> None:
+        restored = journal.recover(self.root)
+        if restored:
+            self.catalog.refresh(restored)
+            import sys
+
+            print(
+                f"memvault: undid an interrupted write ({len(restored)} file(s) put back)",
+                file=sys.stderr,
+            )
+
+    def rel(self, path: Path) -> str:
+        return path.resolve().relative_to(self.root).as_posix()
+
+    def bump_generation(self) -> None:
+        """Tell long-lived readers (MCP server) that files changed."""
+        path = self.root / GENERATION_PATH
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with open(path, "a", encoding="utf-8") as handle:
+            handle.write("+")
+
+    def commit_files(
+        self,
+        writes: Mapping[str, str],
+        message: str,
+        removes: Iterable[str] = (),
+        moves: Mapping[str, str] | None = None,
+        known: Mapping[str, Memory] | None = None,
+    ) -> str | None:
+        """Write ``writes`` (rel path -> text) atomically, remove/move files, one commit.
+
+        Call with the lock held. Every text is validated before anything is written, except
+        those in ``known``: rendered by memvault from metadata it validated, given here as
+        the memory they hold (the catalog records them without parsing them back).
+        """
+        known = dict(known or {})
+        for rel, text in writes.items():
+            if rel.split("/", 1)[0] in ALL_TREES and rel not in known:
+                check_text(text, rel)
+        removes = list(removes)
+        moves = dict(moves or {})
+        touched_add = [*writes.keys(), *moves.values()]
+        touched_rm = [*removes, *moves.keys()]
+        # Old bytes of everything we touch, so a failed commit can put the files back.
+        before: dict[str, bytes | None] = {}
+        for rel in {*touched_add, *touched_rm}:
+            path = self.root / rel
+            before[rel] = path.read_bytes() if path.is_file() and not path.is_symlink() else None
+        journal.begin(self.root, before, writes, moves)  # a killed write is undone next time
+        head_before = gitstore.head(self.root)
+        try:
+            for src, dst in moves.items():
+                (self.root / dst).parent.mkdir(parents=True, exist_ok=True)
+                os.replace(self.root / src, self.root / dst)
+            for rel, text in writes.items():
+                atomic_write(self.root / rel, text)
+            for rel in removes:
+                try:
+                    (self.root / rel).unlink()
+                except FileNotFoundError:
+                    pass
+            sha = None
+            if self.config.get("git.commit", True):
+                sha = gitstore.commit(
+                    self.root, message, self.git_identity, add=touched_add, remove=touched_rm
+                )
+        except BaseException:
+            # Put the files back, unless the commit landed (an interrupt in a post-commit
+            # hook, say): then the files are what HEAD holds, and undoing them would leave
+            # an uncommitted change that reverts the commit.
+            if gitstore.head(self.root) == head_before:
+                self._roll_back(before)
+            journal.end(self.root)
+            self.catalog.refresh(list(before))
+            raise
+        else:
+            journal.end(self.root)
+            for rel, memory in known.items():
+                self.catalog.put(rel, memory, writes[rel])
+            self.catalog.refresh([rel for rel in before if rel not in known])
+        finally:
+            self.bump_generation()
+        return sha
+
+    def _roll_back(self, before: Mapping[str, bytes | None]) -> None:
+        """Restore files to their bytes before a failed write; unstage them. Best effort."""
+        for rel, data in before.items():
+            path = self.root / rel
+            try:
+                if data is None:
+                    path.unlink(missing_ok=True)
+                else:
+                    path.parent.mkdir(parents=True, exist_ok=True)
+                    atomic_write(path, data.decode("utf-8"))
+            except OSError:
+                pass
+        gitstore.run_git(self.root, ["reset", "-q", "--", *before], check=False)
+
+    # --- reading -------------------------------------------------------------------
+
+    def scan(self) -> ScanResult:
+        if journal.pending(self.root):
+            # A write in flight, or one whose process died: undo the latter before reading,
+            # so its half-written files are never served. A live writer keeps the lock.
+            try:
+                with self.locked(timeout=0):
+                    pass
+            except LockTimeoutError:
+                pass
+        return self.catalog.scan()
+
+    def all_memories(self) -> list[Memory]:
+        """Every valid memory in the vault, whatever its scope (maintenance jobs)."""
+        return self.scan().memories
+
+    def memories(self, filters: Filters | None = None) -> list[Memory]:
+        """Memories visible to this identity that match ``filters`` (default: active ones)."""
+        filters = filters or Filters()
+        return [m for m in self.all_memories() if self.identity.can_see(m) and filters.match(m)]
+
+    def get(self, memory_id: str, *, any_scope: bool = False) -> Memory:
+        """One memory by id (archived and inbox included). Another agent's ``self`` is not found."""
+        if not isinstance(memory_id, str) or not ID_RE.match(memory_id):
+            raise NotFoundError(f"not a memory id: {memory_id!r}", key="id")
+        # The catalog's id column, after a folder-level look for created/deleted files; each
+        # candidate file is re-read if it changed (a hand edit may have changed its id).
+        if journal.pending(self.root):
+            self.scan()  # undoes a dead writer's half-done files first
+        else:
+            self.catalog.quick_sync()
+        matches = []
+        for rel in self.catalog.paths_with_id(memory_id):
+            entry = self.catalog.entry(rel)
+            if (
+                entry is not None
+                and entry.valid
+                and entry.id == memory_id
+                and entry.memory is not None
+            ):
+                matches.append(entry.memory)
+        if not matches:  # a file whose id was edited in place is only seen by a full scan
+            matches = [
+                e.memory
+                for e in self.scan().entries.values()
+                if e.valid and e.id == memory_id and e.memory is not None
+            ]
+        if not any_scope:
+            matches = [m for m in matches if self.identity.can_see(m)]
+        if not matches:
+            raise NotFoundError(f"no memory with id {memory_id!r}", key="id")
+        if len(matches) > 1:
+            paths = ", ".join(m.path for m in matches)
+            raise DuplicateIdError(f"id {memory_id!r} is used by several files: {paths}", key="id")
+        return matches[0]
+
+    def raw_text(self, memory: Memory) -> str:
+        return (self.root / memory.path).read_bytes().decode("utf-8")  # keep CRLF exactly

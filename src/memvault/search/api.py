@@ -1,0 +1,122 @@
+"""The search entry points: plain hybrid search, intent-routed recall, fact and procedure
+lookups. Every call appends one line to the access log (``log=False`` to skip it)."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Unpack
+
+from .accesslog import log_read
+from .engine import run
+from .options import SearchOptions, build_filter, check_limit, check_order, split_options
+from .ranking import Plan
+from .results import SearchResult
+from .routing import Route, normalise_kind, route
+from .validate import validate
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..repository import Repository
+
+
+def _execute(
+    vault: Repository,
+    command: str,
+    query: str,
+    the_route: Route,
+    options: SearchOptions,
+    *,
+    types: Sequence[str] = (),
+    prefer: str | None = None,
+    procedures: bool = False,
+) -> SearchResult:
+    started = time.perf_counter()
+    fopts, rest = split_options(options)
+    if the_route.since is not None and fopts.get("since") is None:
+        fopts["since"] = the_route.since
+    if the_route.until is not None and fopts.get("until") is None:
+        fopts["until"] = the_route.until
+    chosen, filt = build_filter(vault, fopts, types=types)
+    window = the_route.window
+    plan = Plan(
+        types=chosen,
+        filt=filt,
+        limit=check_limit(vault, rest.get("limit")),
+        prefer=prefer,
+        order=check_order(rest.get("order") or the_route.order),
+        explain=bool(rest.get("explain")),
+        procedures=procedures,
+        window=(window[0].timestamp(), window[1].timestamp()) if window else None,
+    )
+    hits, note = run(vault, query, plan) if chosen else ([], None)
+    ms = (time.perf_counter() - started) * 1000
+    if rest.get("log", True):
+        log_read(vault, command, query, [h.id for h in hits], ms)
+    return SearchResult(query, command, the_route, tuple(hits), ms, note)
+
+
+def search(vault: Repository, query: str, **options: Unpack[SearchOptions]) -> SearchResult:
+    """Plain hybrid search over every kind of memory (no intent routing).
+
+    Options (all keywords, see :class:`~memvault.search.options.SearchOptions`): ``limit``,
+    ``kind``/``type``, ``category``, ``tags``, ``scope``, ``agent``, ``since``, ``until``,
+    ``as_of``, ``include_archive``, ``include_superseded``, ``include_inbox``, ``status``,
+    ``filters`` (a :class:`~memvault.scopes.Filters`), ``explain``, ``order``
+    (relevance|time), ``log`` (write the access log, default True).
+    """
+    kind = normalise_kind(options.pop("kind", None))
+    if kind and options.get("type") is None:
+        options["type"] = kind
+    the_route = Route("general", kind, cue=f"--kind {kind}" if kind else None)
+    return _execute(vault, "search", query, the_route, options)
+
+
+def recall(vault: Repository, query: str, **options: Unpack[SearchOptions]) -> SearchResult:
+    """Intent-routed recall: episodes first for "when/what happened", facts for "what is",
+    procedures for "how do I"; other kinds still come back when they match much better.
+
+    A "when"/"what happened" question with a time window ("last week") lists the episodes
+    of that window newest first. "Is it true that ..." runs :func:`validate` and returns
+    its evidence as hits (the verdict is in the note). ``kind`` forces one kind of memory.
+    """
+    kind = options.pop("kind", None)
+    the_route = options.pop("route", None) or route(query, kind)
+    if the_route.intent == "validate" and kind is None:
+        verdict = validate(
+            vault,
+            query,
+            explain=bool(options.get("explain")),
+            as_of=options.get("as_of"),
+            log=options.get("log", True),
+        )
+        note = f"{verdict.verdict}: {verdict.why}"
+        return SearchResult(query, "recall", the_route, verdict.hits, verdict.ms, note)
+    if kind is not None:
+        if options.get("type") is None:
+            options["type"] = the_route.kind
+        return _execute(vault, "recall", query, the_route, options)
+    prefer = the_route.kind if the_route.intent != "general" else "episodic"
+    procedures = the_route.intent == "procedural"
+    return _execute(
+        vault, "recall", query, the_route, options, prefer=prefer, procedures=procedures
+    )
+
+
+def fact(vault: Repository, query: str, **options: Unpack[SearchOptions]) -> SearchResult:
+    """Semantic lookup: facts, decisions, definitions, relationships, constraints.
+
+    Superseded facts are left out unless ``include_superseded``; ``as_of`` answers with the
+    facts valid at that time (``valid_from <= as_of < valid_to``).
+    """
+    options.pop("kind", None)
+    the_route = Route("semantic", "semantic", cue="fact")
+    return _execute(vault, "fact", query, the_route, options, types=("semantic",))
+
+
+def procedure(vault: Repository, query: str, **options: Unpack[SearchOptions]) -> SearchResult:
+    """Procedures matched by trigger keywords and similarity, ranked by match and success rate."""
+    options.pop("kind", None)
+    the_route = Route("procedural", "procedural", cue="procedure")
+    return _execute(
+        vault, "procedure", query, the_route, options, types=("procedural",), procedures=True
+    )

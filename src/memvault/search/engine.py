@@ -1,0 +1,115 @@
+"""Running a query: load the embedder and the index (in parallel when both are cold), score
+with :mod:`memvault.search.ranking`, and rebuild once if the index breaks underneath."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Generic, TypeVar, cast
+
+from ..errors import MemvaultError
+from ..paths import MEMORY_TYPES
+from .ranking import Plan, rank
+from .results import SearchHit
+
+if TYPE_CHECKING:  # pragma: no cover
+    import numpy as np
+
+    from ..index.handle import Index
+    from ..repository import Repository
+
+T = TypeVar("T")
+
+# Embedders this process has already used: loaded, so a query costs milliseconds.
+_warm_embedders: set[str] = set()
+
+
+def query_vector(vault: Repository, query: str) -> np.ndarray:
+    """The query's embedding with the vault's embedder."""
+    from ..index.manifest import embedder_for
+
+    embedder = embedder_for(vault)
+    vec = embedder.embed_query(query)
+    _warm_embedders.add(embedder.identity)
+    return vec
+
+
+def _cold(vault: Repository) -> bool:
+    from ..index.manifest import embedder_for
+
+    return embedder_for(vault).identity not in _warm_embedders
+
+
+class Background(Generic[T]):
+    """Run ``fn(*args)`` in a thread; ``result()`` waits for it (and re-raises its error)."""
+
+    def __init__(self, fn: Callable[..., T], *args: object) -> None:
+        self._value: T | None = None
+        self._error: BaseException | None = None
+        self._thread = threading.Thread(target=self._run, args=(fn, args), daemon=True)
+        self._thread.start()
+
+    def _run(self, fn: Callable[..., T], args: tuple[object, ...]) -> None:
+        try:
+            self._value = fn(*args)
+        except BaseException as exc:  # noqa: BLE001 - handed to the caller
+            self._error = exc
+
+    def result(self) -> T:
+        self._thread.join()
+        if self._error is not None:
+            raise self._error
+        return cast(T, self._value)  # set: the thread ended without an error
+
+
+def run(
+    vault: Repository,
+    query: str,
+    plan: Plan,
+    *,
+    index: Index | None = None,
+    qvec: np.ndarray | None = None,
+) -> tuple[list[SearchHit], str | None]:
+    """Score ``query`` under ``plan``; the hits best first and a note (stale index, ...)."""
+    import sqlite3
+
+    from ..index import ensure_fresh, forget_open_index, store
+
+    if not query or not query.strip():
+        raise MemvaultError("empty query: say what to look for", key="query")
+    pending = None
+    if qvec is None and _cold(vault):
+        # Load the model and embed the query while the index is being checked: in a fresh
+        # process loading the model is most of the wait, and it runs largely outside the GIL.
+        pending = Background(query_vector, vault, query)
+    idx = index or ensure_fresh(vault)
+    if pending is not None:
+        qvec = pending.result()
+    elif qvec is None:
+        qvec = query_vector(vault, query)
+    try:
+        return rank(vault, idx, query, plan, qvec), idx.note
+    except sqlite3.DatabaseError:
+        # The index broke under us (deleted or garbled while open): rebuild once and retry.
+        forget_open_index(vault.root)
+        store.remove_all(vault.root)
+        idx = ensure_fresh(vault)
+        return rank(vault, idx, query, plan, qvec), idx.note
+
+
+def warm(vault: Repository) -> None:
+    """Load the embedder and open the index now (a server calls this at start): the vectors
+    into memory for a small index, the Chroma collections for a large one."""
+    from ..index import ensure_fresh
+
+    idx = ensure_fresh(vault)
+    query_vector(vault, "warm up")
+    with idx.lock:
+        for doc_type in MEMORY_TYPES:
+            if not idx.chunk_count(doc_type):
+                continue
+            if idx.in_memory:
+                idx.memory_vectors(doc_type)
+            else:
+                idx.collection(doc_type)
+        idx.chunk_docs()

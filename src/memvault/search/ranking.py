@@ -1,0 +1,351 @@
+"""Scoring a query against the index: the two legs, their fusion and the boosts.
+
+1. filters are SQL (:class:`memvault.index.filters.IndexFilter`): what the reader may see,
+   status, type, dates, tags -- applied inside both legs, before ranking;
+2. keyword leg: the query's content words as an FTS5 OR-query (porter-stemmed), BM25 over
+   the memory's head, body and its session neighbours' text (weights 1, 1, 0.5);
+3. vector leg: cosine of the query to each chunk; a memory with session neighbours also
+   has a vector of itself in context, and its dense score is the mean of both;
+4. the union of both legs' top lists is fused:
+   ``bm25 / best bm25 + 2.0 * cosine + 0.2 (query names the speaker) + 0.3 (dated within
+   a date or period the query names)``; a memory scores as its best chunk;
+5. boosts multiply that: importance, recency (episodes), decayed relevance, success rate
+   and trigger words (procedures), and the route's preference for one kind of memory.
+
+How these weights were chosen, and what each is worth on LoCoMo: ``docs/retrieval.md``.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from ..memory import Memory, now_utc
+from .dates import date_hint
+from .results import SearchHit, snippet
+
+if TYPE_CHECKING:  # pragma: no cover
+    import numpy as np
+
+    from ..index.filters import IndexFilter
+    from ..index.handle import Index
+    from ..index.query import DocRow
+    from ..repository import Repository
+
+# Fusion and boost weights (config ``search.weights.*`` overrides them).
+WEIGHTS: dict[str, float] = {
+    "dense": 2.0,  # cosine weight against max-normalised BM25
+    "speaker": 0.2,  # the query names who said it
+    "date": 0.3,  # the memory is dated within a date the query names ("in May 2023")
+    "importance": 0.05,  # per importance step away from 3
+    "recency": 0.1,  # episodes: up to +10 % when brand new, half of it after half_life_days
+    "half_life_days": 30.0,
+    "relevance": 0.2,  # consolidation's decayed relevance (0..1): up to -20 %
+    "success": 0.3,  # procedures: success_rate 1.0 -> +15 %, 0.0 -> -15 %
+    "trigger": 0.3,  # procedures: a trigger keyword appears in the query
+    "fallback": 0.7,  # kinds the route does not prefer
+    "pool": 2.0,  # each leg contributes max(50, pool * limit) chunks
+    # A query word found in more than this share of a large index is left out of the
+    # keyword leg: its BM25 weight is small and its long posting list is most of the
+    # cost of the query.
+    "common_share": 0.2,
+}
+
+
+@dataclass(frozen=True)
+class Plan:
+    """A query's resolved options (the public functions take keywords and build one)."""
+
+    types: tuple[str, ...]
+    filt: IndexFilter
+    limit: int
+    prefer: str | None = None  # kind the route prefers (others get the fallback weight)
+    order: str = "relevance"
+    explain: bool = False
+    procedures: bool = False  # weigh success_rate and triggers
+    window: tuple[float, float] | None = None  # a period the query names in passing (epoch s)
+
+
+def weights(vault: Repository) -> dict[str, float]:
+    """The fusion and boost weights, with ``search.weights.*`` from the config applied."""
+    out = dict(WEIGHTS)
+    custom = vault.config.get("search.weights") or {}
+    if isinstance(custom, Mapping):
+        for key, value in custom.items():
+            if key in out and isinstance(value, (int, float)) and not isinstance(value, bool):
+                out[key] = float(value)
+    return out
+
+
+@dataclass
+class Found:
+    """One memory among the candidates, scored as its best chunk."""
+
+    key: int
+    rowid: int  # its best chunk
+    row: DocRow
+    bm25: float = 0.0
+    cosine: float = -1.0
+    own_cosine: float = 0.0
+    context_cosine: float | None = None
+    kw_rank: int | None = None
+    vec_rank: int | None = None
+    base: float = 0.0
+    score: float = 0.0
+    boosts: dict[str, float] = field(default_factory=dict)
+
+
+@dataclass
+class Legs:
+    """What both legs found for one query: per chunk its BM25 and cosines, per memory its row."""
+
+    keyword: list[tuple[int, int, float]]  # (chunk rowid, doc key, bm25) best first
+    vector: list[tuple[int, int, float]]  # (chunk rowid, doc key, cosine) best first
+    how: str  # how the vector leg searched (shown by --explain)
+    bm25: dict[int, float] = field(default_factory=dict)  # chunk -> bm25 (0: no match)
+    cosine: dict[int, float] = field(default_factory=dict)  # chunk -> cosine to the query
+    context: dict[int, float] = field(default_factory=dict)  # chunk -> cosine in context
+    doc_of: dict[int, int] = field(default_factory=dict)  # chunk -> doc key
+    rows: dict[int, DocRow] = field(default_factory=dict)  # doc key -> its columns
+
+    @property
+    def best_bm25(self) -> float:
+        return max(self.bm25.values(), default=0.0)
+
+
+def gather(
+    idx: Index, tokens: Sequence[str], qvec: np.ndarray, plan: Plan, w: Mapping[str, float]
+) -> Legs:
+    """Run both legs under ``plan``'s filter and read what the fusion needs. Hold ``idx.lock``."""
+    import numpy as np
+
+    from ..index import query as iq
+
+    pool = max(50, int(w["pool"] * plan.limit))
+    expr = iq.match_expression(iq.drop_common(idx, tokens, w["common_share"]))
+    kw = iq.keyword_leg(idx, expr, plan.filt, pool) if expr else []
+    try:
+        vec, how = iq.vector_leg(idx, qvec, plan.filt, plan.types, pool)
+    except Exception as exc:  # noqa: BLE001 - Chroma failing must not fail the search
+        vec = exact_vector_leg(idx, qvec, plan.types, plan.filt, pool)
+        how = f"exact (vector store error: {type(exc).__name__})"
+    legs = Legs(kw, vec, how)
+    for rowid, doc, score in kw:
+        legs.bm25[rowid] = score
+        legs.doc_of[rowid] = doc
+    for rowid, doc, cos in vec:
+        legs.bm25.setdefault(rowid, 0.0)
+        legs.cosine[rowid] = cos
+        legs.doc_of[rowid] = doc
+    if not legs.doc_of:
+        return legs
+    # A keyword match outside the vector leg's top list still needs its cosine. (A chunk
+    # outside the keyword leg's top list counts as no keyword match.)
+    missing = [r for r in legs.doc_of if r not in legs.cosine]
+    if missing:
+        stored = iq.vectors(idx, missing)
+        q = np.asarray(qvec, dtype=np.float32)
+        for rowid in missing:
+            vec_r = stored.get(rowid)
+            legs.cosine[rowid] = float(vec_r @ q) if vec_r is not None else 0.0
+    legs.context = iq.context_cosines(idx, list(legs.doc_of), qvec)
+    legs.rows = iq.doc_rows(idx, sorted(set(legs.doc_of.values())))
+    return legs
+
+
+def exact_vector_leg(
+    idx: Index, qvec: np.ndarray, types: Sequence[str], filt: IndexFilter, k: int
+) -> list[tuple[int, int, float]]:
+    """The vector leg scored exactly from the vectors kept in SQLite (the vector store failed)."""
+    import numpy as np
+
+    from ..index import query as iq
+
+    q = np.asarray(qvec, dtype=np.float32)
+    out: list[tuple[int, int, float]] = []
+    for doc_type in types:
+        pairs = iq.all_allowed_chunks(idx, filt, doc_type)
+        stored = iq.vectors(idx, [r for r, _ in pairs])
+        for rowid, doc in pairs:
+            v = stored.get(rowid)
+            if v is not None:
+                out.append((rowid, doc, float(v @ q)))
+    out.sort(key=lambda x: (-x[2], x[0]))
+    return out[:k]
+
+
+def fuse(
+    legs: Legs, tokens: Sequence[str], query: str, plan: Plan, w: Mapping[str, float]
+) -> list[Found]:
+    """Every memory's fused score (its best chunk's), before boosts."""
+    best_bm25 = legs.best_bm25
+    names = set(tokens)
+    kw_rank: dict[int, int] = {}
+    for rank, (_, key, _) in enumerate(legs.keyword, 1):
+        kw_rank.setdefault(key, rank)
+    vec_rank: dict[int, int] = {}
+    for rank, (_, key, _) in enumerate(legs.vector, 1):
+        vec_rank.setdefault(key, rank)
+    hint = date_hint(query)
+    docs: dict[int, Found] = {}
+    for rowid, key in legs.doc_of.items():
+        row = legs.rows.get(key)
+        if row is None:
+            continue
+        own = legs.cosine[rowid]
+        ctx_cos = legs.context.get(rowid)
+        cos = own if ctx_cos is None else (own + ctx_cos) / 2
+        bm25 = legs.bm25[rowid]
+        speakers = row.speakers or ""
+        named = bool(speakers) and any(f"|{n}|" in speakers for n in names)
+        created = row.created
+        dated = (hint is not None and hint.matches(created)) or (
+            plan.window is not None
+            and created is not None
+            and plan.window[0] <= created <= plan.window[1] + 86400
+        )
+        # Cosine is clipped at 0 so that the multiplicative boosts stay monotone.
+        base = (
+            (bm25 / best_bm25 if best_bm25 > 0 else 0.0)
+            + w["dense"] * max(cos, 0.0)
+            + (w["speaker"] if named else 0.0)
+            + (w["date"] if dated else 0.0)
+        )
+        best = docs.get(key)
+        if best is None or base > best.base:
+            docs[key] = Found(
+                key, rowid, row, bm25, cos, own, ctx_cos, kw_rank.get(key), vec_rank.get(key), base
+            )
+    # Nothing in common at all (no keyword, no positive similarity): not a result -- except
+    # in a timeline ("what happened last week?"), where being in the window is the match.
+    return [d for d in docs.values() if plan.order == "time" or d.base > 0]
+
+
+def boost(found: Found, plan: Plan, w: Mapping[str, float], now: float, query: str) -> float:
+    """The product of ``found``'s boosts (each recorded in ``found.boosts`` for --explain)."""
+    row = found.row
+    boosts = found.boosts
+    if row.importance is not None and row.importance != 3:
+        boosts["importance"] = 1.0 + w["importance"] * (int(row.importance) - 3)
+    if row.type == "episodic" and row.created is not None:
+        age_days = max(0.0, (now - float(row.created)) / 86400)
+        bonus = w["recency"] * 0.5 ** (age_days / max(w["half_life_days"], 1e-6))
+        if bonus > 1e-4:
+            boosts["recency"] = 1.0 + bonus
+    if row.relevance is not None:
+        kept = max(0.0, min(1.0, float(row.relevance)))
+        boosts["relevance"] = 1.0 - w["relevance"] * (1.0 - kept)
+    success = row.success_rate
+    if row.type == "procedural" and (plan.procedures or success is not None):
+        rate = 0.5 if success is None else max(0.0, min(1.0, float(success)))
+        boosts["success_rate"] = 1.0 + w["success"] * (rate - 0.5)
+        if plan.procedures and trigger_hit(row.triggers or "", query):
+            boosts["trigger"] = 1.0 + w["trigger"]
+    if plan.prefer and row.type != plan.prefer:
+        boosts["route"] = w["fallback"]
+    return math.prod(boosts.values())
+
+
+def trigger_hit(triggers: str, query: str) -> bool:
+    """A procedure's trigger keyword (or phrase) appears in the (lower-cased) query."""
+    for word in triggers.strip("|").split("|"):
+        word = " ".join(word.lower().split())
+        if word and re.search(r"(?<!\w)" + re.escape(word) + r"(?!\w)", query):
+            return True
+    return False
+
+
+def rank(
+    vault: Repository, idx: Index, query: str, plan: Plan, qvec: np.ndarray
+) -> list[SearchHit]:
+    """The hits for ``query`` under ``plan``, best first (newest first for a timeline)."""
+    from ..index import query as iq
+
+    w = weights(vault)
+    tokens = iq.query_tokens(query)
+    with idx.lock:
+        legs = gather(idx, tokens, qvec, plan, w)
+    if not legs.doc_of:
+        return []
+    found = fuse(legs, tokens, query, plan, w)
+    now = now_utc().timestamp()
+    lowered = " ".join(query.lower().split())
+    for item in found:
+        item.score = item.base * boost(item, plan, w, now, lowered)
+    found.sort(key=lambda d: (-d.score, d.row.path))
+    hits = materialise(vault, idx, found[: plan.limit], plan, tokens, legs)
+    if plan.order == "time":
+        hits.sort(key=lambda h: h.created or "", reverse=True)
+    return hits
+
+
+def explanation(found: Found, legs: Legs) -> dict[str, Any]:
+    """The score breakdown ``--explain`` shows."""
+    best = legs.best_bm25
+    ctx = found.context_cosine
+    return {
+        "keyword": {
+            "rank": found.kw_rank,
+            "bm25": round(found.bm25, 4),
+            "normalised": round(found.bm25 / best, 4) if best > 0 else 0.0,
+        },
+        "vector": {
+            "rank": found.vec_rank,
+            "cosine": round(found.cosine, 4),
+            "own": round(found.own_cosine, 4),
+            "in_context": None if ctx is None else round(ctx, 4),
+        },
+        "fusion": round(found.base, 4),
+        "boosts": {k: round(v, 4) for k, v in found.boosts.items()},
+        "score": round(found.score, 4),
+        "chunk": found.rowid,
+        "vector_search": legs.how,
+    }
+
+
+def materialise(
+    vault: Repository,
+    idx: Index,
+    top: Sequence[Found],
+    plan: Plan,
+    tokens: Sequence[str],
+    legs: Legs,
+) -> list[SearchHit]:
+    """The top memories as hits. The memory comes from the index (as of its last update,
+    like the ranking itself), not from parsing its file again."""
+    from ..index import query as iq
+
+    with idx.lock:
+        stored = iq.stored_docs(idx, [d.key for d in top])
+        bodies = iq.chunk_bodies(idx, [d.rowid for d in top])
+    hits: list[SearchHit] = []
+    for found in top:
+        raw = stored.get(found.key)
+        if raw is None:
+            continue
+        data = json.loads(raw)
+        memory = Memory(data["id"], data["type"], found.row.path, data["meta"], data["content"])
+        if not vault.identity.can_see(memory):
+            continue  # belt and braces: the SQL filter already excluded it
+        created = memory.created
+        hits.append(
+            SearchHit(
+                id=memory.id,
+                path=memory.path,
+                type=memory.type,
+                category=memory.category,
+                title=memory.title,
+                snippet=snippet(bodies.get(found.rowid, ""), tokens),
+                score=found.score,
+                status=memory.status,
+                scope=memory.scope,
+                created=created.strftime("%Y-%m-%dT%H:%M:%SZ") if created else None,
+                memory=memory,
+                explain=explanation(found, legs) if plan.explain else None,
+            )
+        )
+    return hits

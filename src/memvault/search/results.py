@@ -1,0 +1,124 @@
+"""What a search returns: hits (one memory each, with why it matched) and the result of
+one query, plus the snippet shown for a hit."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..memory import Memory
+from .routing import Route
+
+
+@dataclass(frozen=True)
+class SearchHit:
+    """One memory found: what it is, where it lives, why it matched."""
+
+    id: str
+    path: str
+    type: str
+    category: str
+    title: str
+    snippet: str
+    score: float
+    status: str
+    scope: str
+    created: str | None
+    memory: Memory | None = field(default=None, compare=False, repr=False)
+    explain: Mapping[str, Any] | None = field(default=None, compare=False)
+
+    @property
+    def kind(self) -> str:
+        return self.type
+
+    def as_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "id": self.id,
+            "path": self.path,
+            "type": self.type,
+            "kind": self.type,
+            "category": self.category,
+            "title": self.title,
+            "snippet": self.snippet,
+            "score": round(self.score, 4),
+            "status": self.status,
+            "scope": self.scope,
+            "created": self.created,
+        }
+        meta = self.memory.meta if self.memory is not None else {}
+        for key in (
+            "subject",
+            "valid_from",
+            "valid_to",
+            "superseded_by",
+            "outcome",
+            "success_rate",
+            "confidence",
+            "tags",
+        ):
+            if meta.get(key) not in (None, "", []):
+                out[key] = meta[key]
+        if self.explain is not None:
+            out["explain"] = dict(self.explain)
+        return out
+
+
+@dataclass(frozen=True)
+class SearchResult:
+    """The hits of one query (iterable), with the route taken and how long it took."""
+
+    query: str
+    command: str
+    route: Route
+    hits: tuple[SearchHit, ...]
+    ms: float
+    note: str | None = None
+
+    def __iter__(self) -> Iterator[SearchHit]:
+        return iter(self.hits)
+
+    def __len__(self) -> int:
+        return len(self.hits)
+
+    def __getitem__(self, i: int) -> SearchHit:
+        return self.hits[i]
+
+    @property
+    def ids(self) -> list[str]:
+        return [h.id for h in self.hits]
+
+    def as_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "query": self.query,
+            "command": self.command,
+            "route": self.route.as_dict(),
+            "hits": [h.as_dict() for h in self.hits],
+            "ms": round(self.ms, 1),
+        }
+        if self.note:
+            out["note"] = self.note
+        return out
+
+
+_DATE_PREFIX = re.compile(r"^\[[^\]]{1,40}\]\s*")
+_WORD = re.compile(r"\w+", re.UNICODE)
+
+
+def snippet(text: str, tokens: Sequence[str], width: int = 32) -> str:
+    """About ``width`` words of ``text`` around the first query word it contains."""
+    text = _DATE_PREFIX.sub("", text.strip())
+    words = text.split()
+    if len(words) <= width:
+        return " ".join(words)
+    stems = [t[:5] for t in tokens if len(t) >= 3]
+    at = 0
+    for i, word in enumerate(words):
+        lw = word.lower()
+        if any(lw.startswith(s) or s in lw for s in stems):
+            at = i
+            break
+    start = max(0, min(at - width // 4, len(words) - width))
+    piece = " ".join(words[start : start + width])
+    return ("… " if start > 0 else "") + piece + (" …" if start + width < len(words) else "")

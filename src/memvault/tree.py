@@ -1,0 +1,86 @@
+"""Which files of a vault are memories, and the one walk over them.
+
+A memory file lives under one of the memory trees (``episodic/``, ``semantic/``,
+``procedural/``, ``archive/``, ``inbox/``), has a memory suffix (``.md``, ``.yaml``,
+``.yml``), and is not hidden, an editor backup (``~``), a README or a non-UTF-8 name.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterable, Iterator
+from pathlib import Path
+
+from .paths import ALL_TREES
+
+MEMORY_SUFFIXES = (".md", ".yaml", ".yml")
+
+
+def is_memory_file(name: str) -> bool:
+    return name.endswith(MEMORY_SUFFIXES) and not name.startswith(".") and name != "README.md"
+
+
+def is_utf8_name(name: str) -> bool:
+    """A name that isn't UTF-8 (surrogate-escaped by ``os.listdir``) can't be stored or named
+    in git-friendly text: such files are skipped, never a crash of every command."""
+    if name.isascii():
+        return True
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def is_listed(name: str) -> bool:
+    """Whether a file of this name inside a memory tree is a memory: a memory suffix, not
+    hidden, not an editor backup (``~``), not the README, a UTF-8 name."""
+    return is_memory_file(name) and not name.endswith("~") and is_utf8_name(name)
+
+
+def walk_memory_files(
+    root: Path | str,
+    trees: Iterable[str] = ALL_TREES,
+    on_folder: Callable[[str, os.stat_result], None] | None = None,
+) -> Iterator[tuple[str, os.stat_result | None]]:
+    """``(relative posix path, lstat)`` of every memory file under ``trees``, depth first in
+    name order; the stat is None when the file vanished between listing and stat.
+
+    Hidden files and folders, editor backups, non-UTF-8 names and symlinked folders are
+    skipped. ``on_folder(rel, stat)`` is called for every folder walked. Strings and
+    ``os.scandir``, no pathlib: this runs over every file on every scan and drift check.
+    """
+    base = str(root)
+    for tree in trees:
+        top = os.path.join(base, tree)
+        if not os.path.isdir(top) or os.path.islink(top):
+            continue
+        stack = [(top, tree)]
+        while stack:
+            folder, rel_folder = stack.pop()
+            try:
+                if on_folder is not None:
+                    on_folder(rel_folder, os.stat(folder))
+                with os.scandir(folder) as listing:
+                    entries = sorted(listing, key=lambda e: e.name)
+            except OSError:
+                continue
+            subdirs = []
+            for entry in entries:
+                name = entry.name
+                if name.startswith(".") or not is_utf8_name(name):
+                    continue
+                try:
+                    is_dir = entry.is_dir(follow_symlinks=False)
+                except OSError:
+                    continue
+                if is_dir:
+                    subdirs.append((entry.path, f"{rel_folder}/{name}"))
+                elif is_listed(name):
+                    try:
+                        yield f"{rel_folder}/{name}", entry.stat(follow_symlinks=False)
+                    except FileNotFoundError:
+                        yield f"{rel_folder}/{name}", None
+                    except OSError:
+                        continue
+            stack.extend(reversed(subdirs))
