@@ -26,15 +26,64 @@ import tempfile
 import time
 from pathlib import Path
 
-TAGS = ["deploy", "billing", "onboarding", "infra", "search", "mobile", "security", "hiring", "support", "data"]
+TAGS = [
+    "deploy",
+    "billing",
+    "onboarding",
+    "infra",
+    "search",
+    "mobile",
+    "security",
+    "hiring",
+    "support",
+    "data",
+]
 
 
 def vocabulary(rng: random.Random) -> list[str]:
-    syllables = ["ka", "lo", "mi", "ren", "dus", "tor", "vel", "qui", "sam", "por", "nek", "zu", "bar", "fin", "gol", "hep"]
+    syllables = [
+        "ka",
+        "lo",
+        "mi",
+        "ren",
+        "dus",
+        "tor",
+        "vel",
+        "qui",
+        "sam",
+        "por",
+        "nek",
+        "zu",
+        "bar",
+        "fin",
+        "gol",
+        "hep",
+    ]
     words = set()
     while len(words) < 3000:
         words.add("".join(rng.choice(syllables) for _ in range(rng.randint(2, 3))))
-    common = "the a of to and in is was for on with that by at from we our team service deploy".split()
+    common = [
+        "the",
+        "a",
+        "of",
+        "to",
+        "and",
+        "in",
+        "is",
+        "was",
+        "for",
+        "on",
+        "with",
+        "that",
+        "by",
+        "at",
+        "from",
+        "we",
+        "our",
+        "team",
+        "service",
+        "deploy",
+    ]
     return sorted(words) + common
 
 
@@ -103,7 +152,15 @@ def _stamp(when: dt.datetime) -> str:
     return when.strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-def build(root: Path, n: int, dup_rate: float, contra_rate: float, dispute_rate: float, seed: int, exact_below: int | None) -> dict:
+def build(
+    root: Path,
+    n: int,
+    dup_rate: float,
+    contra_rate: float,
+    dispute_rate: float,
+    seed: int,
+    exact_below: int | None,
+) -> dict:
     """A vault of ``n`` files: originals, plus planted
 
     * duplicates (``dup_rate`` of n): a copy of an original, exact or trivially different
@@ -124,7 +181,12 @@ def build(root: Path, n: int, dup_rate: float, contra_rate: float, dispute_rate:
     if exact_below is not None:
         vault.set_config("index.exact_below", exact_below, "bench: how neighbours are found")
         vault = Vault.open(root)
-    scopes = [("team", None, None), ("self", "agent-a", None), ("self", "agent-b", None), ("global", None, None)]
+    scopes = [
+        ("team", None, None),
+        ("self", "agent-a", None),
+        ("self", "agent-b", None),
+        ("global", None, None),
+    ]
     t0 = dt.datetime(2026, 1, 1, tzinfo=dt.UTC)
     writes: dict[str, str] = {}
     planted: list[tuple[str, str]] = []
@@ -140,7 +202,9 @@ def build(root: Path, n: int, dup_rate: float, contra_rate: float, dispute_rate:
 
     def owner(i: int) -> dict:
         scope, agent, team = scopes[i % len(scopes)]
-        return {k: v for k, v in {"scope": scope, "agent": agent, "team": team}.items() if v is not None}
+        return {
+            k: v for k, v in {"scope": scope, "agent": agent, "team": team}.items() if v is not None
+        }
 
     for i in range(base_count):
         kind = "episodic" if i % 3 else "semantic"
@@ -162,7 +226,9 @@ def build(root: Path, n: int, dup_rate: float, contra_rate: float, dispute_rate:
         meta["subject"] = f"bench.subject-{j}"
         meta["valid_from"] = meta["created"]
         newer = {**meta, "id": f"c{j:06d}"}
-        when = dt.datetime.fromisoformat(meta["created"].replace("Z", "+00:00")) + dt.timedelta(days=30)
+        when = dt.datetime.fromisoformat(meta["created"].replace("Z", "+00:00")) + dt.timedelta(
+            days=30
+        )
         newer["created"] = newer["valid_from"] = _stamp(when)
         words = text.rstrip(".").split()
         for k in rng.sample(range(len(words)), 3):
@@ -173,15 +239,31 @@ def build(root: Path, n: int, dup_rate: float, contra_rate: float, dispute_rate:
         writes[vault.path_for(meta)] = render_new(meta, text)
     for j in range(n_dispute // 2):
         i = base_count + j
-        base = {"type": "semantic", "category": "facts", **owner(i), "importance": 3, "decay": "never"}
+        base = {
+            "type": "semantic",
+            "category": "facts",
+            **owner(i),
+            "importance": 3,
+            "decay": "never",
+        }
         text = texts[base_count + j].rstrip(".!? ")
         if j % 2:
-            pair = (f"{text}. The retry limit is {10 + j % 50} attempts.", f"{text}. The retry limit is {70 + j % 50} attempts.")
+            pair = (
+                f"{text}. The retry limit is {10 + j % 50} attempts.",
+                f"{text}. The retry limit is {70 + j % 50} attempts.",
+            )
         else:
-            pair = (f"{text}. The nightly export is enabled.", f"{text}. The nightly export is not enabled.")
+            pair = (
+                f"{text}. The nightly export is enabled.",
+                f"{text}. The nightly export is not enabled.",
+            )
         ids = (f"p{j:06d}a", f"p{j:06d}b")
         for k, (mid, body) in enumerate(zip(ids, pair, strict=True)):
-            meta = {"id": mid, **base, "created": _stamp(t0 + dt.timedelta(days=2, minutes=2 * j + k))}
+            meta = {
+                "id": mid,
+                **base,
+                "created": _stamp(t0 + dt.timedelta(days=2, minutes=2 * j + k)),
+            }
             writes[vault.path_for(meta)] = render_new(meta, body)
         dispute_pairs.append(ids)
     plain = [o for o in originals if "subject" not in o[0]]  # subject facts have their own rule
@@ -189,12 +271,20 @@ def build(root: Path, n: int, dup_rate: float, contra_rate: float, dispute_rate:
         meta, text = rng.choice(plain)
         twin = {k: v for k, v in meta.items() if k not in ("subject", "valid_from")}
         twin["id"] = f"d{j:06d}"
-        twin["created"] = _stamp(dt.datetime.fromisoformat(meta["created"].replace("Z", "+00:00")) + dt.timedelta(days=1))
+        twin["created"] = _stamp(
+            dt.datetime.fromisoformat(meta["created"].replace("Z", "+00:00")) + dt.timedelta(days=1)
+        )
         if j % 10 == 0:
             # same text in another scope: must NOT merge
             other = [s for s in scopes if s[0] != meta["scope"] or s[1] != meta.get("agent")][j % 3]
             twin = {k: v for k, v in twin.items() if k not in ("scope", "agent", "team")}
-            twin.update({k: v for k, v in zip(("scope", "agent", "team"), other, strict=True) if v is not None})
+            twin.update(
+                {
+                    k: v
+                    for k, v in zip(("scope", "agent", "team"), other, strict=True)
+                    if v is not None
+                }
+            )
             cross_scope_twins.append((meta["id"], twin["id"]))
         else:
             planted.append((meta["id"], twin["id"]))
@@ -234,7 +324,15 @@ def _consolidate_timed(root: Path) -> tuple:
     return result, sha, seconds, cpu, load
 
 
-def run(n: int, dup_rate: float, contra_rate: float, dispute_rate: float, seed: int, exact_below: int | None, repeat: int = 3) -> dict:
+def run(
+    n: int,
+    dup_rate: float,
+    contra_rate: float,
+    dispute_rate: float,
+    seed: int,
+    exact_below: int | None,
+    repeat: int = 3,
+) -> dict:
     from memvault import Vault
 
     with tempfile.TemporaryDirectory(prefix="mv-bench-cons-") as tmp:
@@ -258,8 +356,17 @@ def run(n: int, dup_rate: float, contra_rate: float, dispute_rate: float, seed: 
         seconds = statistics.median(r[2] for r in runs)
         cpu = statistics.median(r[3] for r in runs)
         load = max(r[4] for r in runs)
-        changed = subprocess.run(["git", "show", "--name-only", "--format=", "HEAD"], cwd=root, capture_output=True, text=True).stdout.split()
-        merged = {(a.memory_id, a.what.split(" ", 1)[1]) for a in result.actions if a.step == "dedup" and a.what.startswith("merge ")}
+        changed = subprocess.run(
+            ["git", "show", "--name-only", "--format=", "HEAD"],
+            cwd=root,
+            capture_output=True,
+            text=True,
+        ).stdout.split()
+        merged = {
+            (a.memory_id, a.what.split(" ", 1)[1])
+            for a in result.actions
+            if a.step == "dedup" and a.what.startswith("merge ")
+        }
         by_id = {m.id: m for m in vault.all_memories()}
         planted = set(built["planted"])
         # a planted pair counts as found when the twin was merged into the original
@@ -270,14 +377,24 @@ def run(n: int, dup_rate: float, contra_rate: float, dispute_rate: float, seed: 
             m = by_id[mid]
             return (m.scope, m.agent, m.team)
 
-        cross = sum(1 for keeper, dup in merged if keeper in by_id and dup in by_id and owner(keeper) != owner(dup))
-        superseded = {(a.memory_id, a.what.rsplit(" ", 1)[1]) for a in result.actions if a.step == "supersede" and a.what.startswith("superseded by ")}
+        cross = sum(
+            1
+            for keeper, dup in merged
+            if keeper in by_id and dup in by_id and owner(keeper) != owner(dup)
+        )
+        superseded = {
+            (a.memory_id, a.what.rsplit(" ", 1)[1])
+            for a in result.actions
+            if a.step == "supersede" and a.what.startswith("superseded by ")
+        }
         subjects = set(built["subjects"])
         disputed = {frozenset(d["ids"]) for d in result.disputed}
         disputes = {frozenset(p) for p in built["disputes"]}
         flagged = {mid for mid, m in by_id.items() if m.status == "disputed"}
         planted_ids = {mid for pair in built["disputes"] for mid in pair}
-        touched_subject_pairs = sum(1 for a, b in subjects if any(x in {d for _, d in merged} | flagged for x in (a, b)))
+        touched_subject_pairs = sum(
+            1 for a, b in subjects if any(x in {d for _, d in merged} | flagged for x in (a, b))
+        )
         return {
             "n": built["files"],
             "embedder": embedder,
@@ -298,13 +415,21 @@ def run(n: int, dup_rate: float, contra_rate: float, dispute_rate: float, seed: 
             "cross_scope_merges": cross,
             "planted_subject_contradictions": len(subjects),
             "superseded": len(superseded),
-            "supersede_recall": round(len(superseded & subjects) / len(subjects), 4) if subjects else 1.0,
-            "supersede_precision": round(len(superseded & subjects) / len(superseded), 4) if superseded else 1.0,
+            "supersede_recall": round(len(superseded & subjects) / len(subjects), 4)
+            if subjects
+            else 1.0,
+            "supersede_precision": round(len(superseded & subjects) / len(superseded), 4)
+            if superseded
+            else 1.0,
             "subject_pairs_merged_or_disputed": touched_subject_pairs,
             "planted_disputes": len(disputes),
             "disputed_pairs": len(disputed),
-            "dispute_recall": round(len(disputed & disputes) / len(disputes), 4) if disputes else 1.0,
-            "dispute_precision": round(len(disputed & disputes) / len(disputed), 4) if disputed else 1.0,
+            "dispute_recall": round(len(disputed & disputes) / len(disputes), 4)
+            if disputes
+            else 1.0,
+            "dispute_precision": round(len(disputed & disputes) / len(disputed), 4)
+            if disputed
+            else 1.0,
             "disputed_flagged": len(flagged),
             "disputed_flagged_outside_planted": len(flagged - planted_ids),
             "disputes_merged": sum(1 for _, d in merged if d in planted_ids),
@@ -315,22 +440,61 @@ def run(n: int, dup_rate: float, contra_rate: float, dispute_rate: float, seed: 
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--n", type=int, default=10_000)
-    parser.add_argument("--small", type=int, default=1_000, help="size of the scaling run (0 to skip)")
-    parser.add_argument("--dup-rate", type=float, default=0.05, help="planted duplicates, share of n")
-    parser.add_argument("--contra-rate", type=float, default=0.02, help="planted newer facts about a subject, share of n")
-    parser.add_argument("--dispute-rate", type=float, default=0.01, help="planted look-alike contradictions, share of n")
+    parser.add_argument(
+        "--small", type=int, default=1_000, help="size of the scaling run (0 to skip)"
+    )
+    parser.add_argument(
+        "--dup-rate", type=float, default=0.05, help="planted duplicates, share of n"
+    )
+    parser.add_argument(
+        "--contra-rate",
+        type=float,
+        default=0.02,
+        help="planted newer facts about a subject, share of n",
+    )
+    parser.add_argument(
+        "--dispute-rate",
+        type=float,
+        default=0.01,
+        help="planted look-alike contradictions, share of n",
+    )
     parser.add_argument("--seed", type=int, default=7)
-    parser.add_argument("--embedder", default=None, help="e.g. fake (default: the vault's default model, all-MiniLM-L6-v2 ONNX)")
-    parser.add_argument("--exact-below", type=int, default=None,
-                        help="index.exact_below for the vaults (0: neighbours always from Chroma's HNSW; default: the vault default, 20,000 chunks)")
-    parser.add_argument("--repeat", type=int, default=3, help="consolidate this many copies of each warm vault; report the median")
+    parser.add_argument(
+        "--embedder",
+        default=None,
+        help="e.g. fake (default: the vault's default model, all-MiniLM-L6-v2 ONNX)",
+    )
+    parser.add_argument(
+        "--exact-below",
+        type=int,
+        default=None,
+        help=(
+            "index.exact_below for the vaults (0: neighbours always from Chroma's HNSW; "
+            "default: the vault default, 20,000 chunks)"
+        ),
+    )
+    parser.add_argument(
+        "--repeat",
+        type=int,
+        default=3,
+        help="consolidate this many copies of each warm vault; report the median",
+    )
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
     if args.embedder:
         os.environ["MEMVAULT_EMBEDDER"] = args.embedder
-    rates = (args.dup_rate, args.contra_rate, args.dispute_rate, args.seed, args.exact_below, args.repeat)
+    rates = (
+        args.dup_rate,
+        args.contra_rate,
+        args.dispute_rate,
+        args.seed,
+        args.exact_below,
+        args.repeat,
+    )
     small = run(args.small, *rates) if args.small else None
     big = run(args.n, *rates)
     out = {
@@ -350,26 +514,48 @@ def main() -> None:
         "n": big["n"],
         "detail": big,
         "cpu_seconds": big["cpu_seconds"],
-        "scaling": {"small": small, "ratio_time": round(big["seconds"] / small["seconds"], 2) if small else None,
-                    "ratio_cpu": round(big["cpu_seconds"] / small["cpu_seconds"], 2) if small else None,
-                    "ratio_size": round(big["n"] / small["n"], 2) if small else None},
+        "scaling": {
+            "small": small,
+            "ratio_time": round(big["seconds"] / small["seconds"], 2) if small else None,
+            "ratio_cpu": round(big["cpu_seconds"] / small["cpu_seconds"], 2) if small else None,
+            "ratio_size": round(big["n"] / small["n"], 2) if small else None,
+        },
     }
     if args.json:
         print(json.dumps(out))
         return
     b = big
-    print(f"consolidate {b['n']} memories ({b['embedder']}, neighbours: {out['neighbour_mode']}): {b['seconds']} s (median of {b['seconds_runs']}; CPU {b['cpu_seconds']} s) "
-          f"(index warm-up {b['index_s']} s, load {b['load_avg_1m']}), {b['files_changed']} files changed")
-    print(f"planted duplicates {b['planted_dups']}: recall {b['dup_recall']:.3f}, precision {b['dup_precision']:.3f}, cross-scope merges {b['cross_scope_merges']}")
-    print(f"subject contradictions {b['planted_subject_contradictions']}: superseded recall {b['supersede_recall']:.3f}, "
-          f"precision {b['supersede_precision']:.3f}; pairs wrongly merged/disputed {b['subject_pairs_merged_or_disputed']}")
-    print(f"look-alike contradictions {b['planted_disputes']} pairs: disputed recall {b['dispute_recall']:.3f}, precision {b['dispute_precision']:.3f}; "
-          f"{b['disputed_flagged']} memories flagged ({b['disputed_flagged_outside_planted']} outside the planted pairs), {b['disputes_merged']} merged")
+    print(
+        f"consolidate {b['n']} memories ({b['embedder']}, neighbours: {out['neighbour_mode']}): "
+        f"{b['seconds']} s (median of {b['seconds_runs']}; CPU {b['cpu_seconds']} s) "
+        f"(index warm-up {b['index_s']} s, load {b['load_avg_1m']}), "
+        f"{b['files_changed']} files changed"
+    )
+    print(
+        f"planted duplicates {b['planted_dups']}: recall {b['dup_recall']:.3f}, "
+        f"precision {b['dup_precision']:.3f}, cross-scope merges {b['cross_scope_merges']}"
+    )
+    print(
+        f"subject contradictions {b['planted_subject_contradictions']}: "
+        f"superseded recall {b['supersede_recall']:.3f}, "
+        f"precision {b['supersede_precision']:.3f}; "
+        f"pairs wrongly merged/disputed {b['subject_pairs_merged_or_disputed']}"
+    )
+    print(
+        f"look-alike contradictions {b['planted_disputes']} pairs: "
+        f"disputed recall {b['dispute_recall']:.3f}, precision {b['dispute_precision']:.3f}; "
+        f"{b['disputed_flagged']} memories flagged "
+        f"({b['disputed_flagged_outside_planted']} outside the planted pairs), "
+        f"{b['disputes_merged']} merged"
+    )
     print(f"summary: {b['summary']}")
     if small:
         sc = out["scaling"]
-        print(f"scaling {small['n']} → {b['n']} memories ({sc['ratio_size']}×): wall {small['seconds']} s → {b['seconds']} s ({sc['ratio_time']}×), "
-              f"CPU {small['cpu_seconds']} s → {b['cpu_seconds']} s ({sc['ratio_cpu']}×)")
+        print(
+            f"scaling {small['n']} → {b['n']} memories ({sc['ratio_size']}×): "
+            f"wall {small['seconds']} s → {b['seconds']} s ({sc['ratio_time']}×), "
+            f"CPU {small['cpu_seconds']} s → {b['cpu_seconds']} s ({sc['ratio_cpu']}×)"
+        )
 
 
 if __name__ == "__main__":

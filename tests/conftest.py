@@ -77,9 +77,7 @@ def vault_path(vault: Vault) -> Path:
 
 
 def git(root: Path, *args: str, check: bool = True) -> str:
-    proc = subprocess.run(
-        ["git", *args], cwd=root, capture_output=True, text=True, check=False
-    )
+    proc = subprocess.run(["git", *args], cwd=root, capture_output=True, text=True, check=False)
     if check and proc.returncode != 0:
         raise AssertionError(f"git {' '.join(args)} failed: {proc.stderr}")
     return proc.stdout
@@ -112,7 +110,9 @@ class Result:
 
 
 @pytest.fixture
-def cli(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> Callable[..., Result]:
+def cli(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> Callable[..., Result]:
     """Run ``memvault.cli.main(argv)`` in-process; returns exit code, stdout, stderr.
 
     ``stdin=`` feeds standard input (as a pipe would).

@@ -10,8 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from conftest import Result, commit_count, fact_text, git, last_message, write
 from memvault import Vault
+
+from conftest import Result, commit_count, fact_text, git, last_message, write
 
 Cli = Callable[..., Result]
 
@@ -27,26 +28,87 @@ ALIAS_BOMB = (
     "---\nboom\n"
 )
 
-# name: (relative path, file bytes, expected key (None: the file as a whole), text the error must contain)
+# name: (relative path, file bytes, expected key (None: the file as a whole),
+#        text the error must contain)
 BAD_FILES: dict[str, tuple[str, bytes, str | None, str]] = {
-    "malformed yaml": ("semantic/facts/malformed.md", b"---\nid: malformed\ntype: [semantic\n---\nx\n", None, "invalid YAML"),
-    "unclosed front matter": ("semantic/facts/unclosed.md", b"---\nid: unclosed\ntype: semantic\n", None, "not closed"),
-    "wrong type: importance": ("semantic/facts/imp.md", fact_text("imp", importance="high").encode(), "importance", "expected an integer"),
-    "out of range": ("semantic/facts/range.md", fact_text("range", importance=9).encode(), "importance", "expected 1-5, got 9"),
-    "wrong type: tags": ("semantic/facts/tags.md", fact_text("tags", tags="api").encode(), "tags", "expected a list, got a string"),
-    "wrong type: created": ("semantic/facts/when.md", fact_text("when", created="yesterday").encode(), "created", "ISO-8601"),
+    "malformed yaml": (
+        "semantic/facts/malformed.md",
+        b"---\nid: malformed\ntype: [semantic\n---\nx\n",
+        None,
+        "invalid YAML",
+    ),
+    "unclosed front matter": (
+        "semantic/facts/unclosed.md",
+        b"---\nid: unclosed\ntype: semantic\n",
+        None,
+        "not closed",
+    ),
+    "wrong type: importance": (
+        "semantic/facts/imp.md",
+        fact_text("imp", importance="high").encode(),
+        "importance",
+        "expected an integer",
+    ),
+    "out of range": (
+        "semantic/facts/range.md",
+        fact_text("range", importance=9).encode(),
+        "importance",
+        "expected 1-5, got 9",
+    ),
+    "wrong type: tags": (
+        "semantic/facts/tags.md",
+        fact_text("tags", tags="api").encode(),
+        "tags",
+        "expected a list, got a string",
+    ),
+    "wrong type: created": (
+        "semantic/facts/when.md",
+        fact_text("when", created="yesterday").encode(),
+        "created",
+        "ISO-8601",
+    ),
     "missing id": ("semantic/facts/noid.md", b"---\ntype: semantic\n---\nx\n", "id", "missing"),
     "missing type": ("semantic/facts/notype.md", b"---\nid: notype\n---\nx\n", "type", "missing"),
-    "path-like id": ("semantic/facts/evil.md", b"---\nid: ../../x\ntype: semantic\n---\nx\n", "id", "../../x"),
-    "non-UTF-8": ("semantic/facts/latin1.md", "---\nid: latin1\ntype: semantic\n---\ncaf\xe9\n".encode("latin-1"), None, "UTF-8"),
+    "path-like id": (
+        "semantic/facts/evil.md",
+        b"---\nid: ../../x\ntype: semantic\n---\nx\n",
+        "id",
+        "../../x",
+    ),
+    "non-UTF-8": (
+        "semantic/facts/latin1.md",
+        "---\nid: latin1\ntype: semantic\n---\ncaf\xe9\n".encode("latin-1"),
+        None,
+        "UTF-8",
+    ),
     "binary": ("semantic/facts/image.md", b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x00", None, ""),
     "empty file": ("semantic/facts/empty.md", b"", None, "empty"),
-    "no front matter": ("semantic/facts/plain.md", b"Just some notes, no front matter.\n", None, "front matter"),
+    "no front matter": (
+        "semantic/facts/plain.md",
+        b"Just some notes, no front matter.\n",
+        None,
+        "front matter",
+    ),
     "alias bomb": ("semantic/facts/bomb.md", ALIAS_BOMB.encode(), None, "alias"),
-    "duplicate key": ("semantic/facts/dupkey.md", b"---\nid: dupkey\ntype: semantic\nid: other\n---\n", None, "duplicate"),
+    "duplicate key": (
+        "semantic/facts/dupkey.md",
+        b"---\nid: dupkey\ntype: semantic\nid: other\n---\n",
+        None,
+        "duplicate",
+    ),
     "not a mapping": ("semantic/facts/list.md", b"---\n- id\n- type\n---\n", None, "mapping"),
-    "yaml memory malformed": ("procedural/workflows/bad.yaml", b"id: bad\ntype: procedural\nsteps: [a, b\n", None, "invalid YAML"),
-    "yaml memory wrong type": ("procedural/workflows/steps.yaml", b"id: steps\ntype: procedural\nsteps: 3\n", "steps", "expected a list"),
+    "yaml memory malformed": (
+        "procedural/workflows/bad.yaml",
+        b"id: bad\ntype: procedural\nsteps: [a, b\n",
+        None,
+        "invalid YAML",
+    ),
+    "yaml memory wrong type": (
+        "procedural/workflows/steps.yaml",
+        b"id: steps\ntype: procedural\nsteps: 3\n",
+        "steps",
+        "expected a list",
+    ),
     "deep nesting": (
         "semantic/facts/deep.md",
         ("---\nid: deep\ntype: semantic\nx: " + "[" * 200 + "]" * 200 + "\n---\n").encode(),
@@ -64,11 +126,11 @@ def seeded(vault: Vault) -> Vault:
 
 
 def _lines(text: str) -> list[str]:
-    return [l for l in text.splitlines() if l.strip()]
+    return [line for line in text.splitlines() if line.strip()]
 
 
 def _assert_one_line_problem(lines: list[str], rel: str, key: str | None, needle: str) -> None:
-    mine = [l for l in lines if rel in l]
+    mine = [candidate for candidate in lines if rel in candidate]
     assert mine, f"no line names {rel}: {lines}"
     line = mine[0]
     assert "Traceback" not in line
@@ -112,7 +174,9 @@ def test_doctor_and_check_report_bad_files(cli: Cli, seeded: Vault, name: str) -
     # and the vault still takes writes
     assert cli("--vault", v, "add", "fact", "Still writable").code == 0
     assert commit_count(v) == before + 1
-    assert git(v, "show", "--name-only", "--format=", "HEAD").split() == ["semantic/facts/still-writable.md"]
+    assert git(v, "show", "--name-only", "--format=", "HEAD").split() == [
+        "semantic/facts/still-writable.md"
+    ]
     # nothing was rewritten: the bad file is byte for byte what the user wrote
     assert (v / rel).read_bytes() == data
     assert git(v, "status", "--porcelain") == status_before
@@ -123,7 +187,7 @@ def test_duplicate_ids_across_files(cli: Cli, seeded: Vault) -> None:
     write(v, "semantic/facts/copy.md", fact_text("good-one"))
     r = cli("--vault", v, "doctor")
     assert r.code == 1
-    line = next(l for l in _lines(r.out) if "duplicate" in l)
+    line = next(candidate for candidate in _lines(r.out) if "duplicate" in candidate)
     assert "good-one" in line and ": id: " in line
     assert "semantic/facts/copy.md" in line or "semantic/facts/good-one.md" in line
     r = cli("--vault", v, "show", "good-one")
@@ -148,7 +212,9 @@ def test_crlf_and_bom_files_are_valid(cli: Cli, seeded: Vault) -> None:
     data = json.loads(cli("--vault", v, "show", "windows", "--json").out)
     assert data["subject"] == "os.line-endings" and data["content"].strip() == "Some fact."
     # superseding it rewrites only its keys and keeps the BOM and CRLF
-    assert cli("--vault", v, "add", "fact", "LF everywhere", "--subject", "os.line-endings").code == 0
+    assert (
+        cli("--vault", v, "add", "fact", "LF everywhere", "--subject", "os.line-endings").code == 0
+    )
     after = (v / "semantic/facts/windows.md").read_bytes().decode("utf-8")
     assert after.startswith("\ufeff---\r\n") and "\n" not in after.replace("\r\n", "")
     assert "status: superseded\r\n" in after
@@ -156,7 +222,13 @@ def test_crlf_and_bom_files_are_valid(cli: Cli, seeded: Vault) -> None:
 
 def test_oversized_file(cli: Cli, seeded: Vault) -> None:
     v = seeded.root
-    write(v, ".memvault/config.yaml", (v / ".memvault/config.yaml").read_text().replace("max_file_bytes: 2000000", "max_file_bytes: 1000"))
+    write(
+        v,
+        ".memvault/config.yaml",
+        (v / ".memvault/config.yaml")
+        .read_text()
+        .replace("max_file_bytes: 2000000", "max_file_bytes: 1000"),
+    )
     write(v, "semantic/facts/huge.md", fact_text("huge", body="x" * 5000))
     r = cli("--vault", v, "doctor")
     assert r.code == 1
@@ -186,7 +258,9 @@ def test_bad_config_is_one_line(cli: Cli, seeded: Vault) -> None:
     assert r.code == 1 and ".memvault/config.yaml" in r.err and "Traceback" not in r.err
 
 
-def test_hand_written_file_memvault_cannot_rewrite_blocks_the_write_cleanly(cli: Cli, seeded: Vault) -> None:
+def test_hand_written_file_memvault_cannot_rewrite_blocks_the_write_cleanly(
+    cli: Cli, seeded: Vault
+) -> None:
     """A flow-style front matter can't be rewritten surgically: the add that would supersede it
     fails with one line naming that file, and nothing (not even the new file) is written."""
     v = seeded.root
@@ -227,11 +301,14 @@ def test_failed_commit_leaves_no_half_write(seeded: Vault, monkeypatch: pytest.M
     assert doctor_report(Vault.open(seeded.root))["problems"] == []
 
 
-def test_import_with_bad_records_names_the_line_and_key(cli: Cli, seeded: Vault, tmp_path: Path) -> None:
+def test_import_with_bad_records_names_the_line_and_key(
+    cli: Cli, seeded: Vault, tmp_path: Path
+) -> None:
     v = seeded.root
     src = tmp_path / "in.jsonl"
     src.write_text(
-        json.dumps({"id": "bad-imp", "type": "semantic", "importance": 9, "content": "x"}) + "\n"
+        json.dumps({"id": "bad-imp", "type": "semantic", "importance": 9, "content": "x"})
+        + "\n"
         + "{broken\n"
     )
     r = cli("--vault", v, "import", src, "--json")
@@ -242,12 +319,16 @@ def test_import_with_bad_records_names_the_line_and_key(cli: Cli, seeded: Vault,
     assert not list(v.rglob("bad-imp.md"))
 
 
-def test_import_with_a_bad_record_exits_1_and_writes_nothing(cli: Cli, seeded: Vault, tmp_path: Path) -> None:
+def test_import_with_a_bad_record_exits_1_and_writes_nothing(
+    cli: Cli, seeded: Vault, tmp_path: Path
+) -> None:
     v = seeded.root
     src = tmp_path / "in.jsonl"
     src.write_text(
-        json.dumps({"id": "fine", "type": "semantic", "content": "fine"}) + "\n"
-        + json.dumps({"id": "bad-imp", "type": "semantic", "importance": 9, "content": "x"}) + "\n"
+        json.dumps({"id": "fine", "type": "semantic", "content": "fine"})
+        + "\n"
+        + json.dumps({"id": "bad-imp", "type": "semantic", "importance": 9, "content": "x"})
+        + "\n"
     )
     before = commit_count(v)
     r = cli("--vault", v, "import", src)

@@ -10,10 +10,20 @@ from pathlib import Path
 
 import pytest
 
-from conftest import Result, commit_count, fact_text, git, is_clean, last_message, run_memvault, write
 from memvault import Vault
 from memvault.files import parse_text
 from memvault.transcripts import parse_turns
+
+from conftest import (
+    Result,
+    commit_count,
+    fact_text,
+    git,
+    is_clean,
+    last_message,
+    run_memvault,
+    write,
+)
 
 Cli = Callable[..., Result]
 ROOT = Path(__file__).resolve().parent.parent
@@ -31,7 +41,7 @@ def ok(result: Result) -> Result:
 
 def one_line_error(result: Result, code: int = 1) -> str:
     assert result.code == code, f"exit {result.code}: {result.err}"
-    lines = [l for l in result.err.splitlines() if l.strip()]
+    lines = [line for line in result.err.splitlines() if line.strip()]
     assert len(lines) == 1, result.err
     assert "Traceback" not in result.err
     return lines[0]
@@ -77,11 +87,33 @@ def test_add_fact_with_options(cli: Cli, v: Path) -> None:
     before = commit_count(v)
     r = ok(
         cli(
-            "--vault", v, "add", "fact", "We use PostgreSQL 16 for every service",
-            "--category", "decisions", "--subject", "storage.db", "--tag", "db", "--tag", "infra,postgres",
-            "--importance", "5", "--confidence", "high", "--source", "https://wiki/adr-7",
-            "--valid-from", "2024-05-01", "--related", "other-thing", "--channel", "slack:#arch",
-            "-m", "decided in the architecture review",
+            "--vault",
+            v,
+            "add",
+            "fact",
+            "We use PostgreSQL 16 for every service",
+            "--category",
+            "decisions",
+            "--subject",
+            "storage.db",
+            "--tag",
+            "db",
+            "--tag",
+            "infra,postgres",
+            "--importance",
+            "5",
+            "--confidence",
+            "high",
+            "--source",
+            "https://wiki/adr-7",
+            "--valid-from",
+            "2024-05-01",
+            "--related",
+            "other-thing",
+            "--channel",
+            "slack:#arch",
+            "-m",
+            "decided in the architecture review",
         )
     )
     mid, rel = r.out.strip().split("\t")
@@ -98,19 +130,50 @@ def test_add_fact_with_options(cli: Cli, v: Path) -> None:
 
 
 def test_add_tags_with_colons_and_urls(cli: Cli, v: Path) -> None:
-    r = ok(cli("--vault", v, "add", "fact", "Tagged oddly", "--tag", "lang:python", "--tag", "c++",
-               "--tag", "10:30", "--source", "https://example.com/a?b=c#d", "--json"))
+    r = ok(
+        cli(
+            "--vault",
+            v,
+            "add",
+            "fact",
+            "Tagged oddly",
+            "--tag",
+            "lang:python",
+            "--tag",
+            "c++",
+            "--tag",
+            "10:30",
+            "--source",
+            "https://example.com/a?b=c#d",
+            "--json",
+        )
+    )
     data = r.json()
     assert data["tags"] == ["lang:python", "c++", "10:30"]
     meta = parse_text((v / data["path"]).read_text(), data["path"]).meta
-    assert meta["tags"] == ["lang:python", "c++", "10:30"] and meta["source"] == "https://example.com/a?b=c#d"
+    assert (
+        meta["tags"] == ["lang:python", "c++", "10:30"]
+        and meta["source"] == "https://example.com/a?b=c#d"
+    )
 
 
 def test_add_episode(cli: Cli, v: Path) -> None:
     r = ok(
         cli(
-            "--vault", v, "add", "episode", "Deploy failed: migrations locked the users table",
-            "--outcome", "failure", "--session", "s-42", "--title", "Failed deploy", "--decay", "fast", "--json",
+            "--vault",
+            v,
+            "add",
+            "episode",
+            "Deploy failed: migrations locked the users table",
+            "--outcome",
+            "failure",
+            "--session",
+            "s-42",
+            "--title",
+            "Failed deploy",
+            "--decay",
+            "fast",
+            "--json",
         )
     )
     data = r.json()
@@ -124,9 +187,21 @@ def test_add_episode(cli: Cli, v: Path) -> None:
 def test_add_procedure(cli: Cli, v: Path) -> None:
     r = ok(
         cli(
-            "--vault", v, "add", "procedure", "Roll back a failed deploy",
-            "--step", "Revert the release tag", "--step", "Redeploy the previous tag",
-            "--trigger", "rollback", "--trigger", "revert", "--category", "workflows",
+            "--vault",
+            v,
+            "add",
+            "procedure",
+            "Roll back a failed deploy",
+            "--step",
+            "Revert the release tag",
+            "--step",
+            "Redeploy the previous tag",
+            "--trigger",
+            "rollback",
+            "--trigger",
+            "revert",
+            "--category",
+            "workflows",
         )
     )
     _, rel = r.out.strip().split("\t")
@@ -138,7 +213,17 @@ def test_add_procedure(cli: Cli, v: Path) -> None:
 
 
 def test_add_from_stdin_and_file(cli: Cli, v: Path, tmp_path: Path) -> None:
-    r = ok(cli("--vault", v, "add", "episode", "--title", "Postmortem", stdin="Long text\nsecond line\n"))
+    r = ok(
+        cli(
+            "--vault",
+            v,
+            "add",
+            "episode",
+            "--title",
+            "Postmortem",
+            stdin="Long text\nsecond line\n",
+        )
+    )
     _, rel = r.out.strip().split("\t")
     assert Vault.open(v).get(rel.rsplit("/", 1)[1][:-3]).content == "Long text\nsecond line\n"
     r = ok(cli("--vault", v, "add", "fact", "-", stdin="From a dash"))
@@ -165,7 +250,9 @@ def test_add_from_stdin_and_file(cli: Cli, v: Path, tmp_path: Path) -> None:
         (["--scope", "self"], "agent"),
     ],
 )
-def test_add_bad_options_exit_1_and_write_nothing(cli: Cli, v: Path, args: list[str], needle: str) -> None:
+def test_add_bad_options_exit_1_and_write_nothing(
+    cli: Cli, v: Path, args: list[str], needle: str
+) -> None:
     before = commit_count(v)
     line = one_line_error(cli("--vault", v, "add", "fact", "text", *args))
     assert line.startswith("Error: ") and needle in line
@@ -197,8 +284,26 @@ def test_not_a_vault(cli: Cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) 
 
 
 def test_log_turns(cli: Cli, v: Path) -> None:
-    ok(cli("--vault", v, "log", "--session", "chat-1", "--role", "user", "Why did the deploy fail?"))
-    r = ok(cli("--vault", v, "log", "--session", "chat-1", "--role", "assistant", "--rating", "helpful", "--json", "Migrations."))
+    ok(
+        cli(
+            "--vault", v, "log", "--session", "chat-1", "--role", "user", "Why did the deploy fail?"
+        )
+    )
+    r = ok(
+        cli(
+            "--vault",
+            v,
+            "log",
+            "--session",
+            "chat-1",
+            "--role",
+            "assistant",
+            "--rating",
+            "helpful",
+            "--json",
+            "Migrations.",
+        )
+    )
     data = r.json()
     assert data["id"] == "session-chat-1" and data["category"] == "transcript"
     ok(cli("--vault", v, "log", "-S", "chat-1", stdin="From stdin"))
@@ -219,23 +324,54 @@ def test_log_turns(cli: Cli, v: Path) -> None:
 
 
 def test_contradiction_by_subject(cli: Cli, v: Path) -> None:
-    old = ok(cli("--vault", v, "add", "fact", "Staging DB is db-stg-1", "--subject", "staging.db", "--valid-from", "2024-01-01"))
+    old = ok(
+        cli(
+            "--vault",
+            v,
+            "add",
+            "fact",
+            "Staging DB is db-stg-1",
+            "--subject",
+            "staging.db",
+            "--valid-from",
+            "2024-01-01",
+        )
+    )
     old_id, old_rel = old.out.strip().split("\t")
     before = commit_count(v)
     new = ok(cli("--vault", v, "add", "fact", "Staging DB is db-stg-2", "--subject", "staging.db"))
     new_id, new_rel = new.out.strip().split("\t")
     assert "supersedes " + old_id in new.err
     assert commit_count(v) == before + 1
-    assert sorted(git(v, "show", "--name-only", "--format=", "HEAD").split()) == sorted([old_rel, new_rel])
+    assert sorted(git(v, "show", "--name-only", "--format=", "HEAD").split()) == sorted(
+        [old_rel, new_rel]
+    )
     old_meta = parse_text((v / old_rel).read_text(), old_rel).meta
-    assert old_meta["status"] == "superseded" and old_meta["superseded_by"] == new_id and "valid_to" in old_meta
+    assert (
+        old_meta["status"] == "superseded"
+        and old_meta["superseded_by"] == new_id
+        and "valid_to" in old_meta
+    )
     assert parse_text((v / new_rel).read_text(), new_rel).meta["supersedes"] == old_id
     active = ok(cli("--vault", v, "list", "--json")).json()
     assert [m["id"] for m in active] == [new_id]
     everything = ok(cli("--vault", v, "list", "--status", "any", "--json")).json()
     assert {m["id"] for m in everything} == {old_id, new_id}
     # an older fact arrives late: it goes straight into history
-    late = ok(cli("--vault", v, "add", "fact", "Staging DB was db-stg-0", "--subject", "staging.db", "--valid-from", "2020-01-01", "--json")).json()
+    late = ok(
+        cli(
+            "--vault",
+            v,
+            "add",
+            "fact",
+            "Staging DB was db-stg-0",
+            "--subject",
+            "staging.db",
+            "--valid-from",
+            "2020-01-01",
+            "--json",
+        )
+    ).json()
     assert late["status"] == "superseded" and late["superseded_by"] in (old_id, new_id)
     assert [m["id"] for m in ok(cli("--vault", v, "list", "--json")).json()] == [new_id]
 
@@ -297,7 +433,9 @@ def test_edit_valid_is_committed(cli: Cli, v: Path, editor: Callable[[str], None
     assert is_clean(v)
 
 
-def test_edit_invalid_changes_nothing_and_keeps_the_temp_file(cli: Cli, v: Path, editor: Callable[[str], None]) -> None:
+def test_edit_invalid_changes_nothing_and_keeps_the_temp_file(
+    cli: Cli, v: Path, editor: Callable[[str], None]
+) -> None:
     mid, rel = ok(cli("--vault", v, "add", "fact", "Edit me badly")).out.strip().split("\t")
     before_bytes = (v / rel).read_bytes()
     before = commit_count(v)
@@ -312,16 +450,22 @@ def test_edit_invalid_changes_nothing_and_keeps_the_temp_file(cli: Cli, v: Path,
 
 def test_edit_keeps_crlf_and_bom(cli: Cli, v: Path, editor: Callable[[str], None]) -> None:
     rel = "semantic/facts/crlf.md"
-    text = "\ufeff---\r\nid: crlf\r\ntype: semantic\r\nimportance: 3  # keep\r\n---\r\n\r\nBody.\r\n"
+    text = (
+        "\ufeff---\r\nid: crlf\r\ntype: semantic\r\nimportance: 3  # keep\r\n---\r\n\r\nBody.\r\n"
+    )
     write(v, rel, text)
     assert ok(cli("--vault", v, "show", "crlf", "--raw")).out == text
     editor("valid")
     ok(cli("--vault", v, "edit", "crlf"))
     after = (v / rel).read_bytes().decode("utf-8")
-    assert after.startswith("\ufeff---\r\nid: crlf\r\ntype: semantic\r\nimportance: 4  # keep\r\n---\r\n\r\nBody.\r\n")
+    assert after.startswith(
+        "\ufeff---\r\nid: crlf\r\ntype: semantic\r\nimportance: 4  # keep\r\n---\r\n\r\nBody.\r\n"
+    )
 
 
-def test_edit_saving_non_utf8_is_an_expected_error(cli: Cli, v: Path, editor: Callable[[str], None]) -> None:
+def test_edit_saving_non_utf8_is_an_expected_error(
+    cli: Cli, v: Path, editor: Callable[[str], None]
+) -> None:
     mid, rel = ok(cli("--vault", v, "add", "fact", "Binary edit")).out.strip().split("\t")
     before = (v / rel).read_bytes()
     editor("binary")
@@ -330,7 +474,9 @@ def test_edit_saving_non_utf8_is_an_expected_error(cli: Cli, v: Path, editor: Ca
     assert (v / rel).read_bytes() == before
 
 
-def test_edit_editor_failure_and_no_change(cli: Cli, v: Path, editor: Callable[[str], None]) -> None:
+def test_edit_editor_failure_and_no_change(
+    cli: Cli, v: Path, editor: Callable[[str], None]
+) -> None:
     mid, rel = ok(cli("--vault", v, "add", "fact", "Leave me")).out.strip().split("\t")
     before = commit_count(v)
     editor("fail")
@@ -340,13 +486,37 @@ def test_edit_editor_failure_and_no_change(cli: Cli, v: Path, editor: Callable[[
     assert commit_count(v) == before
 
 
-# --- reads with --json ------------------------------------------------------------------------------
+# --- reads with --json ----------------------------------------------------------------------------
 
 
 @pytest.fixture
 def filled(cli: Cli, v: Path) -> Path:
-    ok(cli("--vault", v, "add", "fact", "The API rate limit is 100 req/s", "--subject", "api.rate", "--tag", "api"))
-    ok(cli("--vault", v, "add", "fact", "We chose Postgres", "--category", "decisions", "--tag", "db"))
+    ok(
+        cli(
+            "--vault",
+            v,
+            "add",
+            "fact",
+            "The API rate limit is 100 req/s",
+            "--subject",
+            "api.rate",
+            "--tag",
+            "api",
+        )
+    )
+    ok(
+        cli(
+            "--vault",
+            v,
+            "add",
+            "fact",
+            "We chose Postgres",
+            "--category",
+            "decisions",
+            "--tag",
+            "db",
+        )
+    )
     ok(cli("--vault", v, "add", "episode", "Deploy went fine", "--outcome", "success"))
     ok(cli("--vault", v, "add", "episode", "Deploy failed", "--outcome", "failure"))
     ok(cli("--vault", v, "add", "procedure", "Release", "--step", "Tag", "--trigger", "release"))
@@ -356,7 +526,10 @@ def filled(cli: Cli, v: Path) -> Path:
 def test_show(cli: Cli, filled: Path) -> None:
     data = ok(cli("--vault", filled, "show", "we-chose-postgres", "--json")).json()
     assert data["id"] == "we-chose-postgres" and data["category"] == "decisions"
-    assert data["content"] == "We chose Postgres\n" and data["path"] == "semantic/decisions/we-chose-postgres.md"
+    assert (
+        data["content"] == "We chose Postgres\n"
+        and data["path"] == "semantic/decisions/we-chose-postgres.md"
+    )
     raw = ok(cli("--vault", filled, "show", "we-chose-postgres", "--raw")).out
     assert raw == (filled / data["path"]).read_text()
     human = ok(cli("--vault", filled, "show", "we-chose-postgres")).out
@@ -369,7 +542,10 @@ def test_list_filters(cli: Cli, filled: Path) -> None:
     everything = ok(cli("--vault", filled, "list", "--json")).json()
     assert len(everything) == 5
     assert all("content" not in m for m in everything)
-    ids = lambda *a: sorted(m["id"] for m in ok(cli("--vault", filled, "list", *a, "--json")).json())  # noqa: E731
+
+    def ids(*a: str) -> list[str]:
+        return sorted(m["id"] for m in ok(cli("--vault", filled, "list", *a, "--json")).json())
+
     assert ids("--type", "semantic") == ["the-api-rate-limit-is-100-req-s", "we-chose-postgres"]
     assert ids("--category", "decisions") == ["we-chose-postgres"]
     assert ids("--tag", "api") == ["the-api-rate-limit-is-100-req-s"]
@@ -404,7 +580,10 @@ def test_doctor_and_check_clean(cli: Cli, filled: Path) -> None:
     report = ok(cli("--vault", filled, "doctor", "--json")).json()
     assert report["problems"] == [] and report["checked"] == 5
     assert ok(cli("--vault", filled, "check", "--json")).json() == []
-    assert ok(cli("--vault", filled, "check", filled / "semantic/decisions/we-chose-postgres.md")).code == 0
+    assert (
+        ok(cli("--vault", filled, "check", filled / "semantic/decisions/we-chose-postgres.md")).code
+        == 0
+    )
 
 
 def test_doctor_finds_dangling_links_and_stray_files(cli: Cli, filled: Path) -> None:
@@ -420,7 +599,7 @@ def test_doctor_finds_dangling_links_and_stray_files(cli: Cli, filled: Path) -> 
     assert problems["semantic/facts/wrong-tree.md"]["key"] == "type"
 
 
-# --- export / import ----------------------------------------------------------------------------------
+# --- export / import ------------------------------------------------------------------------------
 
 
 def memory_files(root: Path) -> dict[str, bytes]:
@@ -432,17 +611,26 @@ def memory_files(root: Path) -> dict[str, bytes]:
     return out
 
 
-def test_export_jsonl_import_round_trips_byte_identical(cli: Cli, filled: Path, tmp_path: Path) -> None:
+def test_export_jsonl_import_round_trips_byte_identical(
+    cli: Cli, filled: Path, tmp_path: Path
+) -> None:
     # a hand-written file with comments, CRLF and a BOM must come back byte for byte
-    hand = "\ufeff---\r\n# by hand\r\ntype: semantic\r\nid: hand-made\r\n\r\ntags: [x]\r\n---\r\n\r\nBody.\r\n"
+    hand = (
+        "\ufeff---\r\n# by hand\r\ntype: semantic\r\nid: hand-made\r\n"
+        "\r\ntags: [x]\r\n---\r\n\r\nBody.\r\n"
+    )
     write(filled, "semantic/facts/hand-made.md", hand)
-    write(filled, "procedural/patterns/yaml-one.yaml", "id: yaml-one\ntype: procedural\ncategory: patterns\ncontent: |\n  A yaml memory.\n")
+    write(
+        filled,
+        "procedural/patterns/yaml-one.yaml",
+        "id: yaml-one\ntype: procedural\ncategory: patterns\ncontent: |\n  A yaml memory.\n",
+    )
     ok(cli("--vault", filled, "log", "--session", "s1", "hello"))
     out = tmp_path / "backup.jsonl"
     ok(cli("--vault", filled, "export", "-o", out))
     lines = out.read_text(encoding="utf-8").splitlines()
     assert len(lines) == 8
-    records = [json.loads(l) for l in lines]
+    records = [json.loads(line) for line in lines]
     assert all({"id", "type", "path", "raw", "content"} <= set(r) for r in records)
     stdout = ok(cli("--vault", filled, "export")).out
     assert stdout == out.read_text(encoding="utf-8")
@@ -549,7 +737,9 @@ def test_import_bad_input(cli: Cli, v: Path, tmp_path: Path) -> None:
                 json.dumps({"id": "../../x", "type": "semantic", "content": "x"}),
                 json.dumps({"id": "no-type", "content": "x"}),
                 json.dumps({"id": "bad-imp", "type": "semantic", "importance": 9}),
-                json.dumps({"raw": "---\nid: evil\ntype: semantic\n---\n", "path": "../../evil.md"}),
+                json.dumps(
+                    {"raw": "---\nid: evil\ntype: semantic\n---\n", "path": "../../evil.md"}
+                ),
             ]
         )
         + "\n"
@@ -564,21 +754,40 @@ def test_import_bad_input(cli: Cli, v: Path, tmp_path: Path) -> None:
     assert one_line_error(cli("--vault", v, "import", tmp_path / "missing.jsonl"))
 
 
-# --- scopes -----------------------------------------------------------------------------------------------
+# --- scopes ---------------------------------------------------------------------------------------
 
 
 def test_agents_never_see_each_others_self_memories(cli: Cli, v: Path, tmp_path: Path) -> None:
-    mine = ok(cli("--vault", v, "--agent", "alice", "add", "fact", "Alice private note", "--scope", "self", "--json")).json()
+    mine = ok(
+        cli(
+            "--vault",
+            v,
+            "--agent",
+            "alice",
+            "add",
+            "fact",
+            "Alice private note",
+            "--scope",
+            "self",
+            "--json",
+        )
+    ).json()
     assert mine["agent"] == "alice" and mine["scope"] == "self"
     ok(cli("--vault", v, "--agent", "alice", "add", "fact", "Shared note"))
     alice = {m["id"] for m in ok(cli("--vault", v, "--agent", "alice", "list", "--json")).json()}
     bob = {m["id"] for m in ok(cli("--vault", v, "--agent", "bob", "list", "--json")).json()}
     assert alice == {mine["id"], "shared-note"} and bob == {"shared-note"}
     assert one_line_error(cli("--vault", v, "--agent", "bob", "show", mine["id"]))
-    assert ok(cli("--vault", v, "--agent", "alice", "show", mine["id"], "--json")).json()["id"] == mine["id"]
+    assert (
+        ok(cli("--vault", v, "--agent", "alice", "show", mine["id"], "--json")).json()["id"]
+        == mine["id"]
+    )
     exported = ok(cli("--vault", v, "--agent", "bob", "export")).out
     assert mine["id"] not in exported and "Alice private note" not in exported
-    assert "Alice private note" not in ok(cli("--vault", v, "--agent", "bob", "export", "--format", "markdown")).out
+    assert (
+        "Alice private note"
+        not in ok(cli("--vault", v, "--agent", "bob", "export", "--format", "markdown")).out
+    )
     assert mine["id"] not in ok(cli("--vault", v, "--agent", "bob", "episodes", "--json")).out
     assert ok(cli("--vault", v, "--agent", "bob", "stats", "--json")).json()["total"] == 1
     assert one_line_error(cli("--vault", v, "--agent", "bob", "history", mine["id"]))
@@ -590,23 +799,53 @@ def test_identity_from_environment(cli: Cli, v: Path, monkeypatch: pytest.Monkey
     assert mine["agent"] == "carol" and mine["author"] == "agent:carol"
     monkeypatch.setenv("MEMVAULT_AGENT", "dave")
     assert ok(cli("--vault", v, "list", "--json")).json() == []
-    assert len(ok(cli("--vault", v, "--agent", "carol", "list", "--json")).json()) == 1  # flag beats env
+    assert (
+        len(ok(cli("--vault", v, "--agent", "carol", "list", "--json")).json()) == 1
+    )  # flag beats env
 
 
 def test_global_scope_needs_librarian(cli: Cli, v: Path) -> None:
-    r = ok(cli("--vault", v, "--agent", "coder", "add", "fact", "Office closes at 6pm", "--scope", "global"))
+    r = ok(
+        cli(
+            "--vault",
+            v,
+            "--agent",
+            "coder",
+            "add",
+            "fact",
+            "Office closes at 6pm",
+            "--scope",
+            "global",
+        )
+    )
     mid, rel = r.out.strip().split("\t")
     assert rel.startswith("inbox/semantic/facts/") and "inbox" in r.err
     assert parse_text((v / rel).read_text(), rel).meta["status"] == "proposed"
     assert ok(cli("--vault", v, "list", "--json")).json() == []
-    assert [m["id"] for m in ok(cli("--vault", v, "list", "--status", "proposed", "--json")).json()] == [mid]
-    r = ok(cli("--vault", v, "--agent", "lib", "--role", "librarian", "add", "fact", "Office opens at 8am", "--scope", "global"))
+    assert [
+        m["id"] for m in ok(cli("--vault", v, "list", "--status", "proposed", "--json")).json()
+    ] == [mid]
+    r = ok(
+        cli(
+            "--vault",
+            v,
+            "--agent",
+            "lib",
+            "--role",
+            "librarian",
+            "add",
+            "fact",
+            "Office opens at 8am",
+            "--scope",
+            "global",
+        )
+    )
     _, rel = r.out.strip().split("\t")
     assert rel == "semantic/facts/office-opens-at-8am.md"
     assert ok(cli("--vault", v, "stats", "--json")).json()["inbox"] == 1
 
 
-# --- pause / resume ----------------------------------------------------------------------------------------
+# --- pause / resume -------------------------------------------------------------------------------
 
 
 def test_pause_and_resume(cli: Cli, v: Path) -> None:
@@ -625,7 +864,7 @@ def test_pause_and_resume(cli: Cli, v: Path) -> None:
     assert one_line_error(cli("--vault", v, "pause", "--scope", "everything"))
 
 
-# --- errors at the boundary -------------------------------------------------------------------------------------
+# --- errors at the boundary -----------------------------------------------------------------------
 
 
 def test_unexpected_exception_exits_3_with_a_crash_log(
@@ -652,7 +891,7 @@ def test_keyboard_interrupt_exits_130(cli: Cli, v: Path, monkeypatch: pytest.Mon
     assert cli("--vault", v, "list").code == 130
 
 
-# --- help and docs ----------------------------------------------------------------------------------------------
+# --- help and docs --------------------------------------------------------------------------------
 
 
 def _command_paths() -> list[tuple[str, ...]]:
@@ -683,8 +922,22 @@ COMMANDS = _command_paths()
 def test_there_are_commands() -> None:
     names = {p[0] for p in COMMANDS}
     assert {
-        "init", "add", "log", "forget", "edit", "show", "list", "episodes", "stats",
-        "history", "export", "import", "doctor", "check", "pause", "resume",
+        "init",
+        "add",
+        "log",
+        "forget",
+        "edit",
+        "show",
+        "list",
+        "episodes",
+        "stats",
+        "history",
+        "export",
+        "import",
+        "doctor",
+        "check",
+        "pause",
+        "resume",
     } <= names
 
 
@@ -712,7 +965,7 @@ def test_every_command_is_in_the_readme() -> None:
     assert missing == [], f"commands missing from README.md: {missing}"
 
 
-# --- the real console script ------------------------------------------------------------------------------------
+# --- the real console script ----------------------------------------------------------------------
 
 
 def test_console_script_end_to_end(tmp_path: Path) -> None:
@@ -724,8 +977,15 @@ def test_console_script_end_to_end(tmp_path: Path) -> None:
     assert r.returncode == 0, r.stderr
     mid, rel = r.stdout.strip().split("\t")
     assert (target / rel).exists() and commit_count(target) == 2
-    for args in (["list", "--json"], ["show", mid, "--json"], ["stats", "--json"], ["episodes", "--json"],
-                 ["history", mid, "--json"], ["doctor", "--json"], ["check", "--json"]):
+    for args in (
+        ["list", "--json"],
+        ["show", mid, "--json"],
+        ["stats", "--json"],
+        ["episodes", "--json"],
+        ["history", mid, "--json"],
+        ["doctor", "--json"],
+        ["check", "--json"],
+    ):
         r = run_memvault("--vault", target, *args)
         assert r.returncode == 0, (args, r.stderr)
         json.loads(r.stdout)  # stdout is data and nothing else
@@ -733,7 +993,9 @@ def test_console_script_end_to_end(tmp_path: Path) -> None:
     assert r.returncode == 1 and r.stderr.startswith("Error: ") and "Traceback" not in r.stderr
     r = run_memvault("--vault", target, "list", "--bogus")
     assert r.returncode == 2
-    r = run_memvault("--vault", target, "add", "episode", "--title", "Piped", stdin="From a real pipe\n")
+    r = run_memvault(
+        "--vault", target, "add", "episode", "--title", "Piped", stdin="From a real pipe\n"
+    )
     assert r.returncode == 0, r.stderr
     assert "From a real pipe" in Vault.open(target).get(r.stdout.split("\t")[0]).content
     r = run_memvault("--help")
@@ -745,7 +1007,9 @@ def test_console_script_end_to_end(tmp_path: Path) -> None:
 def test_python_dash_m(tmp_path: Path) -> None:
     import subprocess
 
-    r = subprocess.run([sys.executable, "-m", "memvault", "--help"], capture_output=True, text=True, timeout=60)
+    r = subprocess.run(
+        [sys.executable, "-m", "memvault", "--help"], capture_output=True, text=True, timeout=60
+    )
     assert r.returncode == 0 and "Usage" in r.stdout
 
 
@@ -754,12 +1018,32 @@ def test_bench_write_runs(tmp_path: Path) -> None:
     import subprocess
 
     proc = subprocess.run(
-        [sys.executable, str(ROOT / "bench" / "write.py"), "--n", "40", "--repeat", "1", "--json", "--dir", str(tmp_path)],
-        capture_output=True, text=True, timeout=300, check=False,
+        [
+            sys.executable,
+            str(ROOT / "bench" / "write.py"),
+            "--n",
+            "40",
+            "--repeat",
+            "1",
+            "--json",
+            "--dir",
+            str(tmp_path),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
     )
     assert proc.returncode == 0, proc.stderr
     data = json.loads(proc.stdout)
-    for key in ("add_vs_git_ratio", "add_median_s", "list_median_s", "show_median_s", "help_median_s",
-                "python_pass_median_s", "git_median_s"):
+    for key in (
+        "add_vs_git_ratio",
+        "add_median_s",
+        "list_median_s",
+        "show_median_s",
+        "help_median_s",
+        "python_pass_median_s",
+        "git_median_s",
+    ):
         assert isinstance(data[key], float) and data[key] > 0, key
     assert data["n"] == 40

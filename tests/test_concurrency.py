@@ -12,14 +12,15 @@ import os
 import time
 from pathlib import Path
 
-from conftest import commit_count, git, run_memvault
 from memvault import Vault
+
+from conftest import commit_count, git, run_memvault
 
 WORKERS = 8
 ADDS = 25
 
 
-def _api_writer(root: str, worker: int, start: float, errors: "mp.Queue[str]") -> None:
+def _api_writer(root: str, worker: int, start: float, errors: mp.Queue[str]) -> None:
     try:
         vault = Vault.open(root)
         while time.time() < start:
@@ -31,7 +32,7 @@ def _api_writer(root: str, worker: int, start: float, errors: "mp.Queue[str]") -
         errors.put(f"worker {worker}: {type(exc).__name__}: {exc}")
 
 
-def _cli_writer(root: str, worker: int, start: float, errors: "mp.Queue[str]") -> None:
+def _cli_writer(root: str, worker: int, start: float, errors: mp.Queue[str]) -> None:
     try:
         while time.time() < start:
             time.sleep(0.001)
@@ -52,7 +53,9 @@ def test_parallel_writers_lose_nothing(vault: Vault) -> None:
     ctx = mp.get_context("fork")
     errors: mp.Queue[str] = ctx.Queue()
     start = time.time() + 1.5  # every process starts writing at the same moment
-    procs = [ctx.Process(target=_api_writer, args=(root, w, start, errors)) for w in range(WORKERS - 1)]
+    procs = [
+        ctx.Process(target=_api_writer, args=(root, w, start, errors)) for w in range(WORKERS - 1)
+    ]
     procs.append(ctx.Process(target=_cli_writer, args=(root, WORKERS - 1, start, errors)))
     for p in procs:
         p.start()

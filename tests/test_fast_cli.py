@@ -133,7 +133,9 @@ def test_unusual_command_lines_go_to_typer(argv):
 def test_plain_command_lines_take_the_fast_path():
     from memvault.cli import fast
 
-    assert fast.parse(["-q", "--vault", "/v", "add", "fact", "x", "--tag", "a", "--tag=b", "-i", "4", "--json"])
+    assert fast.parse(
+        ["-q", "--vault", "/v", "add", "fact", "x", "--tag", "a", "--tag=b", "-i", "4", "--json"]
+    )
     assert fast.parse(["add", "episode", "--", "-starts with a dash"])
     assert fast.parse(["log", "--session", "s1", "-r", "assistant", "hello"])
 
@@ -151,8 +153,24 @@ def test_fast_and_typer_paths_write_the_same(tmp_path, cli):
     from memvault.cli import _run_typer
 
     a, b = Vault.init(tmp_path / "a"), Vault.init(tmp_path / "b")
-    args = ["add", "procedure", "Release the app", "--step", "Run tests", "--step", "Tag", "--tag", "ops,release",
-            "--trigger", "release", "-i", "4", "--scope", "team", "--json"]
+    args = [
+        "add",
+        "procedure",
+        "Release the app",
+        "--step",
+        "Run tests",
+        "--step",
+        "Tag",
+        "--tag",
+        "ops,release",
+        "--trigger",
+        "release",
+        "-i",
+        "4",
+        "--scope",
+        "team",
+        "--json",
+    ]
     fast = cli("--vault", a.root, *args)
     assert fast.code == 0, fast.err
     import contextlib
@@ -173,13 +191,25 @@ def test_add_does_not_load_typer_or_yaml(vault_path):
     code = (
         "import json, sys\n"
         "from memvault.cli import main\n"
-        f"code = main(['--vault', {str(vault_path)!r}, '-q', 'add', 'fact', 'The cache TTL is 5 minutes', '--tag', 'cache'])\n"
+        f"code = main(['--vault', {str(vault_path)!r}, '-q', 'add', 'fact', "
+        "'The cache TTL is 5 minutes', '--tag', 'cache'])\n"
         "print(json.dumps([code, sorted(sys.modules)]))\n"
     )
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     code, modules = json.loads(proc.stdout.splitlines()[-1])
     assert code == 0
-    heavy = {"typer", "click", "rich", "pydantic", "ruamel", "dataclasses", "git", "chromadb", "numpy", "tempfile"}
+    heavy = {
+        "typer",
+        "click",
+        "rich",
+        "pydantic",
+        "ruamel",
+        "dataclasses",
+        "git",
+        "chromadb",
+        "numpy",
+        "tempfile",
+    }
     assert sorted(heavy & {m.split(".")[0] for m in modules}) == []
     assert Vault.open(vault_path).get("the-cache-ttl-is-5-minutes").tags == ["cache"]
 
@@ -189,7 +219,9 @@ def test_staged_changes_of_the_user_stay_out_of_memvault_commits(vault):
     first = vault.add("semantic", "Postgres is the primary database").memory
     # the user stages a hand edit, a new file and a deletion, and does not commit them
     (root / first.path).write_text((root / first.path).read_text() + "\nHand note.\n")
-    (root / "semantic/facts/hand-written.md").write_text("---\nid: hand-written\ntype: semantic\n---\nMine\n")
+    (root / "semantic/facts/hand-written.md").write_text(
+        "---\nid: hand-written\ntype: semantic\n---\nMine\n"
+    )
     git(root, "add", first.path, "semantic/facts/hand-written.md")
     before = commit_count(root)
     result = vault.add("semantic", "Redis holds the sessions")
@@ -289,7 +321,7 @@ def test_show_sees_hand_edits_and_hand_made_duplicates(vault):
     [
         ("---\nid: plain-id\ntype: semantic\n---\nbody\n", "plain-id"),
         ("\ufeff---\r\nid: 'quoted-id'\r\ntype: semantic\r\n---\r\n", "quoted-id"),
-        ("---\ntype: semantic\nid: \"late-id\"\n---\nid: not-this-one\n", "late-id"),
+        ('---\ntype: semantic\nid: "late-id"\n---\nid: not-this-one\n', "late-id"),
         ("---\nid: a\nid: b\n---\n", None),  # twice: let the parser complain
         ("---\nid: Not_An_Id\n---\n", None),
         ("---\nid: >-\n  folded\n---\n", None),
@@ -312,13 +344,16 @@ def test_quick_sync_does_not_import_yaml_for_a_plain_new_file(vault_path):
         "from memvault.vault import Vault\n"
         f"v = Vault.open({str(vault_path)!r})\n"
         "v.add('semantic', 'Warm up')\n"
-        "Path(v.root, 'semantic/facts/by-hand.md').write_text('---\\nid: by-hand\\ntype: semantic\\n---\\nHi\\n')\n"
+        "Path(v.root, 'semantic/facts/by-hand.md')"
+        ".write_text('---\\nid: by-hand\\ntype: semantic\\n---\\nHi\\n')\n"
         "taken = v._id_taken('by-hand')\n"
         "print(json.dumps([taken, 'ruamel' in sys.modules]))\n"
     )
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert json.loads(proc.stdout.splitlines()[-1]) == [False, False]  # not seen yet: no sync ran
-    code2 = code.replace("taken = v._id_taken('by-hand')", "v.catalog.quick_sync(); taken = v._id_taken('by-hand')")
+    code2 = code.replace(
+        "taken = v._id_taken('by-hand')", "v.catalog.quick_sync(); taken = v._id_taken('by-hand')"
+    )
     code2 = code2.replace("by-hand", "by-hand-2")
     proc = subprocess.run([sys.executable, "-c", code2], capture_output=True, text=True, check=True)
     assert json.loads(proc.stdout.splitlines()[-1]) == [True, False]
@@ -353,15 +388,21 @@ def test_quick_sync_keeps_up_with_any_mix_of_writes_and_hand_changes(vault, seed
     root = vault.root
     hand = 0
     for step in range(40):
-        op = rng.choice(["add", "add", "hand-create", "hand-delete", "hand-rename", "forget", "scan"])
+        op = rng.choice(
+            ["add", "add", "hand-create", "hand-delete", "hand-rename", "forget", "scan"]
+        )
         files = sorted(p.relative_to(root).as_posix() for p in (root / "semantic").rglob("*.md"))
         if op == "add":
-            vault.add("semantic", f"Fact number {step} about {rng.choice(['cats', 'dogs', 'deploys'])}")
+            vault.add(
+                "semantic", f"Fact number {step} about {rng.choice(['cats', 'dogs', 'deploys'])}"
+            )
         elif op == "hand-create":
             hand += 1
             folder = root / "semantic" / rng.choice(["facts", "decisions", "new-folder"])
             folder.mkdir(parents=True, exist_ok=True)
-            (folder / f"hand-{seed}-{hand}.md").write_text(f"---\nid: hand-{seed}-{hand}\ntype: semantic\n---\nHi\n")
+            (folder / f"hand-{seed}-{hand}.md").write_text(
+                f"---\nid: hand-{seed}-{hand}\ntype: semantic\n---\nHi\n"
+            )
         elif op == "hand-delete" and files:
             (root / rng.choice(files)).unlink()
         elif op == "hand-rename" and files:
@@ -377,7 +418,12 @@ def test_quick_sync_keeps_up_with_any_mix_of_writes_and_hand_changes(vault, seed
         elif op == "scan":
             vault.scan()
         vault.catalog.quick_sync()
-        on_disk = {p.relative_to(root).as_posix() for p in root.rglob("*.md") if p.relative_to(root).parts[0] in ("semantic", "episodic", "procedural", "archive", "inbox")}
+        on_disk = {
+            p.relative_to(root).as_posix()
+            for p in root.rglob("*.md")
+            if p.relative_to(root).parts[0]
+            in ("semantic", "episodic", "procedural", "archive", "inbox")
+        }
         conn = sqlite3.connect(vault.catalog.db_path)
         cataloged = {row[0] for row in conn.execute("SELECT path FROM files")}
         conn.close()

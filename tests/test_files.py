@@ -16,16 +16,16 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from memvault.errors import ValidationError
-from memvault.memory import validate_meta
 from memvault.files import (
-    new_memory,
     atomic_write,
     check_text,
     load_document,
+    new_memory,
     parse_text,
     render_new,
     update_text,
 )
+from memvault.memory import validate_meta
 
 HAND_WRITTEN = """\
 ---
@@ -68,7 +68,10 @@ CASES = {
     "md": ("semantic/constraints/deploy-window.md", HAND_WRITTEN),
     "md-crlf": ("semantic/constraints/deploy-window.md", HAND_WRITTEN.replace("\n", "\r\n")),
     "md-bom": ("semantic/constraints/deploy-window.md", "\ufeff" + HAND_WRITTEN),
-    "md-bom-crlf": ("semantic/constraints/deploy-window.md", "\ufeff" + HAND_WRITTEN.replace("\n", "\r\n")),
+    "md-bom-crlf": (
+        "semantic/constraints/deploy-window.md",
+        "\ufeff" + HAND_WRITTEN.replace("\n", "\r\n"),
+    ),
     "yaml": ("procedural/workflows/rollback.yaml", HAND_WRITTEN_YAML),
     "yaml-crlf": ("procedural/workflows/rollback.yaml", HAND_WRITTEN_YAML.replace("\n", "\r\n")),
     "yml-bom": ("procedural/workflows/rollback.yml", "\ufeff" + HAND_WRITTEN_YAML),
@@ -143,7 +146,12 @@ def test_rewrite_changes_only_the_intended_keys() -> None:
     assert removed == ["importance: 4"]
     assert added == ["importance: 5", "status: superseded", "superseded_by: other-id"]
     reparsed = parse_text(new, rel)
-    assert reparsed.meta == {**doc.meta, "importance": 5, "status": "superseded", "superseded_by": "other-id"}
+    assert reparsed.meta == {
+        **doc.meta,
+        "importance": 5,
+        "status": "superseded",
+        "superseded_by": "other-id",
+    }
     assert reparsed.body == doc.body
 
 
@@ -225,7 +233,8 @@ BAD_TEXTS = {
     "malformed yaml": ("---\nid: x\ntype: [semantic\n---\nbody\n", None, "invalid YAML"),
     "not a mapping": ("---\n- a\n- b\n---\n", None, "mapping"),
     "alias bomb": (
-        "---\nid: x\ntype: semantic\na: &a [lol, lol, lol]\nb: &b [*a, *a, *a]\nc: &c [*b, *b, *b]\n---\n",
+        "---\nid: x\ntype: semantic\n"
+        "a: &a [lol, lol, lol]\nb: &b [*a, *a, *a]\nc: &c [*b, *b, *b]\n---\n",
         None,
         "alias",
     ),
@@ -289,7 +298,9 @@ def test_missing_or_bad_identity(head: str, key: str) -> None:
 def test_every_problem_is_reported() -> None:
     rel = "semantic/facts/x.md"
     with pytest.raises(ValidationError) as info:
-        check_text("---\nid: x\ntype: semantic\nimportance: 9\ntags: a\ndecay: sometimes\n---\n", rel)
+        check_text(
+            "---\nid: x\ntype: semantic\nimportance: 9\ntags: a\ndecay: sometimes\n---\n", rel
+        )
     keys = sorted(p.key for p in info.value.problems)
     assert keys == ["decay", "importance", "tags"]
 
@@ -299,19 +310,70 @@ def test_every_problem_is_reported() -> None:
 # Strings YAML finds awkward: reserved words, indicators, times, numbers, line breaks.
 TRICKY = st.sampled_from(
     [
-        "yes", "no", "null", "~", "true", "False", "1.0", "0x10", "1e3", ".inf", "2020-01-01",
-        "2020-01-01T10:00", "2020-01-01T10:00:00Z", "- a", "a: b", "#x", "a #b", "'q'", '"q"',
-        "...", "---", "", " ", " lead", "trail ", "\ta", "@x", "`x", "%x", "!x", "&x", "*x",
-        "{a}", "[a]", "|", ">", "?", "é", "\ufeff", "\\", "<<",
-        "a\nb", "a\nb\n", "\n", "a\n\n", "\nlead", " a\nb", "a \nb", "a\r\nb", "a\rb",
-        "a\x85b", "a\u2028b", "bell\x07", "---\nid: y", "a\n---\nb",
+        "yes",
+        "no",
+        "null",
+        "~",
+        "true",
+        "False",
+        "1.0",
+        "0x10",
+        "1e3",
+        ".inf",
+        "2020-01-01",
+        "2020-01-01T10:00",
+        "2020-01-01T10:00:00Z",
+        "- a",
+        "a: b",
+        "#x",
+        "a #b",
+        "'q'",
+        '"q"',
+        "...",
+        "---",
+        "",
+        " ",
+        " lead",
+        "trail ",
+        "\ta",
+        "@x",
+        "`x",
+        "%x",
+        "!x",
+        "&x",
+        "*x",
+        "{a}",
+        "[a]",
+        "|",
+        ">",
+        "?",
+        "é",
+        "\ufeff",
+        "\\",
+        "<<",
+        "a\nb",
+        "a\nb\n",
+        "\n",
+        "a\n\n",
+        "\nlead",
+        " a\nb",
+        "a \nb",
+        "a\r\nb",
+        "a\rb",
+        "a\x85b",
+        "a\u2028b",
+        "bell\x07",
+        "---\nid: y",
+        "a\n---\nb",
     ]
 )
 CHARS = st.one_of(
     st.sampled_from(list("\n\r\t #:-'\"|>.*&!%@`[]{},?\\")),
     st.characters(codec="utf-8", exclude_categories=("Cs",)),
 )
-TEXT = st.one_of(TRICKY, st.text(alphabet=CHARS, max_size=30), st.lists(TRICKY, max_size=3).map("".join))
+TEXT = st.one_of(
+    TRICKY, st.text(alphabet=CHARS, max_size=30), st.lists(TRICKY, max_size=3).map("".join)
+)
 SAFE_KEY = st.from_regex(r"\Ax_[a-z][a-z0-9_]{0,12}\Z")
 SCALAR = st.one_of(
     TEXT,
@@ -325,9 +387,9 @@ VALUE = st.one_of(
     st.dictionaries(st.from_regex(r"\A[a-z]{1,8}\Z"), SCALAR, max_size=3),
 )
 # tags and subjects as people write them: 'api', 'lang:python', 'c++', 'v1.2', 'team/ops'
-WORD = st.text(alphabet=string.ascii_lowercase + string.digits + " .-:/@+_", min_size=1, max_size=30).filter(
-    lambda s: s.strip() == s
-)
+WORD = st.text(
+    alphabet=string.ascii_lowercase + string.digits + " .-:/@+_", min_size=1, max_size=30
+).filter(lambda s: s.strip() == s)
 KNOWN = st.fixed_dictionaries(
     {},
     optional={
@@ -339,7 +401,9 @@ KNOWN = st.fixed_dictionaries(
         "decay": st.sampled_from(["fast", "normal", "slow", "never"]),
         "relevance": st.floats(0, 1),
         "status": st.sampled_from(["active", "superseded"]),
-        "created": st.datetimes(min_value=dt.datetime(1900, 1, 1)).map(lambda d: d.strftime("%Y-%m-%dT%H:%M:%SZ")),
+        "created": st.datetimes(min_value=dt.datetime(1900, 1, 1)).map(
+            lambda d: d.strftime("%Y-%m-%dT%H:%M:%SZ")
+        ),
         "steps": st.lists(TEXT.filter(lambda s: s.strip() != ""), min_size=1, max_size=3),
     },
 )
@@ -347,7 +411,10 @@ KNOWN = st.fixed_dictionaries(
 
 @st.composite
 def metas(draw: st.DrawFn) -> dict[str, object]:
-    meta: dict[str, object] = {"id": draw(st.from_regex(r"\A[a-z0-9][a-z0-9-]{0,30}\Z")), "type": "semantic"}
+    meta: dict[str, object] = {
+        "id": draw(st.from_regex(r"\A[a-z0-9][a-z0-9-]{0,30}\Z")),
+        "type": "semantic",
+    }
     meta.update(draw(KNOWN))
     meta.update(draw(st.dictionaries(SAFE_KEY, VALUE, max_size=4)))
     return meta
@@ -355,7 +422,8 @@ def metas(draw: st.DrawFn) -> dict[str, object]:
 
 BODY = st.text(
     alphabet=st.one_of(
-        st.sampled_from(list("\n\t-#:`")), st.characters(codec="utf-8", exclude_categories=("Cs", "Cc"))
+        st.sampled_from(list("\n\t-#:`")),
+        st.characters(codec="utf-8", exclude_categories=("Cs", "Cc")),
     ),
     max_size=200,
 )
@@ -375,7 +443,9 @@ PROPERTY = settings(max_examples=200, deadline=None, suppress_health_check=[Heal
 
 @PROPERTY
 @given(meta=metas(), content=BODY)
-def test_render_then_parse_gives_back_meta_and_content(meta: dict[str, object], content: str) -> None:
+def test_render_then_parse_gives_back_meta_and_content(
+    meta: dict[str, object], content: str
+) -> None:
     assume(not content.startswith(("\n", "\r")))
     rel = f"semantic/facts/{meta['id']}.md"
     text = render_new(meta, content)
@@ -445,7 +515,9 @@ def test_update_then_parse_gives_new_values_and_keeps_the_rest(
     # keys that did not change keep their exact lines
     old_lines = set(doc.head.splitlines())
     for key in set(doc.meta) - set(changes):
-        line = next(l for l in doc.head.splitlines() if l.startswith(f"{key}:"))
+        line = next(
+            candidate for candidate in doc.head.splitlines() if candidate.startswith(f"{key}:")
+        )
         assert line in old_lines and line in new.head.splitlines()
 
 
@@ -456,7 +528,12 @@ def test_update_with_nothing_is_identity_on_hand_styled_files(meta: dict[str, ob
     rel = f"semantic/facts/{meta['id']}.md"
     text = render_new(meta, "body\n")
     head, _, body = text[4:].partition("---\n")
-    styled = "\ufeff---\r\n# hand comment\r\n" + head.replace("\n", "\r\n") + "---\r\n" + body.replace("\n", "\r\n")
+    styled = (
+        "\ufeff---\r\n# hand comment\r\n"
+        + head.replace("\n", "\r\n")
+        + "---\r\n"
+        + body.replace("\n", "\r\n")
+    )
     doc = parse_text(styled, rel)
     assert doc.meta == parse_text(text, rel).meta
     assert update_text(doc, {}) == styled
@@ -491,14 +568,19 @@ def test_awkward_strings_round_trip(name: str) -> None:
 
 def test_trailing_spaces_after_a_newline_survive_an_appended_key() -> None:
     rel = "semantic/facts/x.md"
-    doc = parse_text(render_new({"id": "x", "type": "semantic", "x_note": "a\n  \n"}, "body\n"), rel)
+    doc = parse_text(
+        render_new({"id": "x", "type": "semantic", "x_note": "a\n  \n"}, "body\n"), rel
+    )
     again = parse_text(update_text(doc, {"importance": 2}), rel)
     assert again.meta["x_note"] == "a\n  \n"
 
 
 # Each of these once broke a file (found by the property tests above).
 REGRESSIONS: dict[str, object] = {
-    "colon in a flow list item": ["lang:python", "http://x.org/a"],  # '[lang:python]' is invalid YAML
+    "colon in a flow list item": [
+        "lang:python",
+        "http://x.org/a",
+    ],  # '[lang:python]' is invalid YAML
     "time in a flow list": ["2020-01-01T10:00:00Z"],
     "block starting with a tab": "\tindented\nsecond",  # literal block can't start with a tab
     "time with a newline": "2020-01-01\n",  # '$' matched before the newline: written as a bare date
@@ -539,7 +621,10 @@ def test_comments_after_a_block_scalar_stay_put() -> None:
     rel = "semantic/facts/x.md"
     text = "---\nid: x\ntype: semantic\nnotes: |\n  first\n# about importance\nimportance: 3\n---\n"
     new = update_text(parse_text(text, rel), {"notes": "second\n"})
-    assert new == "---\nid: x\ntype: semantic\nnotes: |\n  second\n# about importance\nimportance: 3\n---\n"
+    expected = (
+        "---\nid: x\ntype: semantic\nnotes: |\n  second\n# about importance\nimportance: 3\n---\n"
+    )
+    assert new == expected
 
 
 # --- new_memory: what a write records without parsing its own output back ---------------
@@ -548,15 +633,41 @@ _values = st.one_of(
     st.integers(min_value=-(10**12), max_value=10**12),
     st.booleans(),
     st.text(max_size=40),
-    st.sampled_from(["2026-11-30T01:02:03Z", "2026-11-30", "2026-11-30T01:02", "yes", "null", "~", "1e3", "0x1F", "-", "a: b", "#x", "'q'"]),
-    st.lists(st.one_of(st.text(max_size=12), st.sampled_from(["2026-01-01", "true", "12", "a,b", "x y"])), max_size=4),
+    st.sampled_from(
+        [
+            "2026-11-30T01:02:03Z",
+            "2026-11-30",
+            "2026-11-30T01:02",
+            "yes",
+            "null",
+            "~",
+            "1e3",
+            "0x1F",
+            "-",
+            "a: b",
+            "#x",
+            "'q'",
+        ]
+    ),
+    st.lists(
+        st.one_of(
+            st.text(max_size=12), st.sampled_from(["2026-01-01", "true", "12", "a,b", "x y"])
+        ),
+        max_size=4,
+    ),
     st.floats(allow_nan=False),
 )
 
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
-    extra=st.dictionaries(st.sampled_from(["title", "tags", "importance", "subject", "source", "outcome", "x_custom", "channel"]), _values, max_size=5),
+    extra=st.dictionaries(
+        st.sampled_from(
+            ["title", "tags", "importance", "subject", "source", "outcome", "x_custom", "channel"]
+        ),
+        _values,
+        max_size=5,
+    ),
     content=st.text(max_size=80),
 )
 def test_new_memory_equals_parsing_the_rendered_text(extra, content):
@@ -572,13 +683,29 @@ def test_new_memory_equals_parsing_the_rendered_text(extra, content):
     if quick is None:
         return  # it declined: the write parses the text instead
     assert parsed is not None, text
-    assert (quick.id, quick.type, quick.path, quick.content) == (parsed.id, parsed.type, parsed.path, parsed.content)
+    assert (quick.id, quick.type, quick.path, quick.content) == (
+        parsed.id,
+        parsed.type,
+        parsed.path,
+        parsed.content,
+    )
     assert list(quick.meta.items()) == list(parsed.meta.items()), text
 
 
 def test_new_memory_vouches_for_the_common_case():
-    meta = {"id": "rate-limit", "type": "semantic", "created": "2026-11-30T01:02:03Z", "tags": ["api", "limits"], "importance": 3, "scope": "team"}
+    meta = {
+        "id": "rate-limit",
+        "type": "semantic",
+        "created": "2026-11-30T01:02:03Z",
+        "tags": ["api", "limits"],
+        "importance": 3,
+        "scope": "team",
+    }
     quick = new_memory(meta, "The API allows 100 req/s", "semantic/facts/rate-limit.md")
     assert quick is not None
-    assert quick == check_text(render_new(meta, "The API allows 100 req/s"), "semantic/facts/rate-limit.md")
-    assert new_memory({**meta, "confidence": 0.5}, "x", "semantic/facts/rate-limit.md") is None  # floats: parse
+    assert quick == check_text(
+        render_new(meta, "The API allows 100 req/s"), "semantic/facts/rate-limit.md"
+    )
+    assert (
+        new_memory({**meta, "confidence": 0.5}, "x", "semantic/facts/rate-limit.md") is None
+    )  # floats: parse

@@ -14,7 +14,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import git, run_memvault, write
 
 from memvault import Vault
 from memvault.embeddings.fake import FakeEmbedder
@@ -27,6 +26,8 @@ from memvault.index import (
     plan_changes,
     store,
 )
+
+from conftest import git, run_memvault, write
 
 
 @pytest.fixture

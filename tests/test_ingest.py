@@ -10,7 +10,6 @@ import json
 from pathlib import Path
 
 import pytest
-from conftest import commit_count, is_clean, last_message, run_memvault
 
 from memvault import PermissionDeniedError, ValidationError, Vault
 from memvault.ingest import (
@@ -22,6 +21,8 @@ from memvault.ingest import (
     read_transcript,
 )
 from memvault.transcripts import parse_turns
+
+from conftest import commit_count, is_clean, last_message, run_memvault
 
 
 def jsonl(path: Path, *records: object) -> Path:

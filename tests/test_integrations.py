@@ -14,9 +14,10 @@ from typing import Any
 
 import anyio
 import pytest
-from conftest import BIN
 
 from memvault import Vault
+
+from conftest import BIN
 
 ROOT = Path(__file__).resolve().parents[1]
 INTEGRATIONS = ROOT / "integrations"

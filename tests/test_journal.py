@@ -32,14 +32,23 @@ elif what == "forget":
 
 
 def _kill_during(root: Path, *args: str) -> None:
-    proc = subprocess.run([sys.executable, "-c", KILLER, str(root), *args], capture_output=True, text=True)
+    proc = subprocess.run(
+        [sys.executable, "-c", KILLER, str(root), *args], capture_output=True, text=True
+    )
     assert proc.returncode == -9, proc.stderr  # it died where we wanted
 
 
 def _jsonl(tmp_path: Path, n: int) -> Path:
     path = tmp_path / "in.jsonl"
     lines = [
-        json.dumps({"id": f"imp-{i}", "type": "semantic", "category": "facts", "content": f"Imported fact {i}"})
+        json.dumps(
+            {
+                "id": f"imp-{i}",
+                "type": "semantic",
+                "category": "facts",
+                "content": f"Imported fact {i}",
+            }
+        )
         for i in range(n)
     ]
     path.write_text("\n".join(lines) + "\n")

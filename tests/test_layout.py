@@ -161,7 +161,8 @@ def _modules_after(code: str) -> list[str]:
         "import memvault",
         "import memvault.cli",
         # running --help walks every command's signature: still nothing heavy
-        "import contextlib, io\nfrom memvault.cli import main\nwith contextlib.redirect_stdout(io.StringIO()):\n    main(['--help'])",
+        "import contextlib, io\nfrom memvault.cli import main\n"
+        "with contextlib.redirect_stdout(io.StringIO()):\n    main(['--help'])",
     ],
     ids=["import memvault", "import memvault.cli", "memvault --help"],
 )

@@ -18,9 +18,10 @@ from typing import Any
 
 import anyio
 import pytest
-from conftest import BIN, commit_count, git, run_memvault
 
 from memvault import Vault
+
+from conftest import BIN, commit_count, git, run_memvault
 
 pytest.importorskip("mcp")
 

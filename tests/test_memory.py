@@ -20,7 +20,13 @@ from memvault.memory import (
 )
 
 
-def mem(mid: str = "x", mtype: str = "semantic", path: str | None = None, content: str = "", **meta: object) -> Memory:
+def mem(
+    mid: str = "x",
+    mtype: str = "semantic",
+    path: str | None = None,
+    content: str = "",
+    **meta: object,
+) -> Memory:
     full = {"id": mid, "type": mtype, **meta}
     return Memory(mid, mtype, path or f"{mtype}/facts/{mid}.md", full, content)
 
@@ -37,7 +43,10 @@ def mem(mid: str = "x", mtype: str = "semantic", path: str | None = None, conten
         ("../../etc/passwd", "etc-passwd"),
         ("日本語だけ", "memory"),
         ("", "memory"),
-        ("one two three four five six seven eight nine ten", "one-two-three-four-five-six-seven-eight"),
+        (
+            "one two three four five six seven eight nine ten",
+            "one-two-three-four-five-six-seven-eight",
+        ),
     ],
 )
 def test_slugify_is_readable_and_id_safe(text: str, slug: str) -> None:

@@ -6,13 +6,29 @@ import random
 
 import numpy as np
 import pytest
-from conftest import write
 
 from memvault import Vault
 from memvault.embeddings import get_embedder
 from memvault.index.neighbours import memory_vectors, open_index, similar_pairs
 
-WORDS = ["deploy", "cache", "migration", "table", "users", "rollback", "friday", "lunch", "hiring", "budget", "alert", "pager", "disk", "queue"]
+from conftest import write
+
+WORDS = [
+    "deploy",
+    "cache",
+    "migration",
+    "table",
+    "users",
+    "rollback",
+    "friday",
+    "lunch",
+    "hiring",
+    "budget",
+    "alert",
+    "pager",
+    "disk",
+    "queue",
+]
 
 
 def _vault_with_near_duplicates(vault: Vault) -> Vault:
@@ -24,8 +40,12 @@ def _vault_with_near_duplicates(vault: Vault) -> Vault:
         text = " ".join(rng.choice(WORDS) for _ in range(12))
         for copy in range(1 + i % 3):
             target = lib if i % 4 == 0 else vault
-            target.add("episodic", text + " again" * copy, scope="global" if i % 4 == 0 else "team",
-                       created=f"2026-01-{1 + copy:02d}T00:{i:02d}:00Z")
+            target.add(
+                "episodic",
+                text + " again" * copy,
+                scope="global" if i % 4 == 0 else "team",
+                created=f"2026-01-{1 + copy:02d}T00:{i:02d}:00Z",
+            )
     vault.reindex()
     return vault
 

@@ -28,8 +28,12 @@ def test_purge_removes_every_trace_from_history(vault: Vault, tmp_path: Path) ->
     git(root, "remote", "add", "origin", str(remote))
     git(root, "push", "-q", "origin", "HEAD:main")
     with open(root / ".memvault" / "access.log", "a", encoding="utf-8") as handle:
-        handle.write(json.dumps({"ts": "2026-01-01T00:00:00Z", "kind": "query", "ids": [secret.id]}) + "\n")
-        handle.write(json.dumps({"ts": "2026-01-01T00:00:00Z", "kind": "query", "ids": [keep.id]}) + "\n")
+        handle.write(
+            json.dumps({"ts": "2026-01-01T00:00:00Z", "kind": "query", "ids": [secret.id]}) + "\n"
+        )
+        handle.write(
+            json.dumps({"ts": "2026-01-01T00:00:00Z", "kind": "query", "ids": [keep.id]}) + "\n"
+        )
     assert "zebra" in _history_text(root)
 
     report = purge_memory(vault, secret.id, "sensitive")
@@ -51,7 +55,9 @@ def test_purge_removes_every_trace_from_history(vault: Vault, tmp_path: Path) ->
 
 def test_purge_refuses_a_dirty_vault(vault: Vault) -> None:
     m = vault.add("semantic", "Something to purge later").memory
-    (vault.root / "semantic" / "facts" / "loose.md").write_text("---\nid: loose\ntype: semantic\n---\nx\n")
+    (vault.root / "semantic" / "facts" / "loose.md").write_text(
+        "---\nid: loose\ntype: semantic\n---\nx\n"
+    )
     with pytest.raises(Exception, match="uncommitted"):
         purge_memory(vault, m.id, "x")
     assert (vault.root / m.path).exists()
@@ -90,7 +96,9 @@ def test_pause_refuses_writes_to_that_scope_until_resume(vault: Vault, cli, chdi
         "use sk-ant-abcdefghijklmnopqrstuvwxyz123456",
     ],
 )
-def test_credentials_are_refused_on_every_write_path(vault: Vault, text: str, tmp_path: Path) -> None:
+def test_credentials_are_refused_on_every_write_path(
+    vault: Vault, text: str, tmp_path: Path
+) -> None:
     head = git(vault.root, "rev-parse", "HEAD")
     with pytest.raises(SecretDetectedError):
         vault.add("semantic", text)

@@ -28,7 +28,9 @@ def test_recall_answers_while_a_writer_holds_the_lock_mid_update(vault: Vault) -
     manifest = json.loads(path.read_text())
     manifest["dirty"] = True
     path.write_text(json.dumps(manifest))
-    holder = subprocess.Popen([sys.executable, "-c", HOLDER, str(vault.root), "20"], stdout=subprocess.PIPE, text=True)
+    holder = subprocess.Popen(
+        [sys.executable, "-c", HOLDER, str(vault.root), "20"], stdout=subprocess.PIPE, text=True
+    )
     try:
         assert holder.stdout.readline().strip() == "locked"
         started = time.monotonic()

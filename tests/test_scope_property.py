@@ -32,13 +32,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import BIN, LEAKY_ENV
 from hypothesis import HealthCheck, Phase, given, note, settings
 from hypothesis import strategies as st
 
 from memvault import Vault
 from memvault.errors import MemvaultError, NotFoundError
 from memvault.transfer import import_file
+
+from conftest import BIN, LEAKY_ENV
 
 pytest.importorskip("mcp")
 

@@ -9,12 +9,13 @@ import sys
 from typing import Any
 
 import pytest
-from conftest import git, is_clean, write
 
 from memvault import Vault
-from memvault.search.context import tokens
 from memvault.errors import MemvaultError
 from memvault.reports import read_access_log, usage_stats
+from memvault.search.context import tokens
+
+from conftest import git, is_clean, write
 
 
 def as_agent(vault: Vault, agent: str, team: str = "core") -> Vault:

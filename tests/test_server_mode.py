@@ -20,10 +20,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import git, run_memvault
 
 from memvault import Vault
 from memvault.index import forget_open_index
+
+from conftest import git, run_memvault
 
 CHROMA = Path(sys.executable).parent / "chroma"
 

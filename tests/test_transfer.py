@@ -8,21 +8,35 @@ from pathlib import Path
 
 import pytest
 
-from conftest import commit_count, git, is_clean, last_message, write
 from memvault import Vault
 from memvault.errors import MemvaultError
 from memvault.transfer import export_memories, import_file
 
+from conftest import commit_count, git, is_clean, last_message, write
+
 HAND_FILES = {
     "semantic/facts/commented.md": (
-        "---\n# keep me\ntype: semantic\nid: commented   # odd order\n\ntags:\n  - a\n---\n\nBody with trailing spaces   \n\n\n"
+        "---\n# keep me\ntype: semantic\nid: commented   # odd order\n\ntags:\n  - a\n---\n"
+        "\nBody with trailing spaces   \n\n\n"
     ),
-    "semantic/facts/crlf-bom.md": "\ufeff---\r\nid: crlf-bom\r\ntype: semantic\r\n---\r\n\r\nWindows.\r\n",
+    "semantic/facts/crlf-bom.md": (
+        "\ufeff---\r\nid: crlf-bom\r\ntype: semantic\r\n---\r\n\r\nWindows.\r\n"
+    ),
     "semantic/facts/no-newline.md": "---\nid: no-newline\ntype: semantic\n---\nno final newline",
-    "procedural/templates/as-yaml.yaml": "id: as-yaml\ntype: procedural\ncategory: templates\n# comment\ncontent: |\n  Template body.\n",
-    "archive/semantic/facts/old.md": "---\nid: old\ntype: semantic\nstatus: archived\n---\nArchived.\n",
-    "inbox/semantic/facts/proposal.md": "---\nid: proposal\ntype: semantic\nscope: global\nstatus: proposed\n---\nProposed.\n",
-    "episodic/2025/01/2025-01-02-unicode.md": "---\nid: 2025-01-02-unicode\ntype: episodic\ncreated: 2025-01-02\n---\nnaïve café — 日本語 ✓\n",
+    "procedural/templates/as-yaml.yaml": (
+        "id: as-yaml\ntype: procedural\ncategory: templates\n# comment\n"
+        "content: |\n  Template body.\n"
+    ),
+    "archive/semantic/facts/old.md": (
+        "---\nid: old\ntype: semantic\nstatus: archived\n---\nArchived.\n"
+    ),
+    "inbox/semantic/facts/proposal.md": (
+        "---\nid: proposal\ntype: semantic\nscope: global\nstatus: proposed\n---\nProposed.\n"
+    ),
+    "episodic/2025/01/2025-01-02-unicode.md": (
+        "---\nid: 2025-01-02-unicode\ntype: episodic\ncreated: 2025-01-02\n---\n"
+        "naïve café — 日本語 ✓\n"
+    ),
 }
 
 
@@ -41,7 +55,9 @@ def source(vault: Vault) -> Vault:
         write(vault.root, rel, text)
     vault.add("semantic", "The API rate limit is 100 req/s", subject="api.rate", tags=["api"])
     vault.add("semantic", "The API rate limit is 200 req/s", subject="api.rate")
-    vault.add("episodic", "Deploy went fine", outcome="success", context={"branch": "main", "ci": [1, 2]})
+    vault.add(
+        "episodic", "Deploy went fine", outcome="success", context={"branch": "main", "ci": [1, 2]}
+    )
     vault.add("procedural", "Release", steps=["Tag", {"run": "make release"}], trigger=["release"])
     vault.log("chat", "user", "hello there")
     return vault
@@ -83,7 +99,7 @@ def test_markdown_bundle_round_trip(source: Vault, tmp_path: Path) -> None:
 
 def test_export_without_archive(source: Vault) -> None:
     text = export_memories(source, "jsonl", include_archive=False)
-    paths = [json.loads(l)["path"] for l in text.splitlines()]
+    paths = [json.loads(line)["path"] for line in text.splitlines()]
     assert not any(p.startswith(("archive/", "inbox/")) for p in paths)
     with pytest.raises(MemvaultError):
         export_memories(source, "xml")
@@ -105,15 +121,30 @@ def test_import_hand_made_jsonl_records(vault: Vault, tmp_path: Path) -> None:
         "\n".join(
             json.dumps(r)
             for r in [
-                {"id": "made-fact", "type": "semantic", "category": "definitions", "content": "A definition.", "tags": ["x"]},
-                {"id": "made-episode", "type": "episodic", "created": "2024-02-03T04:05:06Z", "content": "It happened."},
+                {
+                    "id": "made-fact",
+                    "type": "semantic",
+                    "category": "definitions",
+                    "content": "A definition.",
+                    "tags": ["x"],
+                },
+                {
+                    "id": "made-episode",
+                    "type": "episodic",
+                    "created": "2024-02-03T04:05:06Z",
+                    "content": "It happened.",
+                },
                 {"id": "made-proc", "type": "procedural", "steps": ["one"], "content": "Do it."},
             ]
         )
         + "\n\n"
     )
     report = import_file(vault, src)
-    assert report.problems == [] and sorted(report.ids) == ["made-episode", "made-fact", "made-proc"]
+    assert report.problems == [] and sorted(report.ids) == [
+        "made-episode",
+        "made-fact",
+        "made-proc",
+    ]
     assert vault.get("made-fact").path == "semantic/definitions/made-fact.md"
     assert vault.get("made-episode").path == "episodic/2024/02/made-episode.md"
     assert vault.get("made-proc").meta["steps"] == ["one"]
@@ -124,7 +155,12 @@ def test_import_hand_made_jsonl_records(vault: Vault, tmp_path: Path) -> None:
 def test_import_refuses_unsafe_paths_and_secrets(vault: Vault, tmp_path: Path) -> None:
     src = tmp_path / "evil.jsonl"
     records = [
-        {"raw": "---\nid: evil\ntype: semantic\n---\nx\n", "path": "../evil.md", "id": "evil", "type": "semantic"},
+        {
+            "raw": "---\nid: evil\ntype: semantic\n---\nx\n",
+            "path": "../evil.md",
+            "id": "evil",
+            "type": "semantic",
+        },
         {"raw": "---\nid: git-hook\ntype: semantic\n---\nx\n", "path": ".git/hooks/post-commit.md"},
         {"id": "leak", "type": "semantic", "content": "token ghp_" + "a" * 36},
     ]
@@ -209,10 +245,20 @@ def test_import_seed_episodes(vault: Vault, tmp_path: Path) -> None:
     first = vault.get("ep-2025-12-28-001")
     assert first.type == "episodic" and first.category == "decision"
     assert first.path == "episodic/2025/12/ep-2025-12-28-001.md"
-    assert first.meta["created"] == "2025-12-28T14:30:00Z" and first.meta["session"] == "sess_abc123"
-    assert first.importance == 4 and first.meta["decay"] == "slow" and first.meta["outcome"] == "success"
+    assert (
+        first.meta["created"] == "2025-12-28T14:30:00Z" and first.meta["session"] == "sess_abc123"
+    )
+    assert (
+        first.importance == 4
+        and first.meta["decay"] == "slow"
+        and first.meta["outcome"] == "success"
+    )
     assert first.meta["context"]["intent"] == "DECISION"
-    assert "Subir preços" in first.content and "Grandfathering" in first.content and "12 meses" in first.content
+    assert (
+        "Subir preços" in first.content
+        and "Grandfathering" in first.content
+        and "12 meses" in first.content
+    )
     assert first.meta["source"] == {"imported_id": "ep_2025-12-28_001"}
     second = vault.get("ep-2025-12-30-003")
     assert second.content.startswith("Plain string content")

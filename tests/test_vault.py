@@ -8,7 +8,6 @@ from pathlib import Path
 
 import pytest
 
-from conftest import commit_count, fact_text, git, is_clean, last_message, write
 from memvault import Vault
 from memvault.errors import (
     DuplicateIdError,
@@ -23,12 +22,15 @@ from memvault.files import parse_text
 from memvault.memory import validate_meta
 from memvault.transcripts import parse_turns
 
+from conftest import commit_count, fact_text, git, is_clean, last_message, write
+
 
 def tree_files(root: Path) -> set[str]:
     return {
         p.relative_to(root).as_posix()
         for p in root.rglob("*")
-        if p.is_file() and ".git" not in p.relative_to(root).parts
+        if p.is_file()
+        and ".git" not in p.relative_to(root).parts
         and not p.relative_to(root).as_posix().startswith(".memvault/index")
     }
 
@@ -62,7 +64,11 @@ def test_init_gitignore_ignores_index_and_access_log(tmp_path: Path) -> None:
     write(root, ".memvault/index/manifest.json", "{}")
     write(root, ".memvault/access.log", '{"kind": "query"}\n')
     ignored = git(
-        root, "check-ignore", ".memvault/index/manifest.json", ".memvault/access.log", ".memvault/access.log.folding"
+        root,
+        "check-ignore",
+        ".memvault/index/manifest.json",
+        ".memvault/access.log",
+        ".memvault/access.log.folding",
     )
     assert ".memvault/index/manifest.json" in ignored and ".memvault/access.log" in ignored
     assert ".memvault/access.log.folding" in ignored  # parked by a consolidation that was killed
@@ -168,7 +174,9 @@ def test_add_episode_lands_in_year_month_folder(vault: Vault) -> None:
         tags=["deploy"],
     )
     m = result.memory
-    assert m.path == "episodic/2026/03/2026-03-04-deploy-failed-migrations-locked-the-users-table.md"
+    assert (
+        m.path == "episodic/2026/03/2026-03-04-deploy-failed-migrations-locked-the-users-table.md"
+    )
     assert m.meta["outcome"] == "failure" and m.meta["session"] == "sess-1"
     assert "valid_from" not in m.meta
     assert last_message(vault.root).startswith("memvault: add episodic ")
@@ -260,7 +268,9 @@ def test_commit_does_not_sweep_in_the_users_staged_files(vault: Vault) -> None:
     write(vault.root, "notes.txt", "work in progress\n")
     git(vault.root, "add", "notes.txt")
     vault.add("semantic", "A memory")
-    assert git(vault.root, "show", "--name-only", "--format=", "HEAD").split() == ["semantic/facts/a-memory.md"]
+    assert git(vault.root, "show", "--name-only", "--format=", "HEAD").split() == [
+        "semantic/facts/a-memory.md"
+    ]
     assert "A  notes.txt" in git(vault.root, "status", "--porcelain")
 
 
@@ -278,9 +288,13 @@ def test_author_is_configurable(tmp_path: Path, monkeypatch: pytest.MonkeyPatch)
 
 
 def test_newer_fact_supersedes_older_in_one_commit(vault: Vault) -> None:
-    old = vault.add("semantic", "The user lives in Lisbon", subject="user.city", valid_from="2024-01-01").memory
+    old = vault.add(
+        "semantic", "The user lives in Lisbon", subject="user.city", valid_from="2024-01-01"
+    ).memory
     before = commit_count(vault.root)
-    result = vault.add("semantic", "The user lives in Porto", subject="user.city", valid_from="2025-06-01")
+    result = vault.add(
+        "semantic", "The user lives in Porto", subject="user.city", valid_from="2025-06-01"
+    )
     new = result.memory
     assert commit_count(vault.root) == before + 1
     assert result.superseded == (old.id,)
@@ -299,8 +313,12 @@ def test_newer_fact_supersedes_older_in_one_commit(vault: Vault) -> None:
 
 
 def test_an_older_fact_enters_history_as_superseded(vault: Vault) -> None:
-    current = vault.add("semantic", "Rate limit is 200 req/s", subject="api.rate", valid_from="2025-01-01").memory
-    result = vault.add("semantic", "Rate limit was 100 req/s", subject="api.rate", valid_from="2023-01-01")
+    current = vault.add(
+        "semantic", "Rate limit is 200 req/s", subject="api.rate", valid_from="2025-01-01"
+    ).memory
+    result = vault.add(
+        "semantic", "Rate limit was 100 req/s", subject="api.rate", valid_from="2023-01-01"
+    )
     old = result.memory
     assert result.superseded == ()
     assert old.status == "superseded"
@@ -332,9 +350,13 @@ def test_supersede_rewrites_only_the_intended_keys_of_a_hand_written_fact(vault:
     git(vault.root, "-c", "user.name=me", "-c", "user.email=me@x", "commit", "-q", "-m", "hand")
     new = vault.add("semantic", "We use PostgreSQL", subject="storage.db").memory
     after = (vault.root / rel).read_text()
-    diff = [l for l in difflib.unified_diff(hand.splitlines(), after.splitlines(), lineterm="", n=0) if l[:1] in "+-" and l[:3] not in ("+++", "---")]
-    added = sorted(l[1:].split(":")[0] for l in diff if l.startswith("+"))
-    removed = [l for l in diff if l.startswith("-")]
+    diff = [
+        line
+        for line in difflib.unified_diff(hand.splitlines(), after.splitlines(), lineterm="", n=0)
+        if line[:1] in "+-" and line[:3] not in ("+++", "---")
+    ]
+    added = sorted(line[1:].split(":")[0] for line in diff if line.startswith("+"))
+    removed = [line for line in diff if line.startswith("-")]
     assert removed == []
     assert added == ["status", "superseded_by", "updated", "valid_to"]
     assert f"superseded_by: {new.id}" in after
@@ -353,13 +375,18 @@ def test_subjects_do_not_cross_scopes_or_agents(vault: Vault) -> None:
 
 
 def test_supersede_chain(vault: Vault) -> None:
-    ids = [vault.add("semantic", f"Version {n}", subject="app.version", valid_from=f"202{n}-01-01").memory.id for n in range(1, 4)]
+    ids = [
+        vault.add(
+            "semantic", f"Version {n}", subject="app.version", valid_from=f"202{n}-01-01"
+        ).memory.id
+        for n in range(1, 4)
+    ]
     assert [vault.get(i).status for i in ids] == ["superseded", "superseded", "active"]
     assert vault.get(ids[0]).meta["superseded_by"] == ids[1]
     assert vault.get(ids[1]).meta["superseded_by"] == ids[2]
 
 
-# --- update / replace / forget ---------------------------------------------------------------------
+# --- update / replace / forget --------------------------------------------------------------------
 
 
 def test_update_changes_only_given_keys(vault: Vault) -> None:
@@ -367,7 +394,7 @@ def test_update_changes_only_given_keys(vault: Vault) -> None:
     before = (vault.root / m.path).read_text()
     result = vault.update(m.id, {"importance": 5}, "more important now")
     after = (vault.root / m.path).read_text()
-    removed = [l for l in before.splitlines() if l not in after.splitlines()]
+    removed = [line for line in before.splitlines() if line not in after.splitlines()]
     assert removed == ["importance: 3"]
     assert result.memory.importance == 5
     assert last_message(vault.root) == f"memvault: update {m.id}: more important now"
@@ -417,7 +444,7 @@ def test_get_unknown_and_bad_ids(vault: Vault) -> None:
         vault.get("../../etc/passwd")
 
 
-# --- log (conversation turns) ------------------------------------------------------------------------
+# --- log (conversation turns) ---------------------------------------------------------------------
 
 
 def test_log_appends_turns_to_one_file_per_session(vault: Vault) -> None:
@@ -446,10 +473,18 @@ def test_log_turn_ids_are_idempotent(vault: Vault) -> None:
     assert result.commit is None and commit_count(vault.root) == count
     batch = vault.log_many(
         "s1",
-        [("user", "first", None, None, "t1"), ("assistant", "second", None, None, "t2"), ("user", "third", None, None, "t3")],
+        [
+            ("user", "first", None, None, "t1"),
+            ("assistant", "second", None, None, "t2"),
+            ("user", "third", None, None, "t3"),
+        ],
     )
     assert batch.commit is not None and commit_count(vault.root) == count + 1
-    assert [t.turn_id for t in parse_turns(vault.get(batch.memory.id).content)] == ["t1", "t2", "t3"]
+    assert [t.turn_id for t in parse_turns(vault.get(batch.memory.id).content)] == [
+        "t1",
+        "t2",
+        "t3",
+    ]
 
 
 def test_log_rejects_bad_roles_and_empty_sessions(vault: Vault) -> None:
@@ -462,7 +497,7 @@ def test_log_rejects_bad_roles_and_empty_sessions(vault: Vault) -> None:
     assert [m for m in vault.all_memories()] == []
 
 
-# --- scopes ----------------------------------------------------------------------------------------------
+# --- scopes ---------------------------------------------------------------------------------------
 
 
 def test_agents_never_see_each_others_self_memories(vault: Vault) -> None:
@@ -511,7 +546,7 @@ def test_librarian_writes_global_directly(vault: Vault) -> None:
     assert [m.id for m in other.memories()] == [result.memory.id]
 
 
-# --- pause / config ------------------------------------------------------------------------------------------
+# --- pause / config -------------------------------------------------------------------------------
 
 
 def test_pause_refuses_writes_for_that_scope(vault: Vault) -> None:
@@ -535,13 +570,17 @@ def test_set_config_keeps_comments(vault: Vault) -> None:
     before = path.read_text()
     vault.set_config("paused", ["self"], "pause")
     after = path.read_text()
-    removed = [l for l in before.splitlines() if l not in after.splitlines()]
-    added = [l for l in after.splitlines() if l not in before.splitlines()]
+    removed = [line for line in before.splitlines() if line not in after.splitlines()]
+    added = [line for line in after.splitlines() if line not in before.splitlines()]
     assert removed == ["paused: []"]
-    assert added == ["paused: [self]"] or added == ["paused:", "- self"] or added == ["paused:", "  - self"]
+    assert (
+        added == ["paused: [self]"]
+        or added == ["paused:", "- self"]
+        or added == ["paused:", "  - self"]
+    )
 
 
-# --- the catalog is a disposable cache ---------------------------------------------------------------------
+# --- the catalog is a disposable cache ------------------------------------------------------------
 
 
 def test_catalog_can_be_deleted_and_sees_hand_edits(vault: Vault) -> None:
