@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .files import Document, render_new, update_text
-from .memory import format_time, now_utc, slugify
+from .memory import Memory, format_time, now_utc, slugify
 
 Turn = tuple[str, str, dt.datetime | None, Mapping[str, Any] | None, str | None]
 _HEADER_RE = re.compile(
@@ -30,11 +30,81 @@ _HEADER_RE = re.compile(
 
 @dataclass(frozen=True)
 class ParsedTurn:
+    """One turn as written in a transcript file."""
+
     role: str
-    when: str
+    when: str  # as written in the header (ISO time)
     text: str
     turn_id: str
-    extra: str
+    extra: str  # the header's "key: value" pairs after the time, joined with " · "
+
+    @property
+    def fields(self) -> dict[str, str]:
+        """The header's extra ``key: value`` pairs (``name``, ``agent``, ``rating``, ...)."""
+        out: dict[str, str] = {}
+        for part in self.extra.split(" · "):
+            key, sep, value = part.partition(":")
+            if sep and key.strip() and value.strip():
+                out[key.strip()] = value.strip()
+        return out
+
+    @property
+    def speaker(self) -> str:
+        """Who spoke: the turn's ``name``, else its ``agent``, else its role."""
+        fields = self.fields
+        return fields.get("name") or fields.get("agent") or self.role
+
+
+class TurnWindow:
+    """One turn of a transcript with the turns around it (``memvault show ID#TURN``)."""
+
+    __slots__ = ("memory", "turns", "focus")
+
+    def __init__(self, memory: Memory, turns: Sequence[ParsedTurn], focus: str) -> None:
+        self.memory = memory
+        self.turns = tuple(turns)
+        self.focus = focus  # the turn asked for
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "id": self.memory.id,
+            "path": self.memory.path,
+            "title": self.memory.title,
+            "focus": turn_address(self.memory.id, self.focus),
+            "turns": [
+                {
+                    "address": turn_address(self.memory.id, t.turn_id),
+                    "id": t.turn_id,
+                    "speaker": t.speaker,
+                    "role": t.role,
+                    "time": t.when,
+                    "text": t.text,
+                    **({"fields": t.fields} if t.fields else {}),
+                }
+                for t in self.turns
+            ],
+        }
+
+
+def window(memory: Memory, turn_id: str, around: int) -> TurnWindow | None:
+    """``turn_id`` of ``memory``'s transcript with ``around`` turns each side (None: no such
+    turn)."""
+    turns = parse_turns(memory.content)
+    at = next((i for i, t in enumerate(turns) if t.turn_id == turn_id), None)
+    if at is None:
+        return None
+    return TurnWindow(memory, turns[max(0, at - around) : at + around + 1], turn_id)
+
+
+def turn_address(memory_id: str, turn_id: str) -> str:
+    """How a turn is named outside its file: ``<transcript id>#<turn id>``."""
+    return f"{memory_id}#{turn_id}"
+
+
+def split_address(address: str) -> tuple[str, str | None]:
+    """``(memory id, turn id or None)`` of ``session-x#turn`` or a plain memory id."""
+    memory_id, sep, turn_id = address.partition("#")
+    return memory_id, (turn_id if sep and turn_id else None)
 
 
 def transcript_id(session: str) -> str:
@@ -49,11 +119,22 @@ def turn_key(role: str, text: str, when: dt.datetime | None, given: str | None) 
     return hashlib.sha1(f"{role}\0{stamp}\0{text}".encode()).hexdigest()[:12]
 
 
+def header_value(value: object, limit: int = 200) -> str:
+    """A value as it can stand in a turn header: one line, no `` · `` separator, no HTML
+    comment markers, at most ``limit`` characters."""
+    text = " ".join(str(value).split()).replace("·", "-").replace("<!--", "").replace("-->", "")
+    return text[:limit]
+
+
 def render_turn(
     role: str, text: str, when: dt.datetime | None, extra: Mapping[str, Any] | None, tid: str
 ) -> str:
     stamp = format_time(when or now_utc())
-    bits = "".join(f" · {k}: {v}" for k, v in (extra or {}).items() if v not in (None, ""))
+    bits = "".join(
+        f" · {header_value(k, 40)}: {header_value(v)}"
+        for k, v in (extra or {}).items()
+        if v not in (None, "") and header_value(v)
+    )
     return f"### {role} · {stamp}{bits} <!-- turn:{tid} -->\n\n{text.strip()}\n"
 
 

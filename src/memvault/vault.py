@@ -12,6 +12,7 @@ from collections.abc import Callable, Mapping, Sequence
 
 from .errors import (
     DuplicateIdError,
+    NotFoundError,
     PermissionDeniedError,
     ValidationError,
 )
@@ -40,6 +41,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from .index import ReindexReport
     from .index.handle import Progress
     from .search import ContextBlock, SearchOptions, SearchResult, ValidateOptions, ValidationResult
+    from .transcripts import TurnWindow
 
 __all__ = ["AgentIdentity", "Filters", "Repository", "Vault", "WriteResult", "find_root"]
 
@@ -410,6 +412,22 @@ class Vault(Repository):
             msg = f"memvault: log {added} turn(s) to session {session}"
             sha = self.commit_files({rel: text}, msg)
         return WriteResult(check_text(text, rel), sha, message=msg)
+
+    def turn_window(self, address: str, *, around: int = 2) -> TurnWindow:
+        """One turn of a transcript (``<transcript id>#<turn id>``, as search hits name it)
+        with ``around`` turns before and after it."""
+        from .transcripts import split_address, window
+
+        if isinstance(around, bool) or not isinstance(around, int) or not 0 <= around <= 1000:
+            raise ValidationError(f"expected 0-1000, got {around!r}", key="around")
+        memory_id, turn_id = split_address(address)
+        memory = self.get(memory_id)
+        if turn_id is None:
+            raise NotFoundError(f"not a turn address (<transcript id>#<turn id>): {address!r}")
+        found = window(memory, turn_id, around)
+        if found is None:
+            raise NotFoundError(f"{memory.id} has no turn {turn_id!r}", memory.path, "turn")
+        return found
 
     # --- search ------------------------------------------------------------------------
 

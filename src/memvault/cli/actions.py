@@ -95,6 +95,7 @@ def log(
     *,
     session: str,
     role: str,
+    name: str | None,
     rating: str | None,
     file: Path | None,
     allow_secrets: bool,
@@ -103,7 +104,7 @@ def log(
     """``memvault log --session S [TEXT]``: append a turn, print ``id<TAB>path``."""
     body = read_text_arg(text, file)
     vault = open_vault()
-    extra = {"rating": rating} if rating else None
+    extra = {k: v for k, v in (("name", name), ("rating", rating)) if v} or None
     result = vault.log(session, role, body, extra=extra, allow_secrets=allow_secrets)
     if json_out:
         emit_json({**result.memory.to_dict(with_content=False), "commit": result.commit})
@@ -111,11 +112,24 @@ def log(
     print(f"{result.memory.id}\t{result.memory.path}")
 
 
-def show(memory_id: str, *, raw: bool, json_out: bool) -> None:
-    """``memvault show ID``: one memory, as text, JSON or the file's exact bytes."""
+def show(memory_id: str, *, raw: bool, around: int | None, json_out: bool) -> None:
+    """``memvault show ID``: one memory, as text, JSON or the file's exact bytes; a turn
+    address (``session-x#turn``) shows that turn with its neighbours."""
     import sys
 
     vault = open_vault()
+    if "#" in memory_id:
+        window = vault.turn_window(memory_id, around=2 if around is None else around)
+        if json_out:
+            emit_json(window.as_dict())
+            return
+        memory = window.memory
+        print(f"# {memory.title}  ({memory.id}, {memory.path})")
+        for turn in window.turns:
+            mark = ">" if turn.turn_id == window.focus else " "
+            print(f"\n{mark} {turn.speaker} · {turn.when}  [{memory.id}#{turn.turn_id}]")
+            print(turn.text)
+        return
     memory = vault.get(memory_id)
     if json_out:
         emit_json(memory.to_dict())

@@ -164,6 +164,7 @@ LOG = Command(
     (
         Option("session", ("--session", "-S"), "str", "Session name or id.", required=True),
         Option("role", ("--role", "-r"), "str", "user|assistant|system|tool.", default="user"),
+        Option("name", ("--name",), "str", "Who spoke: a person's or agent's name (searchable)."),
         Option("rating", ("--rating",), "str", "helpful|neutral|not_helpful (agent feedback)."),
         Option("file", ("--file", "-f"), "path", _FILE),
         Option("allow_secrets", ("--allow-secrets",), "flag", _ALLOW_SECRETS),
@@ -173,9 +174,22 @@ LOG = Command(
 
 SHOW = Command(
     "show",
-    (Argument("memory_id", "The memory's id.", required=True, metavar="ID"),),
+    (
+        Argument(
+            "memory_id",
+            "The memory's id, or a turn's address (<transcript id>#<turn id>).",
+            required=True,
+            metavar="ID",
+        ),
+    ),
     (
         Option("raw", ("--raw",), "flag", "Print the file exactly as stored."),
+        Option(
+            "around",
+            ("--around",),
+            "int",
+            "With a turn address: also show N turns before and after it (default 2).",
+        ),
         Option("json_out", ("--json",), "flag", "Print JSON."),
     ),
 )

@@ -46,6 +46,15 @@ _EXPLAIN = typer.Option(
     False, "--explain", help="Show the score breakdown: keyword rank, vector rank, fusion, boosts."
 )
 _ORDER = typer.Option(None, "--order", help="relevance (default) or time (newest first).")
+_SPEAKER = typer.Option(
+    None, "--speaker", help="Only what this speaker said (a name in a transcript, any case)."
+)
+_TURN_ROLE = typer.Option(
+    None,
+    "--role",
+    help="Only conversation turns of this role: user|assistant|system|tool "
+    "(the global --role, before the command, is the reader's role).",
+)
 _JSON = typer.Option(False, "--json", help="Print JSON.")
 
 
@@ -80,10 +89,11 @@ def _show(result: SearchResult, json_out: bool, explain: bool) -> None:
         date = f"  {hit.created[:10]}" if hit.created and hit.type == "episodic" else ""
         status = f"  [{hit.status}]" if hit.status not in ("active",) else ""
         out.print(
-            f"{n:>2}. {hit.score:6.3f}  {hit.type}/{hit.category}  {hit.id}{date}{status}",
+            f"{n:>2}. {hit.score:6.3f}  {hit.type}/{hit.category}  {hit.address}{date}{status}",
             markup=False,
         )
-        out.print(f"      {hit.title}", markup=False)
+        heading = f"{hit.turn.speaker} ({hit.title})" if hit.turn is not None else hit.title
+        out.print(f"      {heading}", markup=False)
         if hit.snippet and hit.snippet != hit.title:
             out.print(f"      {hit.snippet}", markup=False, style="dim")
         if explain and hit.explain:
@@ -126,11 +136,16 @@ def recall(
     include_inbox: bool = _INBOX,
     explain: bool = _EXPLAIN,
     order: str | None = _ORDER,
+    speaker: str | None = _SPEAKER,
+    turn_role: str | None = _TURN_ROLE,
     json_out: bool = _JSON,
 ) -> None:
     """Recall memories, routed by intent: "when/what happened" -> episodes, "what is" ->
     facts, "how do I" -> procedures, "is it true that" -> validation (English, Portuguese,
     Russian, Ukrainian cues). --kind overrides the routing.
+
+    Inside conversation transcripts each turn is a hit of its own, named
+    <transcript id>#<turn id> (memvault show takes it); --speaker and --role keep one side.
 
     Example: memvault recall "when did we last deploy billing?"
     """
@@ -154,6 +169,8 @@ def recall(
                 "include_inbox": include_inbox,
                 "explain": explain,
                 "order": order or None,
+                "speaker": speaker,
+                "role": turn_role,
             }
         ),
     )
@@ -260,6 +277,8 @@ def search_(
     include_inbox: bool = _INBOX,
     explain: bool = _EXPLAIN,
     order: str | None = _ORDER,
+    speaker: str | None = _SPEAKER,
+    turn_role: str | None = _TURN_ROLE,
     json_out: bool = _JSON,
 ) -> None:
     """Plain hybrid search (keywords + meaning) over every kind of memory, no intent routing.
@@ -285,6 +304,8 @@ def search_(
                 "include_inbox": include_inbox,
                 "explain": explain,
                 "order": order or None,
+                "speaker": speaker,
+                "role": turn_role,
             }
         ),
     )

@@ -80,9 +80,10 @@ def accesses(root: Path, now: dt.datetime) -> tuple[Accesses, str | None, int]:
         if when is None or when > now:
             continue
         used += 1
-        for mid in record.get("ids") or []:
-            count, last = per.get(str(mid), (0, when))
-            per[str(mid)] = (count + 1, max(last, when))
+        for address in record.get("ids") or []:
+            mid = str(address).split("#", 1)[0]  # a turn's read counts for its transcript
+            count, last = per.get(mid, (0, when))
+            per[mid] = (count + 1, max(last, when))
     return per, sha, used
 
 

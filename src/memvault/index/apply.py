@@ -4,22 +4,19 @@ Chroma; vectors are embedded in batches while a second thread writes them to Chr
 from __future__ import annotations
 
 import sqlite3
-import threading
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from ..errors import IndexError_
-from ..paths import MEMORY_TYPES as TYPES
 from . import store
 from .handle import Index, Progress
 from .plan import ApplyStats, ChangeReport
 from .text import Chunk, DocInfo, neighbour_text
+from .vectors import EMBED_BATCH, ChromaOps, embed_into, flush_chroma, take_shared
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..embeddings import Embedder
 
-EMBED_BATCH = 64
 DOC_COLUMNS = (
     "id",
     "type",
@@ -60,35 +57,17 @@ class IndexedRow(NamedTuple):
 
 
 @dataclass
-class _ChromaOps:
-    """Vector writes collected while SQLite is updated, sent to Chroma per type.
-
-    ``vector_ids`` turns chunk rowids into Chroma ids (:meth:`Index.vector_ids`): call
-    :meth:`delete` before the chunks' rows go."""
-
-    vector_ids: Callable[[Sequence[int]], list[str]]
-    deletes: dict[str, list[str]] = field(default_factory=dict)
-    upserts: dict[str, tuple[list[str], list[Any]]] = field(default_factory=dict)
-
-    def delete(self, doc_type: str, rowids: Iterable[int]) -> None:
-        self.deletes.setdefault(doc_type, []).extend(self.vector_ids(list(rowids)))
-
-    def upsert(self, doc_type: str, rowid: int, vec: Any) -> None:
-        ids, vecs = self.upserts.setdefault(doc_type, ([], []))
-        ids.append(self.vector_ids([rowid])[0])
-        vecs.append(vec)
-
-
-@dataclass
 class _Batch:
     """One application of a plan: the SQLite connection (inside its transaction), the
     Chroma writes to send afterwards, and what is left to embed."""
 
     idx: Index
-    ops: _ChromaOps
+    ops: ChromaOps
     stats: ApplyStats
     sessions: set[str] = field(default_factory=set)  # sessions whose context must be redone
     to_embed: list[tuple[int, str, str]] = field(default_factory=list)  # (rowid, type, text)
+    # transcript turns whose context vector must be embedded: (rowid, text, context hash)
+    turn_context: list[tuple[int, str, str]] = field(default_factory=list)
 
     @property
     def conn(self) -> sqlite3.Connection:
@@ -122,7 +101,7 @@ def apply_changes(
     stats = ApplyStats()
     if plan.empty:
         return stats
-    batch = _Batch(idx, _ChromaOps(idx.vector_ids), stats)
+    batch = _Batch(idx, ChromaOps(idx.vector_ids), stats)
     if idx.manifest.get("dirty") is not True:
         idx.manifest["dirty"] = True
         store.write_manifest(idx.root, idx.manifest)
@@ -136,16 +115,20 @@ def apply_changes(
             _add(batch, path, infos[path], shas[path])
         for path in plan.changed:
             _change(batch, indexed[path], infos[path], shas[path])
-        batch.to_embed = _take_shared(idx, batch.to_embed, stats)
+        batch.to_embed = take_shared(idx, batch.to_embed, stats)
         stats.embedded = len(batch.to_embed)
-        _embed_into(idx.conn, idx, batch.to_embed, embedder, progress)
+        embed_into(idx.conn, idx, batch.to_embed, embedder, progress)
         context_embedder = embedder if idx.context_vectors else None
         stats.context_embedded = _refresh_context(
             idx.conn, batch.sessions, context_embedder, progress
         )
+        if context_embedder is not None:
+            stats.context_embedded += _embed_context(
+                idx.conn, batch.turn_context, context_embedder, progress
+            )
     idx.forget_counts()
     try:
-        _flush_chroma(idx, batch.ops)
+        flush_chroma(idx, batch.ops)
     except Exception:  # noqa: BLE001 - a shared server that is away: the next sync sends them
         if not idx.url:
             raise
@@ -172,7 +155,7 @@ def _relabel(batch: _Batch, old: IndexedRow, path: str, info: DocInfo, sha: str)
     )
     if old.type != info.type:
         _move_vectors(batch.conn, batch.chunk_rowids(old.key), old.type, info.type, batch.ops)
-    if not info.session and old.session:
+    if not info.session and old.session and not info.turns:
         _clear_context(batch.conn, old.key)
     batch.touched(old.session, info.session)
 
@@ -187,6 +170,8 @@ def _add(batch: _Batch, path: str, info: DocInfo, sha: str) -> None:
     for chunk in info.chunks:
         rowid = _insert_chunk(batch.conn, key, chunk)
         batch.to_embed.append((rowid, info.type, chunk.embed_text))
+    if info.turns:
+        _refresh_turn_context(batch, key, info.chunks)
     batch.touched(info.session)
 
 
@@ -205,6 +190,8 @@ def _change(batch: _Batch, old: IndexedRow, info: DocInfo, sha: str) -> None:
         if have is not None and have[1] == chunk.hash:
             batch.stats.reused += 1
             kept.append(have[0])
+            if chunk.turn:
+                _set_turn(conn, have[0], chunk)
             continue
         if have is None:
             rowid = _insert_chunk(conn, key, chunk)
@@ -221,7 +208,9 @@ def _change(batch: _Batch, old: IndexedRow, info: DocInfo, sha: str) -> None:
     if old.type != info.type:
         _move_vectors(conn, kept, old.type, info.type, batch.ops)
     conn.execute("UPDATE docs SET ctx_hash = NULL WHERE key = ?", (key,))
-    if not info.session:
+    if info.turns:
+        _refresh_turn_context(batch, key, info.chunks)
+    elif not info.session:
         _clear_context(conn, key)
     batch.touched(old.session, info.session)
 
@@ -229,27 +218,63 @@ def _change(batch: _Batch, old: IndexedRow, info: DocInfo, sha: str) -> None:
 def _rewrite_chunk(conn: sqlite3.Connection, rowid: int, chunk: Chunk) -> None:
     """A chunk's text changed: new hash and keywords, its vector to be embedded again."""
     conn.execute("UPDATE chunks SET hash = ?, vec = NULL WHERE rowid = ?", (chunk.hash, rowid))
+    _set_turn(conn, rowid, chunk)
     conn.execute("DELETE FROM fts WHERE rowid = ?", (rowid,))
     conn.execute(
-        "INSERT INTO fts (rowid, head, body, ctx) VALUES (?, ?, ?, '')",
-        (rowid, chunk.head, chunk.body),
+        "INSERT INTO fts (rowid, head, body, ctx) VALUES (?, ?, ?, ?)",
+        (rowid, chunk.head, chunk.body, chunk.ctx),
     )
+
+
+def _set_turn(conn: sqlite3.Connection, rowid: int, chunk: Chunk) -> None:
+    conn.execute(
+        "UPDATE chunks SET turn = ?, speaker = ?, role = ?, at = ? WHERE rowid = ?",
+        (chunk.turn, chunk.speaker, chunk.role, chunk.at, rowid),
+    )
+
+
+def _refresh_turn_context(batch: _Batch, key: int, chunks: Sequence[Chunk]) -> None:
+    """A transcript's turns: where a turn's neighbours changed, its keyword context is
+    rewritten and its context vector queued (``batch.turn_context``)."""
+    conn = batch.conn
+    rows = conn.execute(
+        "SELECT c.rowid, c.n, c.chash, f.head, f.body "
+        "FROM chunks AS c JOIN fts AS f ON f.rowid = c.rowid WHERE c.doc = ?",
+        (key,),
+    ).fetchall()
+    by_n = {int(n): (int(rowid), chash, head, body) for rowid, n, chash, head, body in rows}
+    for chunk in chunks:
+        found = by_n.get(chunk.n)
+        if found is None or not chunk.turn or found[1] == chunk.ctx_hash:
+            continue
+        rowid, _, head, body = found
+        conn.execute("DELETE FROM fts WHERE rowid = ?", (rowid,))
+        conn.execute(
+            "INSERT INTO fts (rowid, head, body, ctx) VALUES (?, ?, ?, ?)",
+            (rowid, head, body, chunk.ctx),
+        )
+        conn.execute(
+            "UPDATE chunks SET chash = ?, cvec = NULL WHERE rowid = ?", (chunk.ctx_hash, rowid)
+        )
+        if chunk.ctx_embed:
+            batch.turn_context.append((rowid, chunk.ctx_embed, chunk.ctx_hash))
 
 
 def _insert_chunk(conn: sqlite3.Connection, key: int, chunk: Chunk) -> int:
     cur = conn.execute(
-        "INSERT INTO chunks (doc, n, hash) VALUES (?, ?, ?)", (key, chunk.n, chunk.hash)
+        "INSERT INTO chunks (doc, n, hash, turn, speaker, role, at) VALUES (?, ?, ?, ?, ?, ?, ?)",
+        (key, chunk.n, chunk.hash, chunk.turn, chunk.speaker, chunk.role, chunk.at),
     )
     rowid = int(cur.lastrowid or 0)
     conn.execute(
-        "INSERT INTO fts (rowid, head, body, ctx) VALUES (?, ?, ?, '')",
-        (rowid, chunk.head, chunk.body),
+        "INSERT INTO fts (rowid, head, body, ctx) VALUES (?, ?, ?, ?)",
+        (rowid, chunk.head, chunk.body, chunk.ctx),
     )
     return rowid
 
 
 def _move_vectors(
-    conn: sqlite3.Connection, rowids: list[int], old_type: str, new_type: str, ops: _ChromaOps
+    conn: sqlite3.Connection, rowids: list[int], old_type: str, new_type: str, ops: ChromaOps
 ) -> None:
     """A memory changed type: its vectors change collection (no re-embedding)."""
     import numpy as np
@@ -277,156 +302,6 @@ def _clear_context(conn: sqlite3.Connection, key: int) -> None:
     conn.execute("UPDATE chunks SET chash = NULL, cvec = NULL WHERE doc = ?", (key,))
 
 
-def _embed_into(
-    conn: sqlite3.Connection,
-    idx: Index,
-    items: list[tuple[int, str, str]],
-    embedder: Embedder,
-    progress: Progress | None,
-) -> None:
-    """Embed ``items`` in batches; vectors go to SQLite now and to Chroma from a second
-    thread, so Chroma's writes overlap the next batch's embedding."""
-    import queue
-
-    import numpy as np
-
-    if progress is not None:
-        progress(0, len(items))
-    if not items:
-        return
-    # Similar lengths batch together: less padding, faster embedding.
-    order = sorted(range(len(items)), key=lambda i: len(items[i][2]))
-    jobs: queue.Queue[tuple[str, list[str], Any] | None] = queue.Queue(maxsize=4)
-    failure: list[BaseException] = []
-
-    def writer() -> None:
-        while True:
-            job = jobs.get()
-            if job is None:
-                return
-            if failure or idx.unpublished:
-                continue
-            doc_type, ids, vecs = job
-            try:
-                _upsert(idx.collection(doc_type, create=True), ids, vecs)
-            except BaseException as exc:  # noqa: BLE001 - re-raised in the main thread
-                if idx.url and isinstance(exc, Exception):
-                    idx.unpublished = True  # a shared server that is away: sent later (sync)
-                else:
-                    failure.append(exc)
-
-    thread = threading.Thread(target=writer, name="memvault-chroma-writer", daemon=True)
-    thread.start()
-    done = 0
-    try:
-        for start in range(0, len(order), EMBED_BATCH):
-            batch = [items[i] for i in order[start : start + EMBED_BATCH]]
-            matrix = np.asarray(
-                embedder.embed_documents([text for _, _, text in batch]), dtype=np.float32
-            )
-            if matrix.shape != (len(batch), idx.dimensions):
-                raise IndexError_(
-                    f"the embedder returned vectors of shape {matrix.shape}, "
-                    f"expected ({len(batch)}, {idx.dimensions})"
-                )
-            conn.executemany(
-                "UPDATE chunks SET vec = ? WHERE rowid = ?",
-                [(matrix[i].tobytes(), rowid) for i, (rowid, _, _) in enumerate(batch)],
-            )
-            by_type: dict[str, tuple[list[str], list[Any]]] = {}
-            vids = idx.vector_ids([rowid for rowid, _, _ in batch])
-            for i, (_, doc_type, _) in enumerate(batch):
-                ids, vecs = by_type.setdefault(doc_type, ([], []))
-                ids.append(vids[i])
-                vecs.append(matrix[i])
-            for doc_type, (ids, vecs) in by_type.items():
-                jobs.put((doc_type, ids, np.stack(vecs)))
-            done += len(batch)
-            if failure:
-                raise failure[0]
-            if progress is not None:
-                progress(done, len(items))
-    finally:
-        jobs.put(None)
-        thread.join()
-    if failure:
-        raise failure[0]
-
-
-def _take_shared(
-    idx: Index, items: list[tuple[int, str, str]], stats: ApplyStats
-) -> list[tuple[int, str, str]]:
-    """On a shared server, chunks whose text is there already (pushed through the branch's
-    indexer, or written by another clone) take their vector from it instead of being
-    embedded here; returns the items still to embed."""
-    import numpy as np
-
-    if not idx.url or not items:
-        return items
-    store.ensure_hash_index(idx.conn)
-    left: list[tuple[int, str, str]] = []
-    for doc_type in dict.fromkeys(t for _, t, _ in items):
-        group = [item for item in items if item[1] == doc_type]
-        col = idx.collection(doc_type)
-        vids = idx.vector_ids([rowid for rowid, _, _ in group])
-        found: dict[str, Any] = {}
-        try:
-            for start in range(0, len(vids) if col is not None else 0, 1000):
-                part = list(dict.fromkeys(vids[start : start + 1000]))
-                got = col.get(ids=part, include=["embeddings"])
-                vecs = got["embeddings"] if got["embeddings"] is not None else []
-                for vid, vec in zip(got["ids"], vecs, strict=False):
-                    found[vid] = np.asarray(vec, dtype=np.float32)
-        except Exception:  # noqa: BLE001 - the server is away: embed here, send later
-            idx.unpublished = True
-        rows = []
-        for item, vid in zip(group, vids, strict=True):
-            vec = found.get(vid)
-            if vec is None or vec.shape != (idx.dimensions,):
-                left.append(item)
-            else:
-                rows.append((vec.tobytes(), item[0]))
-        idx.conn.executemany("UPDATE chunks SET vec = ? WHERE rowid = ?", rows)
-        stats.fetched += len(rows)
-    return left
-
-
-def _upsert(col: Any, ids: list[str], vecs: Any) -> None:
-    step = 5000
-    for start in range(0, len(ids), step):
-        col.upsert(ids=ids[start : start + step], embeddings=vecs[start : start + step])
-
-
-def _flush_chroma(idx: Index, ops: _ChromaOps) -> None:
-    import numpy as np
-
-    for doc_type, ids in ops.deletes.items():
-        if idx.url:
-            # A shared collection: only the branch's indexer deletes, and never a vector
-            # some chunk of this index still uses (identical text in another memory).
-            ids = _unused(idx, doc_type, ids) if idx.prune else []
-        col = idx.collection(doc_type)
-        if col is not None and ids:
-            for start in range(0, len(ids), 5000):
-                col.delete(ids=ids[start : start + 5000])
-    for doc_type, (ids, vecs) in ops.upserts.items():
-        if ids:
-            _upsert(idx.collection(doc_type, create=True), ids, np.stack(vecs))
-
-
-def _unused(idx: Index, doc_type: str, ids: list[str]) -> list[str]:
-    used: set[str] = set()
-    unique = list(dict.fromkeys(ids))
-    for start in range(0, len(unique), 900):
-        part = unique[start : start + 900]
-        sql = (
-            "SELECT c.hash FROM chunks AS c JOIN docs AS d ON d.key = c.doc "
-            f"WHERE d.type = ? AND c.hash IN ({','.join('?' * len(part))})"
-        )
-        used.update(str(h) for (h,) in idx.conn.execute(sql, [doc_type, *part]))
-    return [i for i in unique if i not in used]
-
-
 def _refresh_context(
     conn: sqlite3.Connection,
     sessions: Iterable[str],
@@ -438,8 +313,6 @@ def _refresh_context(
     the one before and the one after it (one-chunk memories only). Returns how many
     context vectors were embedded: only those whose text changed."""
     import hashlib
-
-    import numpy as np
 
     pending: list[tuple[int, str, str]] = []  # (chunk rowid, text, hash)
     for session in sorted(sessions):
@@ -480,7 +353,21 @@ def _refresh_context(
                 text_hash = hashlib.sha1(text.encode("utf-8", "surrogatepass")).hexdigest()
                 if text_hash != chash:
                     pending.append((rowid, text, text_hash))
-    if not pending or embedder is None:
+    if embedder is None:
+        return 0
+    return _embed_context(conn, pending, embedder, progress)
+
+
+def _embed_context(
+    conn: sqlite3.Connection,
+    pending: Sequence[tuple[int, str, str]],
+    embedder: Embedder,
+    progress: Progress | None = None,
+) -> int:
+    """Embed context vectors: ``(chunk rowid, text, context hash)`` each; returns how many."""
+    import numpy as np
+
+    if not pending:
         return 0
     order = sorted(range(len(pending)), key=lambda i: len(pending[i][1]))
     if progress is not None:
@@ -495,65 +382,3 @@ def _refresh_context(
         if progress is not None:
             progress(min(start + EMBED_BATCH, len(order)), len(pending))
     return len(pending)
-
-
-def reload_chroma(idx: Index, progress: Progress | None = None) -> int:
-    """Rebuild the Chroma collections from the vectors kept in SQLite (no embedding)."""
-    import numpy as np
-
-    if idx.url:
-        return _publish(idx, progress)
-    idx.drop_collections()
-    total = idx.conn.execute("SELECT count(*) FROM chunks WHERE vec IS NOT NULL").fetchone()[0]
-    done = 0
-    for doc_type in TYPES:
-        rows = idx.conn.execute(
-            "SELECT c.rowid, c.vec FROM chunks AS c JOIN docs AS d ON d.key = c.doc "
-            "WHERE d.type = ? AND c.vec IS NOT NULL",
-            (doc_type,),
-        )
-        while True:
-            batch = rows.fetchmany(5000)
-            if not batch:
-                break
-            ids = [str(r) for r, _ in batch]
-            vecs = np.stack([np.frombuffer(b, dtype=np.float32) for _, b in batch])
-            _upsert(idx.collection(doc_type, create=True), ids, vecs)
-            done += len(batch)
-            if progress is not None:
-                progress(done, total)
-    idx.forget_counts()
-    return int(total)
-
-
-def _publish(idx: Index, progress: Progress | None = None) -> int:
-    """Server mode: see that the shared collections hold a vector for every chunk of this
-    index, sending the missing ones from SQLite. Nothing is embedded, nothing is dropped
-    (other clones search these collections)."""
-    import numpy as np
-
-    store.ensure_hash_index(idx.conn)
-    total = idx.conn.execute("SELECT count(*) FROM chunks WHERE vec IS NOT NULL").fetchone()[0]
-    done = sent = 0
-    for doc_type in TYPES:
-        rows = idx.conn.execute(
-            "SELECT c.hash, c.vec FROM chunks AS c JOIN docs AS d ON d.key = c.doc "
-            "WHERE d.type = ? AND c.vec IS NOT NULL ORDER BY c.hash",
-            (doc_type,),
-        ).fetchall()
-        if not rows:
-            continue
-        col = idx.collection(doc_type, create=True)
-        for start in range(0, len(rows), 2000):
-            batch = dict(rows[start : start + 2000])
-            have = set(col.get(ids=list(batch), include=[])["ids"])
-            missing = [h for h in batch if h not in have and len(batch[h]) == idx.dimensions * 4]
-            if missing:
-                vecs = np.stack([np.frombuffer(batch[h], dtype=np.float32) for h in missing])
-                _upsert(col, missing, vecs)
-                sent += len(missing)
-            done += min(2000, len(rows) - start)
-            if progress is not None:
-                progress(done, total)
-    idx.forget_counts()
-    return int(sent)

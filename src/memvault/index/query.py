@@ -385,6 +385,26 @@ def doc_rows(index: Index, keys: Sequence[int]) -> dict[int, DocRow]:
     return {int(row[0]): DocRow(*row) for row in _in_batches(index, sql, keys)}
 
 
+class TurnRow(NamedTuple):
+    """A chunk that is (part of) a transcript turn: which turn, who said it, when."""
+
+    turn: str
+    speaker: str
+    role: str
+    at: float | None
+
+
+def turn_rows(index: Index, rowids: Sequence[int]) -> dict[int, TurnRow]:
+    """``{chunk rowid: TurnRow}`` for the given chunks that are transcript turns."""
+    sql = (
+        "SELECT rowid, turn, speaker, role, at FROM chunks WHERE rowid IN ({}) AND turn IS NOT NULL"
+    )
+    return {
+        int(r): TurnRow(str(t), str(s or ""), str(ro or ""), a)
+        for r, t, s, ro, a in _in_batches(index, sql, rowids)
+    }
+
+
 def stored_docs(index: Index, keys: Sequence[int]) -> dict[int, str]:
     """``{doc key: the memory as JSON}`` (id, type, meta, content as last indexed)."""
     sql = "SELECT key, doc FROM docs WHERE key IN ({})"

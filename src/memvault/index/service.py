@@ -21,13 +21,14 @@ from ..lock import try_lock
 from ..memory import format_time, now_utc
 from ..paths import INDEX_DIR, LOCK_PATH
 from . import store
-from .apply import IndexedRow, apply_changes, reload_chroma
+from .apply import IndexedRow, apply_changes
 from .drift import Stats, generation, stat_files
 from .handle import Index, Progress, current_index, forget_index, remember_index, say
 from .manifest import embedder_for, expected_header, mismatch
 from .plan import ChangeReport, DiskDoc, IndexedDoc, plan_changes
 from .store import CorruptIndex, transaction
 from .text import DocInfo, doc_info
+from .vectors import reload_chroma
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..embeddings import Embedder

@@ -25,7 +25,7 @@ from typing import Any
 from ..files import atomic_write
 from ..paths import INDEX_DIR
 
-SCHEMA = 3
+SCHEMA = 4
 DB_NAME = "search.sqlite"
 MANIFEST_NAME = "manifest.json"
 CHROMA_DIR = "chroma"
@@ -74,6 +74,10 @@ CREATE TABLE chunks (
   vec BLOB,
   chash TEXT,
   cvec BLOB,
+  turn TEXT,
+  speaker TEXT,
+  role TEXT,
+  at REAL,
   UNIQUE (doc, n)
 );
 CREATE TABLE files (

@@ -6,9 +6,14 @@ Each chunk has three parts:
 * ``head``: words about the memory (explicit title, subject, tags, trigger keywords);
 * ``body``: ``[8 May 2023] `` (episodes only: the date, so questions naming a month or a
   year find them) followed by the text, at most ``chunk_words`` words of it;
-* ``ctx`` (filled in by the indexer): the text of the memories next to it in the same
-  ``session``, which lets a keyword find the turn that answers it even when the answer
-  itself doesn't repeat the question's words.
+* ``ctx``: the text of what was said next to it -- the memories beside it in the same
+  ``session`` (filled in by the indexer), or for a turn of a transcript the turns before
+  and after it -- which lets a keyword find the turn that answers it even when the
+  answer itself doesn't repeat the question's words.
+
+A transcript (one file per session, see :mod:`memvault.transcripts`) is indexed one turn
+per chunk: its speaker, role and time are columns, not embedded markup, and its
+neighbours give it a context vector as a per-turn memory gets.
 
 The vector of a chunk embeds ``body`` (and the head when there is one). The keyword index
 holds all three, weighted.
@@ -23,10 +28,11 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ..memory import Memory, as_list
+from ..memory import Memory, as_list, parse_time
+from ..transcripts import ParsedTurn, parse_turns
 
 # Bump when the text built for a memory changes: the manifest then forces a rebuild.
-TEXT_FORMAT = 1
+TEXT_FORMAT = 2
 MONTHS = (
     "January",
     "February",
@@ -52,10 +58,21 @@ class Chunk:
     head: str
     body: str
     hash: str  # of what gets embedded: equal hash = the stored vector is still right
+    turn: str | None = None  # the transcript turn this chunk is (part of)
+    speaker: str = ""  # who said it (lowercase), for turns
+    role: str = ""  # user|assistant|system|tool, for turns
+    at: float | None = None  # when it was said (epoch seconds), for turns
+    ctx: str = ""  # the neighbouring turns' text (keyword column ``ctx``)
+    ctx_embed: str = ""  # the turn followed by its neighbours: its context vector's text
 
     @property
     def embed_text(self) -> str:
         return f"{self.head}\n{self.body}" if self.head else self.body
+
+    @property
+    def ctx_hash(self) -> str:
+        """What the context (keyword column and vector) of a turn was built from."""
+        return _hash(self.ctx, self.ctx_embed) if self.turn else ""
 
 
 @dataclass(frozen=True)
@@ -86,6 +103,7 @@ class DocInfo:
     doc: str  # the memory as JSON (id, type, meta, content): hits are read from here
     chunks: tuple[Chunk, ...]
     text_hash: str  # of every chunk's embedded text
+    turns: bool = False  # a transcript: one chunk per turn, context within the file
 
 
 def epoch(value: dt.datetime | None) -> float | None:
@@ -177,7 +195,52 @@ def _hash(*parts: str) -> str:
     return h.hexdigest()
 
 
+def is_transcript(memory: Memory) -> bool:
+    return memory.type == "episodic" and memory.category == "transcript"
+
+
+def chunk_transcript(turns: Sequence[ParsedTurn], chunk_words: int) -> tuple[Chunk, ...]:
+    """One chunk per turn (a long turn: one per piece), each carrying its turn's speaker,
+    role and time, and its neighbours' text as context."""
+    leads = [" ".join(t.text.split()[:CTX_WORDS]) for t in turns]
+    chunks: list[Chunk] = []
+    for i, turn in enumerate(turns):
+        try:
+            when = parse_time(turn.when)
+        except ValueError:
+            when = None
+        prefix = f"[{date_words(when)}] " if when is not None else ""
+        ctx = neighbour_text(leads, i)
+        around = [leads[j] for j in (i - 1, i + 1) if 0 <= j < len(leads) and leads[j]]
+        # A named speaker (not just a role) heads the turn: questions name people.
+        head = turn.speaker if turn.speaker != turn.role else ""
+        for piece in split_words(turn.text, max(16, chunk_words)):
+            body = prefix + piece
+            chunks.append(
+                Chunk(
+                    len(chunks),
+                    head,
+                    body,
+                    _hash(head, body),
+                    turn=turn.turn_id,
+                    speaker=turn.speaker.lower(),
+                    role=turn.role,
+                    at=epoch(when),
+                    ctx=ctx,
+                    # The turn first: a 256-token cut then drops context, not the turn.
+                    ctx_embed="\n".join([f"{head}: {body}" if head else body, *around])
+                    if around
+                    else "",
+                )
+            )
+    return tuple(chunks)
+
+
 def chunk_memory(memory: Memory, chunk_words: int) -> tuple[Chunk, ...]:
+    if is_transcript(memory):
+        turns = parse_turns(memory.content)
+        if turns:
+            return chunk_transcript(turns, chunk_words)
     head = head_text(memory)
     prefix = date_prefix(memory)
     chunks = []
@@ -187,8 +250,8 @@ def chunk_memory(memory: Memory, chunk_words: int) -> tuple[Chunk, ...]:
     return tuple(chunks)
 
 
-def _speakers(memory: Memory) -> str:
-    names: set[str] = set()
+def _speakers(memory: Memory, chunks: Sequence[Chunk] = ()) -> str:
+    names: set[str] = {c.speaker for c in chunks if c.speaker}
     for key in ("speaker", "agent"):
         value = memory.meta.get(key)
         if isinstance(value, str) and value.strip():
@@ -212,6 +275,7 @@ def _float(value: Any) -> float | None:
 
 def doc_info(memory: Memory, chunk_words: int) -> DocInfo:
     chunks = chunk_memory(memory, chunk_words)
+    turns = any(c.turn for c in chunks)
     lead = " ".join(body_text(memory).split()[:CTX_WORDS])
     valid_from = memory.time("valid_from")
     if valid_from is None and memory.type == "semantic":
@@ -232,11 +296,12 @@ def doc_info(memory: Memory, chunk_words: int) -> DocInfo:
         importance=memory.importance,
         relevance=_float(memory.meta.get("relevance")),
         success_rate=_float(memory.meta.get("success_rate")),
-        session=str(memory.meta["session"]) if memory.meta.get("session") else None,
+        # A transcript's neighbours are its own turns, not other memories of the session.
+        session=str(memory.meta["session"]) if memory.meta.get("session") and not turns else None,
         subject=memory.subject,
         tags="|" + "|".join(tags) + "|" if tags else "",
         title=memory.title,
-        speakers=_speakers(memory),
+        speakers=_speakers(memory, chunks),
         triggers=_joined(w.lower() for w in _flatten(memory.meta.get("trigger"))),
         lead=lead,
         doc=json.dumps(
@@ -244,8 +309,16 @@ def doc_info(memory: Memory, chunk_words: int) -> DocInfo:
             ensure_ascii=False,
         ),
         chunks=chunks,
-        text_hash=_hash(*(c.hash for c in chunks)),
+        text_hash=_hash(*(_chunk_identity(c) for c in chunks)),
+        turns=turns,
     )
+
+
+def _chunk_identity(chunk: Chunk) -> str:
+    """Everything stored for a chunk: equal for all chunks = nothing to redo for the memory."""
+    if not chunk.turn:
+        return chunk.hash
+    return f"{chunk.hash}|{chunk.turn}|{chunk.speaker}|{chunk.role}|{chunk.at}|{chunk.ctx_hash}"
 
 
 def neighbour_text(leads: Sequence[str], i: int, width: int = NEIGHBOURS) -> str:

@@ -18,7 +18,7 @@ from typing import Any
 
 from ..errors import MemvaultError, Problem, ValidationError
 from ..memory import format_time, parse_time
-from ..transcripts import Turn
+from ..transcripts import Turn, header_value
 
 FORMATS = ("auto", "jsonl", "claude")
 ROLES = ("user", "assistant", "system", "tool")
@@ -93,8 +93,7 @@ def clean_extra(extra: Mapping[str, Any] | None) -> dict[str, str]:
     for key, value in (extra or {}).items():
         if value is None or value == "":
             continue
-        text = " ".join(str(value).split()).replace("·", "-").replace("<!--", "").replace("-->", "")
-        out[str(key)] = text[:200]
+        out[str(key)] = header_value(value)
     return out
 
 
@@ -209,7 +208,8 @@ def stable_id(role: str, when: dt.datetime | None, text: str, seen: Counter[str]
 
 
 def parse_jsonl(objects: Objects, where: str, parsed: ParsedTranscript) -> None:
-    """Generic JSONL: ``{role, content, timestamp}`` per line, optional id/session/rating."""
+    """Generic JSONL: ``{role, content, timestamp}`` per line, optional id, session, name (or
+    speaker), agent, rating and context."""
     seen: Counter[str] = Counter()
     for n, obj in objects:
         loc = f"{where}:{n}"
@@ -236,7 +236,10 @@ def parse_jsonl(objects: Objects, where: str, parsed: ParsedTranscript) -> None:
             (str(obj[k]) for k in ("id", "turn_id", "uuid") if obj.get(k) not in (None, "")), None
         )
         text = cap(text, parsed)
-        extra = clean_extra({k: obj.get(k) for k in ("agent", "rating", "context")})
+        name = obj.get("name") or obj.get("speaker")  # who spoke, when the line names them
+        extra = clean_extra(
+            {"name": name, **{k: obj.get(k) for k in ("agent", "rating", "context")}}
+        )
         if extra.get("rating") and extra["rating"] not in RATINGS:
             parsed.problems.append(
                 Problem(loc, "rating", f"expected {'|'.join(RATINGS)}, got {extra['rating']!r}")

@@ -186,6 +186,28 @@ def build_server(vault: Vault) -> MemvaultMCP:
             except MemvaultError as exc:
                 raise ResourceError(str(exc)) from None
 
+    @server.resource(
+        "memvault://{id}/turn/{turn}",
+        name="turn",
+        title="A conversation turn",
+        description="One turn of a session transcript with two turns before and after it.",
+        mime_type="text/markdown",
+    )
+    def read_turn(id: str, turn: str) -> str:
+        with session.lock:
+            try:
+                found = vault.turn_window(f"{id}#{turn}", around=2)
+            except NotFoundError as exc:
+                raise ResourceNotFoundError(str(exc)) from None
+            except MemvaultError as exc:
+                raise ResourceError(str(exc)) from None
+        return "\n\n".join(
+            f"### {t.speaker} · {t.when}"
+            + (" (this turn)" if t.turn_id == turn else "")
+            + f"\n\n{t.text}"
+            for t in found.turns
+        )
+
     server.memvault = session
     return server
 

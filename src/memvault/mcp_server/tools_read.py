@@ -29,12 +29,19 @@ Statement = Annotated[
     Field(min_length=1, max_length=4000, description="The claim to check, as one sentence."),
 ]
 Budget = Annotated[int, Field(ge=100, le=20_000, description="Token budget for the block.")]
+Around = Annotated[
+    int,
+    Field(ge=0, le=50, description="With a turn address: turns to show before and after it."),
+]
 ShowId = Annotated[
     str,
     Field(
         min_length=1,
         max_length=128,
-        description="A memory id, as returned by recall/fact/procedure.",
+        description=(
+            "A memory id, or a conversation turn's address (<transcript id>#<turn id>), "
+            "as returned by recall/fact/procedure/context."
+        ),
     ),
 ]
 Last = Annotated[int, Field(ge=1, le=100, description="How many episodes.")]
@@ -114,9 +121,12 @@ class ReadTools:
         block = self.vault.context(query, budget=budget)
         return result(block.as_dict(), text=block.text)
 
-    def show(self, id: ShowId) -> CallToolResult:
+    def show(self, id: ShowId, around: Around = 2) -> CallToolResult:
         """Read one memory in full: all its fields and its text (also readable as the resource
-        memvault://<id>)."""
+        memvault://<id>). For a turn address (session-x#turn), the turn with ``around`` turns
+        before and after it (resource memvault://<transcript id>/turn/<turn id>)."""
+        if "#" in id:
+            return result(self.vault.turn_window(id, around=around).as_dict())
         return result(self.vault.get(id).to_dict())
 
     def stats(self) -> CallToolResult:

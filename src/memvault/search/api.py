@@ -9,7 +9,14 @@ from typing import TYPE_CHECKING, Unpack
 
 from .accesslog import log_read
 from .engine import run
-from .options import SearchOptions, build_filter, check_limit, check_order, split_options
+from .options import (
+    SearchOptions,
+    build_filter,
+    check_limit,
+    check_order,
+    check_role,
+    split_options,
+)
 from .ranking import Plan
 from .results import SearchResult
 from .routing import Route, normalise_kind, route
@@ -47,6 +54,8 @@ def _execute(
         explain=bool(rest.get("explain")),
         procedures=procedures,
         window=(window[0].timestamp(), window[1].timestamp()) if window else None,
+        speaker=rest.get("speaker") or None,
+        role=check_role(rest.get("role")),
     )
     hits, note = run(vault, query, plan) if chosen else ([], None)
     ms = (time.perf_counter() - started) * 1000

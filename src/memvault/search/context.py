@@ -106,6 +106,12 @@ def render_line(section: str, hit: SearchHit) -> str:
     memory = hit.memory
     meta = memory.meta if memory is not None else {}
     content = memory.content if memory is not None else hit.snippet
+    if section == "episodes" and hit.turn is not None:
+        date = (hit.turn.time or "")[:10]
+        said = _quote(_short(hit.snippet, 300))
+        return (
+            f"- [{hit.address}]" + (f" ({date})" if date else "") + f" {hit.turn.speaker}: {said}"
+        )
     if section == "episodes":
         title = str(meta.get("title") or "")
         summary = title if title else _short(content, 200)
@@ -177,14 +183,13 @@ def context(
             types=types, filt=filt, limit=PER_SECTION[section], procedures=section == "procedures"
         )
         hits, _ = run(vault, query, plan, qvec=qvec)
-        for hit in hits:
-            if hit.id in seen:
+        for hit in hits:  # a transcript gives its turns, each a line of its own
+            if hit.address in seen:
                 continue
-            seen.add(hit.id)
+            seen.add(hit.address)
+            rendered = render_line(section, hit)
             candidates.append(
-                ContextLine(
-                    section, hit.id, render_line(section, hit), hit.score * SECTION_WEIGHT[section]
-                )
+                ContextLine(section, hit.address, rendered, hit.score * SECTION_WEIGHT[section])
             )
     # Lines far weaker than the best one are noise, whatever the budget.
     floor = RELATIVE_FLOOR * max((c.score for c in candidates), default=0.0)

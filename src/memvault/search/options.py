@@ -49,6 +49,8 @@ class SearchOptions(FilterOptions, total=False):
     order: str | None  # relevance|time
     log: bool  # append the read to the access log (default True)
     route: Route | None  # recall: a route already computed for this query
+    speaker: str | None  # only what this speaker said (a transcript turn's name, any case)
+    role: str | None  # only transcript turns of this role: user|assistant|system|tool
 
 
 class ValidateOptions(FilterOptions, total=False):
@@ -90,6 +92,15 @@ def check_limit(vault: Repository, limit: int | None) -> int:
     if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= top:
         raise MemvaultError(f"expected 1-{top} (limits.max_limit), got {limit!r}", key="limit")
     return limit
+
+
+ROLES = ("user", "assistant", "system", "tool")
+
+
+def check_role(role: str | None) -> str | None:
+    if role is not None and role not in ROLES:
+        raise MemvaultError(f"expected {'|'.join(ROLES)}, got {role!r}", key="role")
+    return role
 
 
 def check_order(order: str | None) -> str:

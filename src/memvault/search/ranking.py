@@ -17,6 +17,7 @@ How these weights were chosen, and what each is worth on LoCoMo: ``docs/retrieva
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import math
 import re
@@ -26,14 +27,14 @@ from typing import TYPE_CHECKING, Any
 
 from ..memory import Memory, now_utc
 from .dates import date_hint
-from .results import SearchHit, snippet
+from .results import SearchHit, TurnRef, snippet
 
 if TYPE_CHECKING:  # pragma: no cover
     import numpy as np
 
     from ..index.filters import IndexFilter
     from ..index.handle import Index
-    from ..index.query import DocRow
+    from ..index.query import DocRow, TurnRow
     from ..repository import Repository
 
 # Fusion and boost weights (config ``search.weights.*`` overrides them).
@@ -68,6 +69,8 @@ class Plan:
     explain: bool = False
     procedures: bool = False  # weigh success_rate and triggers
     window: tuple[float, float] | None = None  # a period the query names in passing (epoch s)
+    speaker: str | None = None  # only what this speaker said (a name, any case)
+    role: str | None = None  # only turns of this role (user|assistant|system|tool)
 
 
 def weights(vault: Repository) -> dict[str, float]:
@@ -83,11 +86,13 @@ def weights(vault: Repository) -> dict[str, float]:
 
 @dataclass
 class Found:
-    """One memory among the candidates, scored as its best chunk."""
+    """One memory (or one turn of a transcript) among the candidates, scored as its best chunk."""
 
     key: int
     rowid: int  # its best chunk
     row: DocRow
+    turn: TurnRow | None = None
+    created: float | None = None  # the memory's time, or the turn's
     bm25: float = 0.0
     cosine: float = -1.0
     own_cosine: float = 0.0
@@ -111,6 +116,7 @@ class Legs:
     context: dict[int, float] = field(default_factory=dict)  # chunk -> cosine in context
     doc_of: dict[int, int] = field(default_factory=dict)  # chunk -> doc key
     rows: dict[int, DocRow] = field(default_factory=dict)  # doc key -> its columns
+    turns: dict[int, TurnRow] = field(default_factory=dict)  # chunk -> its turn (transcripts)
 
     @property
     def best_bm25(self) -> float:
@@ -126,6 +132,8 @@ def gather(
     from ..index import query as iq
 
     pool = max(50, int(w["pool"] * plan.limit))
+    if plan.speaker or plan.role:
+        pool *= 4  # filtered after the legs: look further down their lists
     expr = iq.match_expression(iq.drop_common(idx, tokens, w["common_share"]))
     kw = iq.keyword_leg(idx, expr, plan.filt, pool) if expr else []
     try:
@@ -154,6 +162,7 @@ def gather(
             legs.cosine[rowid] = float(vec_r @ q) if vec_r is not None else 0.0
     legs.context = iq.context_cosines(idx, list(legs.doc_of), qvec)
     legs.rows = iq.doc_rows(idx, sorted(set(legs.doc_of.values())))
+    legs.turns = iq.turn_rows(idx, list(legs.doc_of))
     return legs
 
 
@@ -191,18 +200,22 @@ def fuse(
     for rank, (_, key, _) in enumerate(legs.vector, 1):
         vec_rank.setdefault(key, rank)
     hint = date_hint(query)
-    docs: dict[int, Found] = {}
+    lowered = " ".join(query.lower().split())
+    docs: dict[tuple[int, str], Found] = {}
     for rowid, key in legs.doc_of.items():
         row = legs.rows.get(key)
         if row is None:
+            continue
+        turn = legs.turns.get(rowid)
+        speakers = f"|{turn.speaker}|" if turn is not None else (row.speakers or "")
+        if not _passes(plan, speakers, turn):
             continue
         own = legs.cosine[rowid]
         ctx_cos = legs.context.get(rowid)
         cos = own if ctx_cos is None else (own + ctx_cos) / 2
         bm25 = legs.bm25[rowid]
-        speakers = row.speakers or ""
-        named = bool(speakers) and any(f"|{n}|" in speakers for n in names)
-        created = row.created
+        named = speaker_named(speakers, names, lowered)
+        created = turn.at if turn is not None and turn.at is not None else row.created
         dated = (hint is not None and hint.matches(created)) or (
             plan.window is not None
             and created is not None
@@ -215,14 +228,56 @@ def fuse(
             + (w["speaker"] if named else 0.0)
             + (w["date"] if dated else 0.0)
         )
-        best = docs.get(key)
+        unit = (key, turn.turn if turn is not None else "")
+        best = docs.get(unit)
         if best is None or base > best.base:
-            docs[key] = Found(
-                key, rowid, row, bm25, cos, own, ctx_cos, kw_rank.get(key), vec_rank.get(key), base
+            docs[unit] = Found(
+                key,
+                rowid,
+                row,
+                turn,
+                created,
+                bm25,
+                cos,
+                own,
+                ctx_cos,
+                kw_rank.get(key),
+                vec_rank.get(key),
+                base,
             )
     # Nothing in common at all (no keyword, no positive similarity): not a result -- except
     # in a timeline ("what happened last week?"), where being in the window is the match.
     return [d for d in docs.values() if plan.order == "time" or d.base > 0]
+
+
+def _passes(plan: Plan, speakers: str, turn: TurnRow | None) -> bool:
+    """The speaker and role filters (applied to the chunks both legs found)."""
+    if plan.role and (turn is None or turn.role != plan.role):
+        return False
+    if plan.speaker:
+        wanted = " ".join(plan.speaker.lower().split())
+        return f"|{wanted}|" in speakers
+    return True
+
+
+_NAME_SPLIT = re.compile(r"[\s_.-]+")
+
+
+def speaker_named(speakers: str, tokens: set[str], query: str) -> bool:
+    """Does the (lower-cased) query name one of ``speakers`` ("|caroline|claude-code|")?
+
+    A name counts when the query holds it whole ("claude-code", "Anna Maria") or its first
+    word as a word of its own ("what did Anna say?" names "anna maria").
+    """
+    for name in speakers.strip("|").split("|"):
+        if not name:
+            continue
+        if re.search(r"(?<!\w)" + re.escape(name) + r"(?!\w)", query):
+            return True
+        first = _NAME_SPLIT.split(name, maxsplit=1)[0]
+        if len(first) >= 3 and first in tokens:
+            return True
+    return False
 
 
 def boost(found: Found, plan: Plan, w: Mapping[str, float], now: float, query: str) -> float:
@@ -231,8 +286,8 @@ def boost(found: Found, plan: Plan, w: Mapping[str, float], now: float, query: s
     boosts = found.boosts
     if row.importance is not None and row.importance != 3:
         boosts["importance"] = 1.0 + w["importance"] * (int(row.importance) - 3)
-    if row.type == "episodic" and row.created is not None:
-        age_days = max(0.0, (now - float(row.created)) / 86400)
+    if row.type == "episodic" and found.created is not None:
+        age_days = max(0.0, (now - float(found.created)) / 86400)
         bonus = w["recency"] * 0.5 ** (age_days / max(w["half_life_days"], 1e-6))
         if bonus > 1e-4:
             boosts["recency"] = 1.0 + bonus
@@ -276,7 +331,7 @@ def rank(
     lowered = " ".join(query.lower().split())
     for item in found:
         item.score = item.base * boost(item, plan, w, now, lowered)
-    found.sort(key=lambda d: (-d.score, d.row.path))
+    found.sort(key=lambda d: (-d.score, d.row.path, d.rowid))
     hits = materialise(vault, idx, found[: plan.limit], plan, tokens, legs)
     if plan.order == "time":
         hits.sort(key=lambda h: h.created or "", reverse=True)
@@ -332,6 +387,12 @@ def materialise(
         if not vault.identity.can_see(memory):
             continue  # belt and braces: the SQL filter already excluded it
         created = memory.created
+        turn = None
+        if found.turn is not None:
+            at = found.turn.at
+            created = dt.datetime.fromtimestamp(at, dt.UTC) if at is not None else created
+            stamp = created.strftime("%Y-%m-%dT%H:%M:%SZ") if created else None
+            turn = TurnRef(found.turn.turn, found.turn.speaker, found.turn.role, stamp)
         hits.append(
             SearchHit(
                 id=memory.id,
@@ -346,6 +407,7 @@ def materialise(
                 created=created.strftime("%Y-%m-%dT%H:%M:%SZ") if created else None,
                 memory=memory,
                 explain=explanation(found, legs) if plan.explain else None,
+                turn=turn,
             )
         )
     return hits

@@ -13,6 +13,19 @@ from .routing import Route
 
 
 @dataclass(frozen=True)
+class TurnRef:
+    """The turn of a transcript a hit found: its id, who said it, when."""
+
+    id: str
+    speaker: str
+    role: str
+    time: str | None  # ISO time
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"id": self.id, "speaker": self.speaker, "role": self.role, "time": self.time}
+
+
+@dataclass(frozen=True)
 class SearchHit:
     """One memory found: what it is, where it lives, why it matched."""
 
@@ -28,14 +41,22 @@ class SearchHit:
     created: str | None
     memory: Memory | None = field(default=None, compare=False, repr=False)
     explain: Mapping[str, Any] | None = field(default=None, compare=False)
+    turn: TurnRef | None = None  # set when the hit is one turn of a transcript
 
     @property
     def kind(self) -> str:
         return self.type
 
+    @property
+    def address(self) -> str:
+        """The memory's id, or ``<transcript id>#<turn id>`` for a turn (``memvault show`` takes
+        either)."""
+        return f"{self.id}#{self.turn.id}" if self.turn is not None else self.id
+
     def as_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {
             "id": self.id,
+            "address": self.address,
             "path": self.path,
             "type": self.type,
             "kind": self.type,
@@ -60,6 +81,8 @@ class SearchHit:
         ):
             if meta.get(key) not in (None, "", []):
                 out[key] = meta[key]
+        if self.turn is not None:
+            out["turn"] = self.turn.as_dict()
         if self.explain is not None:
             out["explain"] = dict(self.explain)
         return out
