@@ -46,6 +46,8 @@ def clean_env(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.Monk
     cache = tmp_path_factory.mktemp("cache")
     monkeypatch.setenv("MEMVAULT_EMBEDDER", "fake")
     monkeypatch.setenv("MEMVAULT_CACHE_DIR", str(cache))
+    # The lemma dictionaries (memvault.language) take seconds to prepare: one copy per run.
+    monkeypatch.setenv("MEMVAULT_LEMMAS_DIR", str(tmp_path_factory.getbasetemp() / "lemmas"))
     # git must never fall back to the user's global config (identity, hooks, templates):
     # memvault's commits have to work on a machine with no git identity at all, as in CI.
     monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")

@@ -38,6 +38,8 @@ DOC_COLUMNS = (
     "speakers",
     "triggers",
     "lead",
+    "lang",
+    "kw_lead",
     "doc",
 )
 
@@ -217,12 +219,14 @@ def _change(batch: _Batch, old: IndexedRow, info: DocInfo, sha: str) -> None:
 
 def _rewrite_chunk(conn: sqlite3.Connection, rowid: int, chunk: Chunk) -> None:
     """A chunk's text changed: new hash and keywords, its vector to be embedded again."""
-    conn.execute("UPDATE chunks SET hash = ?, vec = NULL WHERE rowid = ?", (chunk.hash, rowid))
+    conn.execute(
+        "UPDATE chunks SET hash = ?, text = ?, vec = NULL WHERE rowid = ?",
+        (chunk.hash, chunk.body, rowid),
+    )
     _set_turn(conn, rowid, chunk)
     conn.execute("DELETE FROM fts WHERE rowid = ?", (rowid,))
     conn.execute(
-        "INSERT INTO fts (rowid, head, body, ctx) VALUES (?, ?, ?, ?)",
-        (rowid, chunk.head, chunk.body, chunk.ctx),
+        "INSERT INTO fts (rowid, head, body, ctx) VALUES (?, ?, ?, ?)", (rowid, *chunk.keywords)
     )
 
 
@@ -251,7 +255,7 @@ def _refresh_turn_context(batch: _Batch, key: int, chunks: Sequence[Chunk]) -> N
         conn.execute("DELETE FROM fts WHERE rowid = ?", (rowid,))
         conn.execute(
             "INSERT INTO fts (rowid, head, body, ctx) VALUES (?, ?, ?, ?)",
-            (rowid, head, body, chunk.ctx),
+            (rowid, head, body, chunk.keywords[2]),
         )
         conn.execute(
             "UPDATE chunks SET chash = ?, cvec = NULL WHERE rowid = ?", (chunk.ctx_hash, rowid)
@@ -262,13 +266,13 @@ def _refresh_turn_context(batch: _Batch, key: int, chunks: Sequence[Chunk]) -> N
 
 def _insert_chunk(conn: sqlite3.Connection, key: int, chunk: Chunk) -> int:
     cur = conn.execute(
-        "INSERT INTO chunks (doc, n, hash, turn, speaker, role, at) VALUES (?, ?, ?, ?, ?, ?, ?)",
-        (key, chunk.n, chunk.hash, chunk.turn, chunk.speaker, chunk.role, chunk.at),
+        "INSERT INTO chunks (doc, n, hash, text, turn, speaker, role, at) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+        (key, chunk.n, chunk.hash, chunk.body, chunk.turn, chunk.speaker, chunk.role, chunk.at),
     )
     rowid = int(cur.lastrowid or 0)
     conn.execute(
-        "INSERT INTO fts (rowid, head, body, ctx) VALUES (?, ?, ?, ?)",
-        (rowid, chunk.head, chunk.body, chunk.ctx),
+        "INSERT INTO fts (rowid, head, body, ctx) VALUES (?, ?, ?, ?)", (rowid, *chunk.keywords)
     )
     return rowid
 

@@ -19,6 +19,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, NamedTuple
 
+from ..language import CYRILLIC, WORD, detect, keyword_words, normalise
 from .filters import IndexFilter
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -56,11 +57,17 @@ _TOKEN_RE = re.compile(r"\w+", re.UNICODE)
 
 
 def query_tokens(text: str) -> list[str]:
-    """Lowercase word tokens of a query, stopwords dropped (all kept if nothing else is left)."""
-    text = text.replace("'s ", " ").replace("\u2019s ", " ")
-    tokens = [t.lower() for t in _TOKEN_RE.findall(text)]
-    kept = list(dict.fromkeys(t for t in tokens if t not in STOPWORDS))
-    return kept or list(dict.fromkeys(tokens))
+    """The query's words in keyword form (lemmas for Portuguese, Russian and Ukrainian:
+    :mod:`memvault.language`), stopwords dropped (all kept if nothing else is left)."""
+    text = normalise(text).replace("'s ", " ")
+    lang = detect(text)
+    if lang == "en" and not CYRILLIC.search(text):
+        tokens = [t.lower() for t in _TOKEN_RE.findall(text)]
+        kept = list(dict.fromkeys(t for t in tokens if t not in STOPWORDS))
+        return kept or list(dict.fromkeys(tokens))
+    words = [w.lower() for w in WORD.findall(text)]
+    kept = [w for w in words if w not in STOPWORDS] or words
+    return list(dict.fromkeys(w.lower() for w in keyword_words(" ".join(kept), lang)))
 
 
 # Below this many chunks every query word is kept: dropping common words costs a little
@@ -413,7 +420,7 @@ def stored_docs(index: Index, keys: Sequence[int]) -> dict[int, str]:
 
 def chunk_bodies(index: Index, rowids: Sequence[int]) -> dict[int, str]:
     """``{chunk rowid: its indexed body text}``."""
-    sql = "SELECT rowid, body FROM fts WHERE rowid IN ({})"
+    sql = "SELECT rowid, text FROM chunks WHERE rowid IN ({})"
     return {int(r): str(body) for r, body in _in_batches(index, sql, rowids)}
 
 

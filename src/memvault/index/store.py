@@ -25,7 +25,7 @@ from typing import Any
 from ..files import atomic_write
 from ..paths import INDEX_DIR
 
-SCHEMA = 4
+SCHEMA = 5
 DB_NAME = "search.sqlite"
 MANIFEST_NAME = "manifest.json"
 CHROMA_DIR = "chroma"
@@ -57,6 +57,8 @@ CREATE TABLE docs (
   speakers TEXT,
   triggers TEXT,
   lead TEXT,
+  lang TEXT,
+  kw_lead TEXT,
   doc TEXT,
   ctx_hash TEXT,
   sha TEXT NOT NULL,
@@ -71,6 +73,7 @@ CREATE TABLE chunks (
   doc INTEGER NOT NULL,
   n INTEGER NOT NULL,
   hash TEXT NOT NULL,
+  text TEXT,
   vec BLOB,
   chash TEXT,
   cvec BLOB,

@@ -28,11 +28,12 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ..language import detect, keyword_text
 from ..memory import Memory, as_list, parse_time
 from ..transcripts import ParsedTurn, parse_turns
 
 # Bump when the text built for a memory changes: the manifest then forces a rebuild.
-TEXT_FORMAT = 2
+TEXT_FORMAT = 3
 MONTHS = (
     "January",
     "February",
@@ -64,6 +65,17 @@ class Chunk:
     at: float | None = None  # when it was said (epoch seconds), for turns
     ctx: str = ""  # the neighbouring turns' text (keyword column ``ctx``)
     ctx_embed: str = ""  # the turn followed by its neighbours: its context vector's text
+    lang: str = "en"  # the memory's language: how its keyword form is made
+
+    @property
+    def keywords(self) -> tuple[str, str, str]:
+        """What the keyword index holds: head, body and context in their keyword form
+        (:func:`memvault.language.keyword_text`)."""
+        return (
+            keyword_text(self.head, self.lang),
+            keyword_text(self.body, self.lang),
+            keyword_text(self.ctx, self.lang),
+        )
 
     @property
     def embed_text(self) -> str:
@@ -100,6 +112,8 @@ class DocInfo:
     speakers: str  # "|name|" of who speaks/wrote, lowercase, for the "named in the query" boost
     triggers: str  # "|keyword|phrase|" of a procedure, lowercase
     lead: str  # the first words of its text: what its session neighbours see of it
+    lang: str  # its language (memvault.language.LANGUAGES): how its keywords are made
+    kw_lead: str  # ``lead`` in keyword form: what its neighbours' keyword context holds
     doc: str  # the memory as JSON (id, type, meta, content): hits are read from here
     chunks: tuple[Chunk, ...]
     text_hash: str  # of every chunk's embedded text
@@ -199,7 +213,9 @@ def is_transcript(memory: Memory) -> bool:
     return memory.type == "episodic" and memory.category == "transcript"
 
 
-def chunk_transcript(turns: Sequence[ParsedTurn], chunk_words: int) -> tuple[Chunk, ...]:
+def chunk_transcript(
+    turns: Sequence[ParsedTurn], chunk_words: int, lang: str = "en"
+) -> tuple[Chunk, ...]:
     """One chunk per turn (a long turn: one per piece), each carrying its turn's speaker,
     role and time, and its neighbours' text as context."""
     leads = [" ".join(t.text.split()[:CTX_WORDS]) for t in turns]
@@ -231,22 +247,29 @@ def chunk_transcript(turns: Sequence[ParsedTurn], chunk_words: int) -> tuple[Chu
                     ctx_embed="\n".join([f"{head}: {body}" if head else body, *around])
                     if around
                     else "",
+                    lang=lang,
                 )
             )
     return tuple(chunks)
 
 
-def chunk_memory(memory: Memory, chunk_words: int) -> tuple[Chunk, ...]:
+def memory_language(memory: Memory) -> str:
+    """The language a memory is written in (its title and text)."""
+    return detect(f"{memory.meta.get('title') or ''}\n{memory.content}")
+
+
+def chunk_memory(memory: Memory, chunk_words: int, lang: str | None = None) -> tuple[Chunk, ...]:
+    lang = lang or memory_language(memory)
     if is_transcript(memory):
         turns = parse_turns(memory.content)
         if turns:
-            return chunk_transcript(turns, chunk_words)
+            return chunk_transcript(turns, chunk_words, lang)
     head = head_text(memory)
     prefix = date_prefix(memory)
     chunks = []
     for n, piece in enumerate(split_words(body_text(memory), max(16, chunk_words))):
         body = prefix + piece
-        chunks.append(Chunk(n, head, body, _hash(head, body)))
+        chunks.append(Chunk(n, head, body, _hash(head, body), lang=lang))
     return tuple(chunks)
 
 
@@ -274,7 +297,8 @@ def _float(value: Any) -> float | None:
 
 
 def doc_info(memory: Memory, chunk_words: int) -> DocInfo:
-    chunks = chunk_memory(memory, chunk_words)
+    lang = memory_language(memory)
+    chunks = chunk_memory(memory, chunk_words, lang)
     turns = any(c.turn for c in chunks)
     lead = " ".join(body_text(memory).split()[:CTX_WORDS])
     valid_from = memory.time("valid_from")
@@ -304,6 +328,8 @@ def doc_info(memory: Memory, chunk_words: int) -> DocInfo:
         speakers=_speakers(memory, chunks),
         triggers=_joined(w.lower() for w in _flatten(memory.meta.get("trigger"))),
         lead=lead,
+        lang=lang,
+        kw_lead=keyword_text(lead, lang),
         doc=json.dumps(
             {"id": memory.id, "type": memory.type, "meta": memory.meta, "content": memory.content},
             ensure_ascii=False,

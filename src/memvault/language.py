@@ -1,0 +1,239 @@
+"""The seeds' languages -- English, Portuguese, Russian, Ukrainian -- in the keyword index.
+
+FTS5's ``porter`` stemmer only knows English: "змінну" and "змінні" are different words to
+it, so a Ukrainian query missed the Ukrainian memory it paraphrased. Here every text gets,
+besides what is shown and embedded, a *keyword form* that the keyword index holds:
+
+* Unicode NFC, and one apostrophe (Ukrainian writes ``ʼ``, ``’`` and ``'`` alike);
+* Cyrillic words lemmatised as Ukrainian or Russian (the text's language first), Latin
+  words of a Portuguese text lemmatised as Portuguese; English is left to ``porter``;
+* a Ukrainian apostrophe inside a word is dropped (``пам'ять`` -> ``память``), so the
+  keyword tokenizer, which splits on ``'``, keeps the word whole.
+
+The same function makes the query's keyword form, so both sides meet on lemmas. Lemmas
+come from simplemma's dictionaries (MIT). Loading one into memory takes seconds, too long
+for a command-line search, so each language's dictionary is copied once into a SQLite
+file in the user cache (``$MEMVAULT_LEMMAS_DIR`` overrides where) and looked up word by
+word.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import sqlite3
+import threading
+import unicodedata
+from collections.abc import Iterator, Mapping
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+from .paths import user_cache_dir
+
+LANGUAGES = ("en", "pt", "ru", "uk")
+SIMPLEMMA_VERSION = "2.0.0"  # the dictionaries' format is read through simplemma's own loader
+
+_APOSTROPHES = re.compile("[\u2019\u02bc\u0060\u00b4\u2018\u02b9]")
+WORD = re.compile(r"\w+(?:'\w+)*", re.UNICODE)
+CYRILLIC = re.compile("[\u0400-\u04ff]")
+_LATIN = re.compile("[A-Za-z\u00c0-\u024f]")
+_UK_LETTERS = set("іїєґІЇЄҐ")
+_RU_LETTERS = set("ыэъёЫЭЪЁ")
+_PT_LETTERS = set("ãõçâêôàáéíóúÃÕÇÂÊÔÀÁÉÍÓÚ")
+
+
+def _word_set(text: str) -> frozenset[str]:
+    return frozenset(text.split())
+
+
+_UK_WORDS = _word_set(
+    "що як це та і й або але для про від до ми ви він вона вони чи є цей яка які коли де "
+    "тому також вже ще щоб його її їх "
+)
+_RU_WORDS = _word_set(
+    "что как это и или но для про от до мы вы он она они ли есть этот кто какой где когда "
+    "почему также уже еще ещё чтобы его её их был была было были нет при "
+)
+# Portuguese words that are not also English words ("a", "as", "do", "no" are both).
+_PT_WORDS = _word_set(
+    "que não para com uma dos das na em é se por mais como mas ou ao pelo pela isso este "
+    "esta são foi também quando onde porque qual quais sobre entre "
+)
+_EN_WORDS = _word_set(
+    "the and is are was were to of in on for with that this it what how when where why "
+    "who which be by from "
+)
+
+
+def normalise(text: str) -> str:
+    """NFC, and every apostrophe-like mark as ``'``."""
+    return _APOSTROPHES.sub("'", unicodedata.normalize("NFC", text))
+
+
+def detect(text: str) -> str:
+    """The text's language among :data:`LANGUAGES` (``en`` when nothing says otherwise):
+    that of its main script -- the one more of its words are written in, so that a
+    Ukrainian sentence naming ``DATABASE_URL`` and ``staging`` stays Ukrainian."""
+    words = WORD.findall(text)
+    cyrillic = sum(1 for w in words if CYRILLIC.search(w))
+    latin = sum(1 for w in words if _LATIN.search(w) and not CYRILLIC.search(w))
+    if cyrillic > latin:
+        return cyrillic_language(text)
+    return latin_language(text) if latin else "en"
+
+
+def _words(text: str) -> list[str]:
+    return [w.lower() for w in WORD.findall(normalise(text))]
+
+
+def cyrillic_language(text: str) -> str:
+    """Ukrainian or Russian, for the Cyrillic words of ``text``: the letters only one of
+    them uses (``і ї є ґ`` / ``ы э ъ ё``) and their common words. Ukrainian text nearly
+    always shows one of its letters, so a text with neither sign is taken as Russian."""
+    words = _words(text)
+    uk = sum(ch in _UK_LETTERS for ch in text) + 2 * sum(w in _UK_WORDS for w in words)
+    ru = sum(ch in _RU_LETTERS for ch in text) + 2 * sum(w in _RU_WORDS for w in words)
+    return "uk" if uk > ru else "ru"
+
+
+def latin_language(text: str) -> str:
+    """Portuguese or English, for the Latin words of ``text``: Portuguese needs its letters
+    or words to outweigh the English words (English is the default)."""
+    words = _words(text)
+    pt = sum(ch in _PT_LETTERS for ch in text) + 2 * sum(w in _PT_WORDS for w in words)
+    en = 2 * sum(w in _EN_WORDS for w in words)
+    return "pt" if pt >= 2 and pt > en else "en"
+
+
+def keyword_text(text: str, lang: str | None = None) -> str:
+    """``text``'s keyword form (see the module doc); ``lang``: its language, if known."""
+    if not text:
+        return ""
+    text = normalise(text)
+    lang = lang or detect(text)
+    if lang == "en" and not CYRILLIC.search(text):
+        return text  # English: porter does the rest
+    return " ".join(keyword_words(text, lang))
+
+
+def keyword_words(text: str, lang: str) -> Iterator[str]:
+    """The keyword form of each word of an already normalised ``text`` whose language is
+    ``lang``; Cyrillic words in a text of another language are told apart (uk or ru) from
+    the text itself."""
+    first = lang if lang in ("uk", "ru") else cyrillic_language(text)
+    cyrillic_order = ("ru", "uk") if first == "ru" else ("uk", "ru")
+    for word in WORD.findall(text):
+        lower = word.lower()
+        if CYRILLIC.search(lower):
+            yield lemma(lower, cyrillic_order).replace("'", "")
+        elif lang == "pt":
+            yield lemma(lower, ("pt",))
+        else:
+            yield lower
+
+
+@lru_cache(maxsize=200_000)
+def lemma(word: str, langs: tuple[str, ...]) -> str:
+    """The word's lemma in the first of ``langs`` that knows it (else the word itself)."""
+    try:
+        lemmatizer = _lemmatizer()
+    except ImportError:  # simplemma missing: keyword search stays exact-word
+        return word
+    return str(lemmatizer.lemmatize(word, langs))
+
+
+# --- dictionaries kept in SQLite ----------------------------------------------------------
+
+
+class _SqliteDictionary(Mapping[str, str]):
+    """One language's form -> lemma table, read a word at a time."""
+
+    def __init__(self, path: Path) -> None:
+        self._path = path
+        self._local = threading.local()
+
+    def _conn(self) -> sqlite3.Connection:
+        conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
+        if conn is None:
+            conn = sqlite3.connect(f"file:{self._path}?mode=ro", uri=True)
+            self._local.conn = conn
+        return conn
+
+    def get(self, key: str, default: Any = None) -> Any:
+        row = self._conn().execute("SELECT lemma FROM lemmas WHERE form = ?", (key,)).fetchone()
+        return row[0] if row is not None else default
+
+    def __getitem__(self, key: str) -> str:
+        value = self.get(key)
+        if value is None:
+            raise KeyError(key)
+        return str(value)
+
+    def __contains__(self, key: object) -> bool:
+        return isinstance(key, str) and self.get(key) is not None
+
+    def __iter__(self) -> Iterator[str]:
+        for (form,) in self._conn().execute("SELECT form FROM lemmas"):
+            yield str(form)
+
+    def __len__(self) -> int:
+        return int(self._conn().execute("SELECT count(*) FROM lemmas").fetchone()[0])
+
+
+class _SqliteDictionaryFactory:
+    """simplemma's ``DictionaryFactory``: dictionaries from SQLite copies in the user cache."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._open: dict[str, _SqliteDictionary] = {}
+
+    def get_dictionary(self, lang: str) -> Mapping[str, str]:
+        with self._lock:
+            found = self._open.get(lang)
+            if found is None:
+                found = self._open[lang] = _SqliteDictionary(_dictionary_file(lang))
+            return found
+
+
+def _dictionary_file(lang: str) -> Path:
+    """The SQLite copy of simplemma's dictionary for ``lang``, made on first use."""
+    folder = Path(os.environ.get("MEMVAULT_LEMMAS_DIR") or user_cache_dir() / "lemmas")
+    path = folder / f"simplemma-{SIMPLEMMA_VERSION}-{lang}.sqlite"
+    if path.exists():
+        return path
+    from filelock import FileLock
+    from simplemma.strategies.dictionaries.dictionary_factory import (
+        _load_dictionary_from_disk,  # the shipped data's reader (simplemma is pinned)
+    )
+
+    folder.mkdir(parents=True, exist_ok=True)
+    with FileLock(str(path) + ".lock", timeout=300):
+        if path.exists():  # another process made it meanwhile
+            return path
+        import sys
+
+        print(f"memvault: preparing the {lang} word list (once)", file=sys.stderr)
+        tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
+        conn = sqlite3.connect(tmp)
+        try:
+            conn.execute("CREATE TABLE lemmas (form TEXT PRIMARY KEY, lemma TEXT) WITHOUT ROWID")
+            data = _load_dictionary_from_disk(lang)
+            conn.executemany(
+                "INSERT OR REPLACE INTO lemmas VALUES (?, ?)",
+                ((k.decode(), v.decode()) for k, v in data.items()),
+            )
+            conn.commit()
+        finally:
+            conn.close()
+        os.replace(tmp, path)
+    return path
+
+
+@lru_cache(maxsize=1)
+def _lemmatizer() -> Any:
+    from simplemma import Lemmatizer
+    from simplemma.strategies import DefaultStrategy
+
+    strategy = DefaultStrategy(dictionary_factory=_SqliteDictionaryFactory())
+    return Lemmatizer(lemmatization_strategy=strategy)

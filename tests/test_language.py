@@ -1,0 +1,118 @@
+"""The seeds' languages in the keyword index: detection, normalisation, lemmas, and a query
+in one inflected form finding a memory written in another (real SQLite FTS5, fake embedder:
+the vector leg can't help, so a hit is the keyword leg's)."""
+
+from __future__ import annotations
+
+import pytest
+
+from memvault import Vault
+from memvault.index.query import query_tokens
+from memvault.language import cyrillic_language, detect, keyword_text, normalise
+
+
+@pytest.mark.parametrize(
+    ("text", "lang"),
+    [
+        ("Ми переїхали до Лісабона минулої весни", "uk"),
+        ("Мы переехали в Лиссабон прошлой весной", "ru"),
+        ("Mudamos para Lisboa na primavera passada", "pt"),
+        ("We moved to Lisbon last spring", "en"),
+        ("Де пам'ять?", "uk"),  # short: the apostrophe word and a Ukrainian letter
+        ("Кто это?", "ru"),
+        ("Як налаштувати DATABASE_URL у staging?", "uk"),  # mixed: Cyrillic words lead
+        ("deploy falhou: a variável não existe", "pt"),
+        ("", "en"),
+        ("12345", "en"),
+    ],
+)
+def test_detect_short_and_mixed_texts(text: str, lang: str) -> None:
+    assert detect(text) == lang
+
+
+def test_cyrillic_words_in_an_english_text_are_told_apart() -> None:
+    # Latin letters outnumber Cyrillic here, but its Cyrillic words are Russian.
+    text = "The config says: не удалось подключиться к серверу (ECONNREFUSED on port 5432)"
+    assert detect(text) == "en"
+    assert cyrillic_language(text) == "ru"
+    assert "сервер" in keyword_text(text).split()
+
+
+def test_apostrophes_and_unicode_forms_are_one() -> None:
+    forms = ["пам'ять", "пам\u2019ять", "пам\u02bcять", "пам\u2018ять"]
+    assert {normalise(f) for f in forms} == {"пам'ять"}
+    assert {keyword_text(f, "uk") for f in forms} == {keyword_text("пам'ять", "uk")}
+    composed, decomposed = "vari\u00e1vel", "varia\u0301vel"
+    assert composed != decomposed and normalise(composed) == normalise(decomposed)
+
+
+@pytest.mark.parametrize(
+    ("lang", "first", "second"),
+    [
+        ("uk", "змінну оточення", "змінні оточення"),
+        ("ru", "серверами", "сервера"),
+        ("pt", "variáveis", "variável"),
+    ],
+)
+def test_inflected_forms_share_a_keyword_form(lang: str, first: str, second: str) -> None:
+    assert keyword_text(first, lang) == keyword_text(second, lang)
+
+
+def test_english_keeps_its_text_for_the_porter_stemmer() -> None:
+    text = "The deploys were failing because the migration locked the users table"
+    assert keyword_text(text) == text
+    assert query_tokens("Why did the deploy fail?") == ["deploy", "fail"]
+
+
+def test_query_tokens_are_lemmas_without_stopwords() -> None:
+    assert query_tokens("Де зберігається пам\u2019ять агента?") == [
+        "зберігатися",
+        "память",
+        "агент",
+    ]
+    assert query_tokens("Onde ficam as variáveis de ambiente?") == ["ficar", "variável", "ambiente"]
+
+
+CASES = [
+    # (memory text, query in other inflected forms, language)
+    (
+        "Змінну DATABASE_URL треба задавати в конфігурації релізу, інакше деплой падає.",
+        "Чому падають деплої без змінної DATABASE_URL?",
+        "uk",
+    ),
+    (
+        "Серверы базы данных перезапускаются каждую ночь в три часа.",
+        "Когда перезапускается сервер базы данных?",
+        "ru",
+    ),
+    (
+        "As variáveis de ambiente ficam no cofre de segredos da equipa.",
+        "Onde fica cada variável de ambiente?",
+        "pt",
+    ),
+]
+
+
+@pytest.mark.parametrize(("text", "query", "lang"), CASES, ids=[c[2] for c in CASES])
+def test_a_query_finds_its_memory_in_other_inflected_forms(
+    vault: Vault, text: str, query: str, lang: str
+) -> None:
+    others = [
+        "The staging database is db-stg-2.",
+        "Ми святкували день народження в офісі.",
+        "Команда обедает в полдень.",
+        "O almoço da equipa é ao meio-dia.",
+    ]
+    for other in others:
+        vault.add("semantic", other)
+    target = vault.add("semantic", text).memory
+    hits = vault.search(query, limit=3, log=False, explain=True)
+    assert hits.ids[:1] == [target.id], [(h.id, h.snippet) for h in hits]
+    keyword = hits[0].explain["keyword"] if hits[0].explain else {}
+    assert keyword.get("bm25", 0) > 0, "the keyword leg must be what found it"
+
+
+def test_a_mixed_language_vault_serves_each_language(vault: Vault) -> None:
+    ids = {lang: vault.add("semantic", text).memory.id for text, _, lang in CASES}
+    for _, query, lang in CASES:
+        assert vault.search(query, limit=1, log=False).ids == [ids[lang]], lang
