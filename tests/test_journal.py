@@ -69,6 +69,22 @@ def test_a_killed_import_is_undone_and_never_served(vault: Vault, tmp_path: Path
     assert len(Vault.open(vault.root).all_memories()) == 30
 
 
+def test_a_search_after_a_killed_import_never_serves_it(vault: Vault, tmp_path: Path) -> None:
+    vault.add("semantic", "An old fact about the staging database", id="old-fact")
+    assert vault.search("staging database", log=False).ids == ["old-fact"]  # index built
+    _kill_during(vault.root, "import", str(_jsonl(tmp_path, 20)))
+    assert not is_clean(vault.root)
+    # The first search (in a fresh process, as a CLI recall is) undoes the dead import
+    # before it indexes anything: no uncommitted memory comes back, and nothing is left
+    # behind for the index to catch up with.
+    found = Vault.open(vault.root).search("Imported fact", limit=50, log=False)
+    assert [i for i in found.ids if i.startswith("imp-")] == []
+    assert is_clean(vault.root)
+    from memvault.index import health
+
+    assert health(Vault.open(vault.root)) == []
+
+
 def test_a_killed_rewrite_is_put_back_byte_for_byte(vault: Vault) -> None:
     m = vault.add("semantic", "Original body", id="keep-me").memory
     original = (vault.root / m.path).read_bytes()

@@ -196,11 +196,15 @@ class Repository:
         """The vault's single-writer lock (files + git + index writes)."""
         with file_lock(self.root / LOCK_PATH, timeout=timeout, label="vault"):
             clear_stale_git_lock(self.root)
-            if journal.pending(self.root):  # the last writer died half-way: undo its write
-                self._recover()
+            self.recover_interrupted()
             yield
 
-    def _recover(self) -> None:
+    def recover_interrupted(self) -> bool:
+        """Undo a write whose process died half-way (its journal note is still there), so
+        that its files are never read as memories. Call with the vault lock held. Returns
+        whether anything was put back."""
+        if not journal.pending(self.root):
+            return False
         restored = journal.recover(self.root)
         if restored:
             self.catalog.refresh(restored)
@@ -210,6 +214,7 @@ class Repository:
                 f"memvault: undid an interrupted write ({len(restored)} file(s) put back)",
                 file=sys.stderr,
             )
+        return True
 
     def rel(self, path: Path) -> str:
         return path.resolve().relative_to(self.root).as_posix()

@@ -445,6 +445,9 @@ def ensure_fresh(vault: Repository) -> Index:
     if not drift and not moved:
         return idx
     with try_lock(vault.root / LOCK_PATH) as got:
+        if got and vault.recover_interrupted():
+            # A writer died half-way: its files are gone again, so look at the disk anew.
+            files, drift = None, True
         if not got:
             if drift:
                 idx.note = "another memvault process is writing: searched the index as it was"
@@ -477,6 +480,7 @@ def _repair(vault: Repository, embedder: Embedder, why: str | None, stale: Index
     while True:
         with try_lock(vault.root / LOCK_PATH) as got:
             if got:
+                vault.recover_interrupted()
                 if stale is not None:
                     stale.close()
                     stale = None
