@@ -4,6 +4,8 @@ the vector leg can't help, so a hit is the keyword leg's)."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from memvault import Vault
@@ -116,3 +118,33 @@ def test_a_mixed_language_vault_serves_each_language(vault: Vault) -> None:
     ids = {lang: vault.add("semantic", text).memory.id for text, _, lang in CASES}
     for _, query, lang in CASES:
         assert vault.search(query, limit=1, log=False).ids == [ids[lang]], lang
+
+
+def test_init_with_languages_picks_the_multilingual_embedder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from memvault.embeddings import e5
+
+    monkeypatch.setattr(e5, "unavailable_reason", lambda: None)
+
+    def configured(vault: Vault) -> str:  # the file (MEMVAULT_EMBEDDER=fake overrides it here)
+        text = (vault.root / ".memvault/config.yaml").read_text(encoding="utf-8")
+        return next(line for line in text.splitlines() if line.startswith("embedder:"))
+
+    vault = Vault.init(tmp_path / "uk", languages=["uk", "RU"])
+    assert vault.config.get("languages") == ["uk", "ru"]
+    assert configured(vault) == "embedder: multilingual-e5-small"
+    english = Vault.init(tmp_path / "en", languages=["en"])
+    assert configured(english) == "embedder: all-MiniLM-L6-v2"
+    monkeypatch.setattr(e5, "unavailable_reason", lambda: "no AVX2")
+    fallback = Vault.init(tmp_path / "pt", languages=["pt"])
+    assert configured(fallback) == "embedder: all-MiniLM-L6-v2"
+    assert "can't run here (no AVX2)" in capsys.readouterr().err
+
+
+def test_init_refuses_an_unknown_language_before_creating_anything(tmp_path: Path) -> None:
+    from memvault.errors import ConfigError
+
+    with pytest.raises(ConfigError, match="expected en\\|pt\\|ru\\|uk, got 'xx'"):
+        Vault.init(tmp_path / "v", languages=["uk", "xx"])
+    assert not (tmp_path / "v").exists()

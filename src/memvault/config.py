@@ -20,6 +20,7 @@ if TYPE_CHECKING:  # pragma: no cover
 DEFAULTS: dict[str, Any] = {
     "version": 1,
     "embedder": "all-MiniLM-L6-v2",
+    "languages": ["en"],
     "identity": {"agent": None, "team": None, "role": None},
     "git": {"author_name": "memvault", "author_email": "memvault@localhost", "commit": True},
     "defaults": {"scope": "team", "importance": 3, "decay": None, "confidence": "medium"},
@@ -184,5 +185,23 @@ def _check(config: Config) -> None:
         )
     if not isinstance(config.get("embedder"), str):
         raise ConfigError("expected a model name", CONFIG_PATH, "embedder")
+    check_languages(config.get("languages"), CONFIG_PATH)
     for key in ("limits.max_file_bytes", "limits.max_limit", "limits.max_budget"):
         config.int(key)
+
+
+LANGUAGES = ("en", "pt", "ru", "uk")  # the languages memvault treats as its own
+
+
+def check_languages(value: Any, where: str) -> list[str]:
+    """``languages`` as a list of known codes (a comma-separated string is accepted)."""
+    items = value.split(",") if isinstance(value, str) else value
+    if not isinstance(items, list) or not items:
+        raise ConfigError(
+            f"expected a list of {'|'.join(LANGUAGES)}, got {value!r}", where, "languages"
+        )
+    out = [str(item).strip().lower() for item in items]
+    bad = [code for code in out if code not in LANGUAGES]
+    if bad:
+        raise ConfigError(f"expected {'|'.join(LANGUAGES)}, got {bad[0]!r}", where, "languages")
+    return out

@@ -31,7 +31,6 @@ from typing import Any
 
 from .paths import user_cache_dir
 
-LANGUAGES = ("en", "pt", "ru", "uk")
 SIMPLEMMA_VERSION = "2.0.0"  # the dictionaries' format is read through simplemma's own loader
 
 _APOSTROPHES = re.compile("[\u2019\u02bc\u0060\u00b4\u2018\u02b9]")

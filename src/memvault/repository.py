@@ -9,7 +9,7 @@ depend on the class that calls them.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -26,7 +26,7 @@ from .errors import (
 from .files import atomic_write, check_text
 from .lock import clear_stale_git_lock, file_lock
 from .memory import ID_RE, Memory, format_time, now_utc
-from .paths import ALL_TREES, GENERATION_PATH, LOCK_PATH, MARKER
+from .paths import ALL_TREES, CONFIG_PATH, GENERATION_PATH, LOCK_PATH, MARKER
 from .scopes import AgentIdentity, Filters
 
 TYPE_CHECKING = False  # typing is not imported at run time (fast CLI start)
@@ -103,9 +103,14 @@ class Repository:
         agent: str | None = None,
         team: str | None = None,
         role: str | None = None,
+        languages: Sequence[str] | None = None,
     ) -> Self:
         """Create a vault from the template: folders, config, README, git repo, first commit."""
         root = Path(path).expanduser().resolve()
+        if languages:  # a bad code is refused before anything is created
+            from .config import check_languages
+
+            languages = check_languages(list(languages), "--language")
         if (root / MARKER).exists():
             raise VaultExistsError(
                 "a vault already exists here; refusing to overwrite it", str(path)
@@ -149,8 +154,10 @@ class Repository:
                 created.append(f"{tree}/.gitkeep")
         if examples:
             cls._stamp_examples(root)
-        if ".memvault/config.yaml" in created:
-            cls._stamp_vault_id(root / ".memvault/config.yaml")
+        if CONFIG_PATH in created:
+            cls._stamp_vault_id(root / CONFIG_PATH)
+            if languages:
+                cls._stamp_languages(root / CONFIG_PATH, languages)
         vault = cls.open(root, agent=agent, team=team, role=role)
         if not gitstore.is_repo(root):
             gitstore.init_repo(root, vault.git_identity)
@@ -172,6 +179,20 @@ class Repository:
         text = config.read_text(encoding="utf-8")
         stamped = re.sub(r"vault_id: null +", f"vault_id: {uuid.uuid4().hex[:16]}  ", text, count=1)
         config.write_text(stamped, encoding="utf-8")
+
+    @staticmethod
+    def _stamp_languages(config: Path, languages: Sequence[str]) -> None:
+        """``init --language``: the vault's languages, and the embedder that serves them."""
+        from .config import check_languages
+        from .embeddings import embedder_for_languages
+
+        codes = check_languages(list(languages), "--language")
+        text = config.read_text(encoding="utf-8")
+        text = text.replace("languages: [en]", f"languages: [{', '.join(codes)}]", 1)
+        text = text.replace(
+            "embedder: all-MiniLM-L6-v2", f"embedder: {embedder_for_languages(codes)}", 1
+        )
+        config.write_text(text, encoding="utf-8")
 
     @staticmethod
     def _stamp_examples(root: Path) -> None:

@@ -13,7 +13,7 @@ import typer
 
 from ..errors import MemvaultError, ValidationError
 from . import actions, options
-from .common import emit_json, info, open_vault, state
+from .common import emit_json, info, open_vault, split_list, state
 from .options import typer_parameters
 from .root import app
 
@@ -24,14 +24,24 @@ def init(
     examples: bool = typer.Option(
         False, "--examples", help="Add a few example memories of each kind."
     ),
+    language: list[str] | None = typer.Option(
+        None,
+        "--language",
+        "--languages",
+        help="Languages the memories are written in: en, pt, ru, uk (repeat, or "
+        "comma-separated). Anything beyond en picks the multilingual embedder.",
+    ),
 ) -> None:
     """Create a vault: git repo, folders, config and README.
 
     Example: memvault init ~/memory --examples
+
+    Example: memvault init ~/memory --language uk,ru
     """
     from ..vault import Vault
 
-    vault = Vault.init(path, examples=examples)
+    languages = split_list(language)
+    vault = Vault.init(path, examples=examples, languages=languages or None)
     info(f"Created a memvault vault in {vault.root}")
     info(f"Next: cd {vault.root} && memvault add fact 'Something worth remembering'")
 
