@@ -87,13 +87,14 @@ def vocabulary(rng: random.Random) -> list[str]:
     return sorted(words) + common
 
 
-LOCOMO = Path(__file__).resolve().parents[1].parent / "shared" / "bench" / "locomo10.json"
+# LoCoMo (github.com/snap-research/locomo, data/locomo10.json), where $LOCOMO_DATA says.
+LOCOMO = Path(os.environ.get("LOCOMO_DATA", "locomo10.json"))
 
 
 def corpus(rng: random.Random, count: int) -> tuple[list[str], list[str], str]:
     """``count`` distinct texts and a vocabulary of real English words.
 
-    Real conversation turns from LoCoMo (``/work/shared/bench``; 12+ words, distinct after
+    Real conversation turns from LoCoMo (``$LOCOMO_DATA``; 12+ words, distinct after
     normalisation), then sentences of random words from the same vocabulary. A small model
     embeds any two such texts well apart (nearest other text at about 0.5-0.75 cosine), so
     what merges is what was planted. Without the data: pseudo-words (with a real model

@@ -26,7 +26,8 @@ from typing import Any
 import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
-DEFAULT_DATA = Path("/work/shared/bench/locomo10.json")
+# LoCoMo (github.com/snap-research/locomo, data/locomo10.json): pass --data or set LOCOMO_DATA.
+DEFAULT_DATA = Path(os.environ.get("LOCOMO_DATA", "locomo10.json"))
 SPECS = {
     "default": "default",
     "int8": "all-MiniLM-L6-v2:int8",

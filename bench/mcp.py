@@ -15,9 +15,9 @@ mcp p50 <= 1.5 x inproc p50, server RSS <= 600 MB at 10,000 memories.
     python bench/mcp.py --embedder fake --n 2000 --queries 100    # quick
     python bench/mcp.py --json                  # one JSON object
 
-Memory texts and queries come from LoCoMo (``/work/shared/bench/locomo10.json``, or
-``--data``): windows of 1-3 consecutive dialogue turns and the benchmark's questions;
-without the file, synthetic sentences.
+Memory texts and queries come from LoCoMo (``--data`` or ``$LOCOMO_DATA``; get it from
+github.com/snap-research/locomo): windows of 1-3 consecutive dialogue turns and the
+benchmark's questions; without the file, synthetic sentences.
 """
 
 from __future__ import annotations
@@ -37,7 +37,8 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 # This file is called mcp.py: keep its folder off the import path, or it shadows the SDK.
 sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__).resolve().parent]
-DEFAULT_DATA = Path("/work/shared/bench/locomo10.json")
+# LoCoMo (github.com/snap-research/locomo, data/locomo10.json): pass --data or set LOCOMO_DATA.
+DEFAULT_DATA = Path(os.environ.get("LOCOMO_DATA", "locomo10.json"))
 AGENT = "bench"
 
 

@@ -105,15 +105,16 @@ def base_records(data: Path) -> tuple[list[dict[str, Any]], list[str]]:
     questions: list[str] = []
     rng = random.Random(7)
     for ci, conv in enumerate(locomo.load(data)):
-        for i, turn in enumerate(conv["turns"]):
+        numbered = [(session.n, turn) for session in conv.sessions for turn in session.turns]
+        for i, (session_n, turn) in enumerate(numbered):
             scope = "self" if i % 10 == 3 else "team"
             rec = {
                 "type": "episodic",
                 "category": "conversation",
-                "session": f"c{ci}-s{turn['session']}",
-                "speaker": turn["speaker"],
-                "created": turn["created"].strftime("%Y-%m-%dT%H:%M:%SZ"),
-                "content": f"{turn['speaker']}: {turn['text']}",
+                "session": f"c{ci}-s{session_n}",
+                "speaker": turn.speaker,
+                "created": turn.time.strftime("%Y-%m-%dT%H:%M:%SZ"),
+                "content": f"{turn.speaker}: {turn.text}",
                 "scope": scope,
             }
             if scope == "self":
@@ -121,7 +122,7 @@ def base_records(data: Path) -> tuple[list[dict[str, Any]], list[str]]:
             else:
                 rec["team"] = TEAM
             records.append(rec)
-        questions.extend(q["q"] for q in conv["questions"])
+        questions.extend(q.q for q in conv.questions)
     raw = json.loads(data.read_text(encoding="utf-8"))
     for sample in raw:
         for qa in sample.get("qa", []):
@@ -464,7 +465,10 @@ def table(result: dict[str, Any]) -> str:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument(
-        "--data", default="../shared/bench/locomo10.json", help="LoCoMo-format file for the texts."
+        "--data",
+        default=os.environ.get("LOCOMO_DATA", "locomo10.json"),
+        help="LoCoMo-format file for the texts (default $LOCOMO_DATA; LoCoMo: "
+        "github.com/snap-research/locomo, data/locomo10.json).",
     )
     parser.add_argument(
         "--small", action="store_true", help="2,000 and 20,000 memories instead of 10k and 100k."

@@ -1047,3 +1047,12 @@ def test_bench_write_runs(tmp_path: Path) -> None:
     ):
         assert isinstance(data[key], float) and data[key] > 0, key
     assert data["n"] == 40
+
+
+def test_an_error_quoting_control_characters_stays_one_line(vault: Vault) -> None:
+    # Found by fuzzing: '\x1e' (and '\n', '\u2028'...) in a quoted value broke the line.
+    proc = run_memvault("--vault", vault.root, "consolidate", "--only", "0\x1e0\u2028x")
+    assert proc.returncode == 1
+    lines = proc.stderr.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("Error: only: unknown step(s)"), lines
+    assert "\\x1e" in lines[0] and "\\u2028" in lines[0]

@@ -155,7 +155,10 @@ def test_tools_are_listed_with_annotations_and_descriptions(root: Path) -> None:
             assert set(remember["required"]) == {"kind", "content"}
             assert remember["properties"]["kind"]["enum"] == ["episode", "fact", "procedure"]
             templates = (await s.list_resource_templates()).resource_templates
-            assert [t.uri_template for t in templates] == ["memvault://{id}", "memvault://{id}/turn/{turn}"]
+            assert [t.uri_template for t in templates] == [
+                "memvault://{id}",
+                "memvault://{id}/turn/{turn}",
+            ]
 
     run(main)
 

@@ -58,6 +58,18 @@ def _crash_log(exc: BaseException) -> Path:
     return path
 
 
+def one_line(message: str) -> str:
+    """``message`` with every character that would break it into lines (``\\n``, ``\\x1e``,
+    ``\\u2028``, ...: what ``str.splitlines`` splits on) shown escaped: an error is one line,
+    whatever input it quotes."""
+    if len(message.splitlines()) <= 1 and not message.endswith(("\n", "\r")):
+        return message
+    return "".join(
+        ch.encode("unicode_escape").decode("ascii") if len(f"a{ch}a".splitlines()) > 1 else ch
+        for ch in message
+    )
+
+
 def main(argv: list[str] | None = None) -> int:
     """Console entry point; returns (and exits with) the process exit code."""
     if argv is None:
@@ -76,7 +88,7 @@ def main(argv: list[str] | None = None) -> int:
         else:
             code = _run_typer(argv)
     except MemvaultError as exc:
-        print(f"Error: {exc}", file=sys.stderr)
+        print(f"Error: {one_line(str(exc))}", file=sys.stderr)
         code = exc.exit_code
     except KeyboardInterrupt:
         print("Interrupted.", file=sys.stderr)

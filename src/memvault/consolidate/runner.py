@@ -50,7 +50,8 @@ def plan(
     unknown = steps - set(STEPS)
     if unknown:
         raise MemvaultError(
-            f"unknown step(s) {', '.join(sorted(unknown))}; expected {','.join(STEPS)}",
+            f"unknown step(s) {', '.join(repr(s) for s in sorted(unknown))}; "
+            f"expected {','.join(STEPS)}",
             key="only",
         )
     result = Plan(now=now or now_utc())

@@ -302,6 +302,12 @@ class E5Embedder:
 
     identity: str = IDENTITY
     dimensions: int = DIMENSIONS
+    # How search fuses its cosines with keyword scores (memvault.search.ranking): e5 gives
+    # unrelated texts cosines around 0.75-0.85, so the dense term is rescaled from this
+    # floor, and weighed more, as it is the stronger leg across languages. Chosen on the
+    # tune split of bench/multilingual.py (docs/retrieval.md).
+    similarity_floor: float = 0.75
+    dense_weight: float = 4.0
 
     def __init__(self, threads: int | None = None, batch_size: int = BATCH_SIZE) -> None:
         root = _verified_root()

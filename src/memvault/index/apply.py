@@ -242,26 +242,29 @@ def _refresh_turn_context(batch: _Batch, key: int, chunks: Sequence[Chunk]) -> N
     rewritten and its context vector queued (``batch.turn_context``)."""
     conn = batch.conn
     rows = conn.execute(
-        "SELECT c.rowid, c.n, c.chash, f.head, f.body "
+        "SELECT c.rowid, c.n, c.chash, f.head, f.body, f.ctx "
         "FROM chunks AS c JOIN fts AS f ON f.rowid = c.rowid WHERE c.doc = ?",
         (key,),
     ).fetchall()
-    by_n = {int(n): (int(rowid), chash, head, body) for rowid, n, chash, head, body in rows}
+    by_n = {int(row[1]): row for row in rows}
     for chunk in chunks:
         found = by_n.get(chunk.n)
-        if found is None or not chunk.turn or found[1] == chunk.ctx_hash:
+        if found is None or not chunk.turn:
             continue
-        rowid, _, head, body = found
-        conn.execute("DELETE FROM fts WHERE rowid = ?", (rowid,))
-        conn.execute(
-            "INSERT INTO fts (rowid, head, body, ctx) VALUES (?, ?, ?, ?)",
-            (rowid, head, body, chunk.keywords[2]),
-        )
-        conn.execute(
-            "UPDATE chunks SET chash = ?, cvec = NULL WHERE rowid = ?", (chunk.ctx_hash, rowid)
-        )
-        if chunk.ctx_embed:
-            batch.turn_context.append((rowid, chunk.ctx_embed, chunk.ctx_hash))
+        rowid, _, chash, head, body, ctx = found
+        keyword_ctx = chunk.keywords[2]
+        if ctx != keyword_ctx:  # two turns each side: the keyword column
+            conn.execute("DELETE FROM fts WHERE rowid = ?", (rowid,))
+            conn.execute(
+                "INSERT INTO fts (rowid, head, body, ctx) VALUES (?, ?, ?, ?)",
+                (rowid, head, body, keyword_ctx),
+            )
+        if chash != chunk.ctx_hash:  # one turn each side: the context vector
+            conn.execute(
+                "UPDATE chunks SET chash = ?, cvec = NULL WHERE rowid = ?", (chunk.ctx_hash, rowid)
+            )
+            if chunk.ctx_embed:
+                batch.turn_context.append((rowid, chunk.ctx_embed, chunk.ctx_hash))
 
 
 def _insert_chunk(conn: sqlite3.Connection, key: int, chunk: Chunk) -> int:

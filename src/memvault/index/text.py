@@ -60,7 +60,7 @@ class Chunk:
     body: str
     hash: str  # of what gets embedded: equal hash = the stored vector is still right
     turn: str | None = None  # the transcript turn this chunk is (part of)
-    speaker: str = ""  # who said it (lowercase), for turns
+    speaker: str = ""  # who said it, for turns
     role: str = ""  # user|assistant|system|tool, for turns
     at: float | None = None  # when it was said (epoch seconds), for turns
     ctx: str = ""  # the neighbouring turns' text (keyword column ``ctx``)
@@ -83,8 +83,8 @@ class Chunk:
 
     @property
     def ctx_hash(self) -> str:
-        """What the context (keyword column and vector) of a turn was built from."""
-        return _hash(self.ctx, self.ctx_embed) if self.turn else ""
+        """What the context vector of a turn is made from (equal: it is still right)."""
+        return _hash(self.ctx_embed) if self.turn else ""
 
 
 @dataclass(frozen=True)
@@ -239,7 +239,7 @@ def chunk_transcript(
                     body,
                     _hash(head, body),
                     turn=turn.turn_id,
-                    speaker=turn.speaker.lower(),
+                    speaker=turn.speaker,
                     role=turn.role,
                     at=epoch(when),
                     ctx=ctx,
@@ -274,7 +274,7 @@ def chunk_memory(memory: Memory, chunk_words: int, lang: str | None = None) -> t
 
 
 def _speakers(memory: Memory, chunks: Sequence[Chunk] = ()) -> str:
-    names: set[str] = {c.speaker for c in chunks if c.speaker}
+    names: set[str] = {c.speaker.lower() for c in chunks if c.speaker}
     for key in ("speaker", "agent"):
         value = memory.meta.get(key)
         if isinstance(value, str) and value.strip():
@@ -344,7 +344,10 @@ def _chunk_identity(chunk: Chunk) -> str:
     """Everything stored for a chunk: equal for all chunks = nothing to redo for the memory."""
     if not chunk.turn:
         return chunk.hash
-    return f"{chunk.hash}|{chunk.turn}|{chunk.speaker}|{chunk.role}|{chunk.at}|{chunk.ctx_hash}"
+    return (
+        f"{chunk.hash}|{chunk.turn}|{chunk.speaker}|{chunk.role}|{chunk.at}|{chunk.ctx_hash}|"
+        + _hash(chunk.ctx)
+    )
 
 
 def neighbour_text(leads: Sequence[str], i: int, width: int = NEIGHBOURS) -> str:

@@ -40,6 +40,9 @@ if TYPE_CHECKING:  # pragma: no cover
 # Fusion and boost weights (config ``search.weights.*`` overrides them).
 WEIGHTS: dict[str, float] = {
     "dense": 2.0,  # cosine weight against max-normalised BM25
+    # The cosine an embedder gives unrelated texts, scaled out of the dense term (default:
+    # the embedder's own ``similarity_floor``; 0 for MiniLM, whose cosines spread from 0).
+    "dense_floor": 0.0,
     "speaker": 0.2,  # the query names who said it
     "date": 0.3,  # the memory is dated within a date the query names ("in May 2023")
     "importance": 0.05,  # per importance step away from 3
@@ -75,7 +78,12 @@ class Plan:
 
 def weights(vault: Repository) -> dict[str, float]:
     """The fusion and boost weights, with ``search.weights.*`` from the config applied."""
+    from ..index.manifest import embedder_for
+
     out = dict(WEIGHTS)
+    embedder = embedder_for(vault)  # its calibration, when it has one, before the config's
+    out["dense_floor"] = float(getattr(embedder, "similarity_floor", 0.0))
+    out["dense"] = float(getattr(embedder, "dense_weight", out["dense"]))
     custom = vault.config.get("search.weights") or {}
     if isinstance(custom, Mapping):
         for key, value in custom.items():
@@ -207,7 +215,7 @@ def fuse(
         if row is None:
             continue
         turn = legs.turns.get(rowid)
-        speakers = f"|{turn.speaker}|" if turn is not None else (row.speakers or "")
+        speakers = f"|{turn.speaker.lower()}|" if turn is not None else (row.speakers or "")
         if not _passes(plan, speakers, turn):
             continue
         own = legs.cosine[rowid]
@@ -224,7 +232,7 @@ def fuse(
         # Cosine is clipped at 0 so that the multiplicative boosts stay monotone.
         base = (
             (bm25 / best_bm25 if best_bm25 > 0 else 0.0)
-            + w["dense"] * max(cos, 0.0)
+            + w["dense"] * dense_term(cos, w["dense_floor"])
             + (w["speaker"] if named else 0.0)
             + (w["date"] if dated else 0.0)
         )
@@ -248,6 +256,14 @@ def fuse(
     # Nothing in common at all (no keyword, no positive similarity): not a result -- except
     # in a timeline ("what happened last week?"), where being in the window is the match.
     return [d for d in docs.values() if plan.order == "time" or d.base > 0]
+
+
+def dense_term(cos: float, floor: float) -> float:
+    """The cosine on a common scale: 0 at the embedder's floor (what unrelated texts score)
+    or below, 1 for the same text. Clipped at 0 so that the boosts stay monotone."""
+    if floor <= 0.0:
+        return max(cos, 0.0)
+    return max((cos - floor) / (1.0 - floor), 0.0)
 
 
 def _passes(plan: Plan, speakers: str, turn: TurnRow | None) -> bool:
