@@ -325,6 +325,29 @@ def worker_queries(payload: str) -> None:
     )
 
 
+def other_embedder(
+    work: Path, records: list[dict[str, Any]], spec: str, sample: list[str]
+) -> dict[str, Any]:
+    """The small vault's figures with another embedder (e.g. the multilingual one): index
+    build and throughput, cold CLI recall and its memory, in-process p50/p95 and memory."""
+    folder = work / f"v-{re.sub(r'[^a-z0-9]+', '-', spec.lower())}"
+    vault = write_vault(folder, records, commit=True)
+    vault.set_config("embedder", spec, f"bench: embedder {spec}")
+    report = vault.reindex(full=True)
+    out: dict[str, Any] = {
+        "embedder": spec,
+        "index_build_s": round(report.seconds, 1),
+        "index_memories_per_s": round(report.memories / report.seconds, 1),
+    }
+    out["cold_recall_s"], out["cold_recall_rss_mb"] = (
+        round(x, 3) for x in measure_cold_recall(folder, sample[0])
+    )
+    lat, rss = measure_queries(folder, sample)
+    out["query_p50_ms"], out["query_p95_ms"] = lat["p50"], lat["p95"]
+    out["rss_mb_query"] = round(rss, 1)
+    return out
+
+
 def bench(args: argparse.Namespace) -> dict[str, Any]:
     import locomo
 
@@ -402,6 +425,11 @@ def bench(args: argparse.Namespace) -> dict[str, Any]:
         lat, rss = measure_queries(folder, sample)
         result["query_p50_ms"], result["query_p95_ms"] = lat["p50"], lat["p95"]
         result["rss_mb_query"] = round(rss, 1)
+        for spec in args.also_embedder:
+            say(f"the same {small} memories with embedder {spec} ...")
+            result.setdefault("also", {})[spec] = other_embedder(
+                work, make_records(base, small), spec, sample
+            )
         # 5. the big vault, from precomputed vectors
         say(f"writing {big} memories (no commit) ...")
         register_precomputed()
@@ -459,6 +487,18 @@ def table(result: dict[str, Any]) -> str:
         "index_build_s_100k",
     ):
         lines.append(f"  {key:26s} {result.get(key)!s:>10s}")
+    for spec, other in (result.get("also") or {}).items():
+        lines += ["", f"  {result['memories']:,} memories, default embedder vs {spec}:"]
+        for key in (
+            "index_memories_per_s",
+            "index_build_s",
+            "cold_recall_s",
+            "cold_recall_rss_mb",
+            "query_p50_ms",
+            "query_p95_ms",
+            "rss_mb_query",
+        ):
+            lines.append(f"  {key:26s} {result.get(key)!s:>10s} {other.get(key)!s:>10s}")
     return "\n".join(lines)
 
 
@@ -477,6 +517,14 @@ def main(argv: list[str] | None = None) -> int:
         "--workdir", default=None, help="Where to build the vaults (default: the temp folder)."
     )
     parser.add_argument("--keep", action="store_true", help="Keep the vaults afterwards.")
+    parser.add_argument(
+        "--also-embedder",
+        action="append",
+        default=[],
+        metavar="SPEC",
+        help="Also build and query the small vault with this embedder (e.g. "
+        "multilingual-e5-small) and print its figures beside the default's.",
+    )
     parser.add_argument("--json", action="store_true", help="Print one JSON object.")
     parser.add_argument("--worker-queries", default=None, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
