@@ -58,12 +58,24 @@ _TURN_ROLE = typer.Option(
 _JSON = typer.Option(False, "--json", help="Print JSON.")
 
 
-def _given(options: SearchOptions) -> SearchOptions:
-    """The options given on the command line: ones left at their "not given" value (None,
-    an empty list, False, a limit of 0) are left out, so that the search functions apply
-    their own defaults (``recall --kind`` filters by kind only when no ``type`` is passed)."""
-    given = {k: v for k, v in options.items() if v not in (None, [], False)}
-    return cast("SearchOptions", given)  # the same keys, fewer of them
+_RENAMED = {"tag": "tags", "by_agent": "agent", "turn_role": "role"}
+_TIMES = {"since": "since", "until": "until", "as_of": "as-of"}
+
+
+def _given(**values: Any) -> SearchOptions:
+    """The search keywords from a command's option values (by their parameter names: ``tag``
+    becomes ``tags``, times are parsed, ...). Options left at their "not given" value (None,
+    an empty list or string, False) are left out, so that the search functions apply their
+    own defaults (``recall --kind`` filters by kind only when no ``type`` is passed)."""
+    given: dict[str, Any] = {}
+    for name, value in values.items():
+        if name == "tag":
+            value = split_list(value)
+        elif name in _TIMES:
+            value = parse_when(value, _TIMES[name])
+        if value not in (None, [], False, ""):
+            given[_RENAMED.get(name, name)] = value
+    return cast("SearchOptions", given)  # SearchOptions' keys, fewer of them
 
 
 def _show(result: SearchResult, json_out: bool, explain: bool) -> None:
@@ -153,25 +165,23 @@ def recall(
     result = vault.recall(
         query,
         **_given(
-            {
-                "kind": kind or None,
-                "limit": limit,
-                "type": type,
-                "category": category,
-                "tags": split_list(tag),
-                "scope": scope,
-                "agent": by_agent,
-                "since": parse_when(since, "since"),
-                "until": parse_when(until, "until"),
-                "as_of": parse_when(as_of, "as-of"),
-                "include_archive": include_archive,
-                "include_superseded": include_superseded,
-                "include_inbox": include_inbox,
-                "explain": explain,
-                "order": order or None,
-                "speaker": speaker,
-                "role": turn_role,
-            }
+            kind=kind,
+            limit=limit,
+            type=type,
+            category=category,
+            tag=tag,
+            scope=scope,
+            by_agent=by_agent,
+            since=since,
+            until=until,
+            as_of=as_of,
+            include_archive=include_archive,
+            include_superseded=include_superseded,
+            include_inbox=include_inbox,
+            explain=explain,
+            order=order,
+            speaker=speaker,
+            turn_role=turn_role,
         ),
     )
     _show(result, json_out, explain)
@@ -203,20 +213,18 @@ def fact(
     result = vault.fact(
         query,
         **_given(
-            {
-                "limit": limit,
-                "category": category,
-                "tags": split_list(tag),
-                "scope": scope,
-                "agent": by_agent,
-                "since": parse_when(since, "since"),
-                "until": parse_when(until, "until"),
-                "as_of": parse_when(as_of, "as-of"),
-                "include_archive": include_archive,
-                "include_superseded": include_superseded,
-                "include_inbox": include_inbox,
-                "explain": explain,
-            }
+            limit=limit,
+            category=category,
+            tag=tag,
+            scope=scope,
+            by_agent=by_agent,
+            since=since,
+            until=until,
+            as_of=as_of,
+            include_archive=include_archive,
+            include_superseded=include_superseded,
+            include_inbox=include_inbox,
+            explain=explain,
         ),
     )
     _show(result, json_out, explain)
@@ -244,16 +252,14 @@ def procedure(
     result = vault.procedure(
         query,
         **_given(
-            {
-                "limit": limit,
-                "category": category,
-                "tags": split_list(tag),
-                "scope": scope,
-                "agent": by_agent,
-                "include_archive": include_archive,
-                "include_inbox": include_inbox,
-                "explain": explain,
-            }
+            limit=limit,
+            category=category,
+            tag=tag,
+            scope=scope,
+            by_agent=by_agent,
+            include_archive=include_archive,
+            include_inbox=include_inbox,
+            explain=explain,
         ),
     )
     _show(result, json_out, explain)
@@ -289,24 +295,22 @@ def search_(
     result = vault.search(
         query,
         **_given(
-            {
-                "limit": limit,
-                "type": type or kind,
-                "category": category,
-                "tags": split_list(tag),
-                "scope": scope,
-                "agent": by_agent,
-                "since": parse_when(since, "since"),
-                "until": parse_when(until, "until"),
-                "as_of": parse_when(as_of, "as-of"),
-                "include_archive": include_archive,
-                "include_superseded": include_superseded,
-                "include_inbox": include_inbox,
-                "explain": explain,
-                "order": order or None,
-                "speaker": speaker,
-                "role": turn_role,
-            }
+            limit=limit,
+            type=type or kind,
+            category=category,
+            tag=tag,
+            scope=scope,
+            by_agent=by_agent,
+            since=since,
+            until=until,
+            as_of=as_of,
+            include_archive=include_archive,
+            include_superseded=include_superseded,
+            include_inbox=include_inbox,
+            explain=explain,
+            order=order,
+            speaker=speaker,
+            turn_role=turn_role,
         ),
     )
     _show(result, json_out, explain)
@@ -376,14 +380,12 @@ def context(
         query,
         budget=budget,
         **_given(
-            {
-                "scope": scope,
-                "tags": split_list(tag),
-                "since": parse_when(since, "since"),
-                "until": parse_when(until, "until"),
-                "as_of": parse_when(as_of, "as-of"),
-                "include_archive": include_archive,
-            }
+            scope=scope,
+            tag=tag,
+            since=since,
+            until=until,
+            as_of=as_of,
+            include_archive=include_archive,
         ),
     )
     if json_out:
