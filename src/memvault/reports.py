@@ -100,7 +100,8 @@ def vault_stats(vault: Vault) -> dict[str, Any]:
 
 
 def doctor_report(vault: Vault) -> dict[str, Any]:
-    """Every problem a person should fix, each naming the file and the key."""
+    """Every problem a person should fix, each naming the file and the key; notes; and the
+    search index (``index``: its embedder, and a new index being built beside it)."""
     scan = vault.scan()
     problems: list[Problem] = []
     for entry in scan.invalid:
@@ -136,12 +137,14 @@ def doctor_report(vault: Vault) -> dict[str, Any]:
             )
         )
     from .index import health
+    from .index.migrate import describe
 
-    notes.extend(health(vault))
+    notes.extend(health(vault))  # names both embedders while the index is being switched
     return {
         "checked": len(scan.entries),
         "problems": [{**p.as_dict(), "text": str(p)} for p in problems],
         "notes": notes,
+        "index": describe(vault),  # its embedder; the index being built beside it, how far
     }
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import sqlite3
 import sys
 import threading
+import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -18,6 +19,11 @@ if TYPE_CHECKING:  # pragma: no cover
     from .filters import IndexFilter
 
 Progress = Callable[[int, int], None]
+
+# Seconds an old index replaced by a switch (see migrate.py) goes on answering the process
+# that was reading it: a search may have embedded its query for it already (context()
+# embeds once for four searches). Its files are deleted, but stay readable while open.
+GRACE = 2.0
 
 
 def say(message: str) -> None:
@@ -39,9 +45,11 @@ class Index:
         exact_below: int = 20_000,
         collection: str = store.COLLECTION,
         prune: bool = True,
+        home: str = "",
     ) -> None:
         self.context_vectors = bool(manifest.get("context_vectors"))
         self.root = root
+        self.home = home  # the build folder holding its files ("": the index folder)
         self.conn = conn
         self.manifest = manifest
         self.url = url
@@ -69,11 +77,16 @@ class Index:
         self.sweep = DriftSweep(root)
         self.note: str | None = None  # for the reader, e.g. "another process is writing: ..."
         self.vectors_stale = False  # the vector store must be reloaded from the stored vectors
+        # Why the vault's settings want another index: this one is served (with the
+        # embedder that made its vectors) while the new one is built beside it.
+        self.migrating: str | None = None
+        self.superseded_at = 0.0  # when this process saw it replaced (see GRACE)
+        self.closed = False
 
     # Chroma is imported only when a vector is needed (about 1 s of imports).
     def client(self) -> Any:
         if self._client is None:
-            self._client = store.chroma_client(self.root, self.url)
+            self._client = store.chroma_client(self.root, self.url, self.home)
         return self._client
 
     def collection(self, doc_type: str, create: bool = False) -> Any:
@@ -243,13 +256,18 @@ class Index:
         """The files as just indexed (the caller wrote them to the ``files`` table)."""
         self._recorded = dict(files)
 
+    def drop_client(self) -> None:
+        """Forget the Chroma client (its cached system was released): reopened when needed."""
+        self._collections.clear()
+        self._client = None
+
     def close(self) -> None:
+        self.closed = True
         try:
             self.conn.close()
         except sqlite3.Error:
             pass
-        self._collections.clear()
-        self._client = None
+        self.drop_client()
 
 
 _open: dict[Path, Index] = {}
@@ -257,10 +275,11 @@ _open_lock = threading.Lock()
 
 
 def forget_index(root: Path) -> None:
-    """Close and drop this process's handle on the index of ``root`` (if it has one)."""
+    """Close and drop this process's handle on the index of ``root`` (if it has one).
+    An old index in its grace period is only dropped: a search may still be reading it."""
     with _open_lock:
         idx = _open.pop(root, None)
-    if idx is not None:
+    if idx is not None and not replaced_moments_ago(idx):
         idx.close()
 
 
@@ -282,11 +301,67 @@ def current_index(root: Path) -> Index | None:
     return idx
 
 
+def replaced_moments_ago(idx: Index) -> bool:
+    """``idx`` is an old index (served while its replacement was built) that a switch
+    replaced less than :data:`GRACE` seconds ago, as this process first noticed."""
+    if not idx.migrating or idx.closed:
+        return False
+    if not idx.superseded_at:
+        try:
+            live = store.read_manifest(idx.root)
+            if live is None or (
+                store.home_of(live) == idx.home
+                and live.get("embedder") == idx.manifest.get("embedder")
+            ):
+                return False
+        except store.CorruptIndex:
+            return False
+        idx.superseded_at = time.monotonic()
+    return time.monotonic() - idx.superseded_at < GRACE
+
+
+def serving(idx: Index) -> bool:
+    """Whether ``idx`` is what this process's searches read: the index on disk, or an old
+    one replaced moments ago."""
+    if idx.closed:
+        return False
+    return store.manifest_mtime(idx.root) == idx.manifest_mtime or replaced_moments_ago(idx)
+
+
+def peek_index(root: Path) -> Index | None:
+    """This process's open index for the vault if searches still read it (closes nothing,
+    unlike :func:`current_index`)."""
+    with _open_lock:
+        idx = _open.get(root)
+    return idx if idx is not None and serving(idx) else None
+
+
+_served = threading.local()
+
+
+def mark_served(idx: Index) -> Index:
+    """``idx`` is the index this thread's search reads: its query is embedded with the
+    embedder of its vectors (:func:`memvault.index.manifest.embedder_for`)."""
+    served: dict[Path, Index] | None = getattr(_served, "by_root", None)
+    if served is None:
+        served = _served.by_root = {}
+    served[idx.root] = idx
+    return idx
+
+
+def served_index(root: Path) -> Index | None:
+    """The index :func:`mark_served` last gave this thread for ``root``, if searches still
+    read it."""
+    served: dict[Path, Index] = getattr(_served, "by_root", {})
+    idx = served.get(root)
+    return idx if idx is not None and serving(idx) else None
+
+
 def remember_index(idx: Index) -> Index:
     """Keep ``idx`` as this process's open index of its vault (closing one it replaces)."""
     with _open_lock:
         old = _open.get(idx.root)
         _open[idx.root] = idx
-    if old is not None and old is not idx:
+    if old is not None and old is not idx and not replaced_moments_ago(old):
         old.close()
     return idx

@@ -9,6 +9,12 @@
 * ``chroma/``: a Chroma ``PersistentClient`` holding one vector per chunk, id
   ``"<doc key>:<chunk n>"``. Filters never go to Chroma: SQLite decides what a reader may
   see, Chroma ranks (see :mod:`memvault.index.query`).
+
+``search.sqlite`` and ``chroma/`` sit in the index folder itself, or in a ``build-<hex>/``
+folder beside them that the manifest names (``"home"``): an index built for another
+embedder while the old one kept serving (:mod:`memvault.index.migrate`). Switching to it
+is one atomic replace of ``manifest.json``; ``shadow.json`` says which build folder is
+in progress, for which header, and how far it got.
 """
 
 from __future__ import annotations
@@ -16,9 +22,11 @@ from __future__ import annotations
 import json
 import os
 import re
+import secrets
 import shutil
 import sqlite3
 import threading
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -29,7 +37,10 @@ SCHEMA = 5
 DB_NAME = "search.sqlite"
 MANIFEST_NAME = "manifest.json"
 CHROMA_DIR = "chroma"
+SHADOW_NAME = "shadow.json"  # the index being built beside the live one (see migrate.py)
+BUILD_LOCK = "build.lock"  # one builder of a shadow index at a time
 COLLECTION = "memories"
+_HOME = re.compile(r"^build-[0-9a-f]{6,32}$")
 # Exact and reproducible HNSW: the same vectors give the same neighbours after a rebuild.
 HNSW = {"hnsw:space": "cosine", "hnsw:search_ef": 500, "hnsw:construction_ef": 200}
 
@@ -114,17 +125,51 @@ def index_dir(root: Path) -> Path:
     return root / INDEX_DIR
 
 
-def read_manifest(root: Path) -> dict[str, Any] | None:
-    path = index_dir(root) / MANIFEST_NAME
+def data_dir(root: Path, home: str = "") -> Path:
+    """Where an index's ``search.sqlite`` and ``chroma/`` live: the index folder, or the
+    build folder ``home`` inside it."""
+    if not home:
+        return index_dir(root)
+    if not _HOME.match(home):
+        raise CorruptIndex(f"manifest.json names an unknown index folder {home!r}")
+    return index_dir(root) / home
+
+
+def home_of(manifest: Mapping[str, Any]) -> str:
+    """The build folder a manifest's index lives in ("" for the index folder itself)."""
+    home = manifest.get("home") or ""
+    if not isinstance(home, str) or (home and not _HOME.match(home)):
+        raise CorruptIndex(f"manifest.json names an unknown index folder {home!r}")
+    return home
+
+
+def new_home() -> str:
+    return f"build-{secrets.token_hex(6)}"
+
+
+def live_home(root: Path) -> str:
+    """The build folder of the index the manifest names ("" if none or unreadable)."""
+    try:
+        manifest = read_manifest(root)
+        return home_of(manifest) if manifest is not None else ""
+    except CorruptIndex:
+        return ""
+
+
+def _read_json(path: Path, label: str) -> dict[str, Any] | None:
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
         return None
     except (OSError, ValueError, UnicodeDecodeError):
-        raise CorruptIndex("manifest.json is unreadable") from None
+        raise CorruptIndex(f"{label} is unreadable") from None
     if not isinstance(data, dict):
-        raise CorruptIndex("manifest.json is not an object")
+        raise CorruptIndex(f"{label} is not an object")
     return data
+
+
+def read_manifest(root: Path) -> dict[str, Any] | None:
+    return _read_json(index_dir(root) / MANIFEST_NAME, MANIFEST_NAME)
 
 
 def write_manifest(root: Path, data: dict[str, Any]) -> None:
@@ -138,9 +183,32 @@ def manifest_mtime(root: Path) -> int:
         return 0
 
 
-def connect(root: Path, create: bool) -> sqlite3.Connection:
-    """Open ``search.sqlite`` (creating the schema if asked). Raises :class:`CorruptIndex`."""
-    path = index_dir(root) / DB_NAME
+def manifest_stamp(root: Path) -> tuple[int, int]:
+    """``(inode, mtime_ns)`` of the manifest: changes with every write (they replace it)."""
+    try:
+        st = (index_dir(root) / MANIFEST_NAME).stat()
+    except FileNotFoundError:
+        return (0, 0)
+    return (st.st_ino, st.st_mtime_ns)
+
+
+def read_shadow(root: Path) -> dict[str, Any] | None:
+    """The state of the index being built beside the live one (None: none, or unreadable)."""
+    try:
+        return _read_json(index_dir(root) / SHADOW_NAME, SHADOW_NAME)
+    except CorruptIndex:
+        return None
+
+
+def write_shadow(root: Path, data: dict[str, Any]) -> None:
+    atomic_write(index_dir(root) / SHADOW_NAME, json.dumps(data, indent=2, sort_keys=True) + "\n")
+
+
+def connect(root: Path, create: bool, home: str | None = None) -> sqlite3.Connection:
+    """Open ``search.sqlite`` (creating the schema if asked). Raises :class:`CorruptIndex`.
+
+    ``home``: the build folder (None: the one the manifest names now)."""
+    path = data_dir(root, live_home(root) if home is None else home) / DB_NAME
     if not create and not path.exists():
         raise CorruptIndex("search.sqlite is missing")
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -168,11 +236,15 @@ def connect(root: Path, create: bool) -> sqlite3.Connection:
     return conn
 
 
-def remove_all(root: Path) -> None:
-    """Delete this index's files (not the catalog, which has its own life)."""
-    base = index_dir(root)
+def remove_data(root: Path, home: str) -> None:
+    """Delete one index's SQLite and Chroma files (not the manifest, not the catalog).
+    Readers that have them open keep reading them (POSIX keeps unlinked files alive)."""
     release_chroma(root)
-    for name in (MANIFEST_NAME, DB_NAME, DB_NAME + "-wal", DB_NAME + "-shm"):
+    if home:
+        shutil.rmtree(data_dir(root, home), ignore_errors=True)
+        return
+    base = index_dir(root)
+    for name in (DB_NAME, DB_NAME + "-wal", DB_NAME + "-shm"):
         try:
             (base / name).unlink()
         except FileNotFoundError:
@@ -182,13 +254,38 @@ def remove_all(root: Path) -> None:
     shutil.rmtree(base / CHROMA_DIR, ignore_errors=True)
 
 
+def builds(root: Path) -> list[str]:
+    """The build folders present in the index folder."""
+    try:
+        return sorted(p.name for p in index_dir(root).iterdir() if _HOME.match(p.name))
+    except OSError:
+        return []
+
+
+def remove_all(root: Path) -> None:
+    """Delete this index's files, and any index being built beside it (not the catalog,
+    which has its own life)."""
+    base = index_dir(root)
+    for name in (MANIFEST_NAME, SHADOW_NAME):
+        try:
+            (base / name).unlink()
+        except FileNotFoundError:
+            pass
+        except IsADirectoryError:
+            shutil.rmtree(base / name, ignore_errors=True)
+    remove_data(root, "")
+    for home in builds(root):
+        shutil.rmtree(base / home, ignore_errors=True)
+
+
 # --- Chroma -------------------------------------------------------------------------
 
 _chroma_lock = threading.Lock()
 
 
-def chroma_client(root: Path, url: str | None = None) -> Any:
-    """A Chroma client for this vault: embedded in ``.memvault/index/chroma`` or ``index.url``."""
+def chroma_client(root: Path, url: str | None = None, home: str = "") -> Any:
+    """A Chroma client for this vault: embedded in ``.memvault/index/[<home>/]chroma`` or
+    ``index.url``."""
     import chromadb
     from chromadb.config import Settings
 
@@ -203,7 +300,7 @@ def chroma_client(root: Path, url: str | None = None) -> Any:
             ssl=parsed.scheme == "https",
             settings=settings,
         )
-    path = index_dir(root) / CHROMA_DIR
+    path = data_dir(root, home) / CHROMA_DIR
     path.mkdir(parents=True, exist_ok=True)
     with _chroma_lock:
         return chromadb.PersistentClient(path=str(path), settings=settings)
