@@ -161,9 +161,15 @@ def check(
             out["failed_commands"].append("recall --json printed no result")
         else:
             # Nothing here edits by hand: an uncommitted file is a dead writer's, which the
-            # next writer rolls back; serving it shows a memory that will not exist.
+            # next command rolls back; serving it shows a memory that will not exist. A file
+            # the recall itself put back (clean after it) was served as committed.
+            _, still_pending = committed_paths(root)
             new = [h["id"] for h in hits if h["path"] not in head]
-            edited = [h["id"] for h in hits if h["path"] in head and h["path"] in pending]
+            edited = [
+                h["id"]
+                for h in hits
+                if h["path"] in head and h["path"] in pending and h["path"] in still_pending
+            ]
             for ids, what in ((new, "never committed"), (edited, "with uncommitted changes")):
                 if ids:
                     out["dirty_reads"].append(
