@@ -332,9 +332,12 @@ def test_real_observer_sees_edits_creates_moves_deletes_and_renames(vault: Vault
 def _read_line(stream: Any, deadline: float) -> str:
     import select
 
+    # poll, not select: a long test run holds over 1,024 descriptors (Chroma keeps its
+    # files open per vault), beyond which select() refuses a descriptor.
+    poller = select.poll()
+    poller.register(stream, select.POLLIN)
     while time.monotonic() < deadline:
-        ready, _, _ = select.select([stream], [], [], 0.2)
-        if ready:
+        if poller.poll(200):
             return str(stream.readline())
     return ""
 
