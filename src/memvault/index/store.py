@@ -244,14 +244,20 @@ def remove_data(root: Path, home: str) -> None:
         shutil.rmtree(data_dir(root, home), ignore_errors=True)
         return
     base = index_dir(root)
-    for name in (DB_NAME, DB_NAME + "-wal", DB_NAME + "-shm"):
+    _remove(base, (DB_NAME, DB_NAME + "-wal", DB_NAME + "-shm"))
+    shutil.rmtree(base / CHROMA_DIR, ignore_errors=True)
+
+
+def _remove(base: Path, names: tuple[str, ...]) -> None:
+    """Delete these entries of ``base`` if they are there (a folder where a file should be
+    goes too: the index folder is ours to clean)."""
+    for name in names:
         try:
             (base / name).unlink()
         except FileNotFoundError:
             pass
         except IsADirectoryError:
             shutil.rmtree(base / name, ignore_errors=True)
-    shutil.rmtree(base / CHROMA_DIR, ignore_errors=True)
 
 
 def builds(root: Path) -> list[str]:
@@ -266,13 +272,7 @@ def remove_all(root: Path) -> None:
     """Delete this index's files, and any index being built beside it (not the catalog,
     which has its own life)."""
     base = index_dir(root)
-    for name in (MANIFEST_NAME, SHADOW_NAME):
-        try:
-            (base / name).unlink()
-        except FileNotFoundError:
-            pass
-        except IsADirectoryError:
-            shutil.rmtree(base / name, ignore_errors=True)
+    _remove(base, (MANIFEST_NAME, SHADOW_NAME))
     remove_data(root, "")
     for home in builds(root):
         shutil.rmtree(base / home, ignore_errors=True)
