@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import difflib
 import os
+import re
 from pathlib import Path
 
 import pytest
@@ -615,3 +616,21 @@ def test_files_on_disk_are_the_truth(vault: Vault) -> None:
     text = (vault.root / m.path).read_text()
     assert text.startswith("---\nid: test-run\ntype: procedural\n")
     assert tree_files(vault.root) >= {m.path, ".memvault/config.yaml", "README.md", ".gitignore"}
+
+
+@pytest.mark.parametrize(
+    ("key", "value", "valid"),
+    [
+        ("status", "all", "active|superseded|archived|proposed|disputed|any"),
+        ("type", "facts", "episodic|semantic|procedural"),
+        ("scope", "public", "self|team|global"),
+    ],
+)
+def test_a_filter_value_no_memory_can_have_is_an_error(
+    vault: Vault, key: str, value: str, valid: str
+) -> None:
+    from memvault.scopes import Filters
+
+    vault.add("semantic", "Something to list")
+    with pytest.raises(ValidationError, match=re.escape(f"expected {valid}, got {value!r}")):
+        vault.memories(Filters(**{key: value}))

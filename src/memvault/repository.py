@@ -344,6 +344,7 @@ class Repository:
     def memories(self, filters: Filters | None = None) -> list[Memory]:
         """Memories visible to this identity that match ``filters`` (default: active ones)."""
         filters = filters or Filters()
+        filters.check()
         return [m for m in self.all_memories() if self.identity.can_see(m) and filters.match(m)]
 
     def get(self, memory_id: str, *, any_scope: bool = False) -> Memory:

@@ -82,6 +82,20 @@ class Filters(Record):
     include_inbox: bool
     ids: Sequence[str]
 
+    def check(self) -> None:
+        """Refuse a value no memory can have (``--status all`` matched nothing, silently):
+        a one-line error listing the valid ones."""
+        from .errors import ValidationError
+        from .memory import SCOPES, STATUSES, TYPES
+
+        for key, value, valid in (
+            ("status", self.status, (*STATUSES, "any")),
+            ("type", self.type, TYPES),
+            ("scope", self.scope, SCOPES),
+        ):
+            if value is not None and value not in valid:
+                raise ValidationError(f"expected {'|'.join(valid)}, got {value!r}", key=key)
+
     def match(self, memory: Memory) -> bool:
         if self.type and memory.type != self.type:
             return False
