@@ -272,8 +272,12 @@ def build(
         meta, text = rng.choice(plain)
         twin = {k: v for k, v in meta.items() if k not in ("subject", "valid_from")}
         twin["id"] = f"d{j:06d}"
+        # A duplicate episode is the same event told again within the hour (one told on
+        # another day is a recurrence, which dedup must leave to promotion); a duplicate
+        # fact may come any time later.
+        later = dt.timedelta(hours=1) if meta["type"] == "episodic" else dt.timedelta(days=1)
         twin["created"] = _stamp(
-            dt.datetime.fromisoformat(meta["created"].replace("Z", "+00:00")) + dt.timedelta(days=1)
+            dt.datetime.fromisoformat(meta["created"].replace("Z", "+00:00")) + later
         )
         if j % 10 == 0:
             # same text in another scope: must NOT merge

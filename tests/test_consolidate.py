@@ -108,8 +108,9 @@ def test_near_duplicates_merge_into_oldest_with_tombstones_and_unions(vault: Vau
         "and the rollback had to be done by hand"
     )
     a = episode(vault, text, tags=["deploy"], created="2026-01-01T00:00:00Z")
+    # the same event, told twice within hours (episodes on different days are recurrences)
     b = episode(
-        vault, text + " again", tags=["friday"], created="2026-01-02T00:00:00Z", source="slack"
+        vault, text + " again", tags=["friday"], created="2026-01-01T02:00:00Z", source="slack"
     )
     other_scope = vault.add(
         "episodic",
@@ -130,6 +131,25 @@ def test_near_duplicates_merge_into_oldest_with_tombstones_and_unions(vault: Vau
     assert tomb.meta["status"] == "superseded"
     # never merged across scopes
     assert Vault.open(vault.root, agent="bot").get(other_scope).path.startswith("episodic/")
+
+
+def test_a_recurring_problem_is_not_merged_away_but_proposed(vault: Vault) -> None:
+    # Three deploys on three days failed the same way, told in (nearly) the same words: a
+    # recurrence, which is the signal -- not duplicates to fold into one.
+    text = (
+        "The production deploy failed because DATABASE_URL was missing from the release "
+        "config, so the service could not reach its database"
+    )
+    days = ["2026-11-20T10:00:00Z", "2026-11-24T10:00:00Z", "2026-11-28T10:00:00Z"]
+    ids = [episode(vault, text, tags=["deploy"], created=day) for day in days]
+    same_day = episode(vault, text, tags=["deploy"], created="2026-11-28T11:30:00Z")
+    result, _ = consolidate(vault, now=weeks(1), only=["dedup", "promote"])
+    merges = [a.what for a in result.actions if a.step == "dedup" and a.what.startswith("merge")]
+    assert merges == [f"merge {same_day}"]  # only the retelling of the same day's event
+    assert all(vault.get(i).path.startswith("episodic/") for i in ids)
+    proposals = inbox(vault)
+    assert len(proposals) == 1
+    assert sorted(proposals[0].meta["derived_from"]) == sorted(ids)
 
 
 def test_facts_with_different_numbers_are_disputed_not_merged(vault: Vault) -> None:
@@ -361,7 +381,7 @@ def test_dedup_finds_neighbours_in_the_index_without_embedding(
     if mode == "ann":
         vault = _chroma_mode(vault)
     a = episode(vault, DUP_TEXT, tags=["deploy"])
-    b = episode(vault, DUP_TEXT + " again", tags=["deploy"], created="2026-01-02T00:00:00Z")
+    b = episode(vault, DUP_TEXT + " again", tags=["deploy"], created="2026-01-01T02:00:00Z")
     for i in range(20):
         episode(
             vault,
@@ -396,10 +416,10 @@ def test_ann_dedup_never_merges_across_scopes_even_when_other_scopes_crowd_the_n
             scope="global",
             created=f"2026-01-01T00:{i:02d}:00Z",
         )
-    team_a = episode(vault, DUP_TEXT, created="2026-01-03T00:00:00Z")
-    team_b = episode(vault, DUP_TEXT + " again", created="2026-01-04T00:00:00Z")
+    team_a = episode(vault, DUP_TEXT, created="2026-01-01T03:00:00Z")
+    team_b = episode(vault, DUP_TEXT + " again", created="2026-01-01T04:00:00Z")
     bot = Vault.open(vault.root, agent="bot")
-    mine = bot.add("episodic", DUP_TEXT, scope="self", created="2026-01-02T00:00:00Z").memory.id
+    mine = bot.add("episodic", DUP_TEXT, scope="self", created="2026-01-01T02:00:00Z").memory.id
     result, _ = consolidate(vault, now=weeks(1), only=["dedup"])
     assert result.neighbours[0]["mode"] == "ann"
     assert vault.get(team_b).meta["superseded_by"] == team_a
@@ -424,8 +444,8 @@ def test_dedup_threshold_is_respected_but_identical_text_always_merges(
     vault.set_config("consolidate.dedup_threshold", 0.995, "only near-identical vectors")
     vault = Vault.open(vault.root)
     a = episode(vault, DUP_TEXT)
-    near = episode(vault, DUP_TEXT + " again", created="2026-01-02T00:00:00Z")
-    same = episode(vault, DUP_TEXT.upper().replace(" ", ",  "), created="2026-01-03T00:00:00Z")
+    near = episode(vault, DUP_TEXT + " again", created="2026-01-01T02:00:00Z")
+    same = episode(vault, DUP_TEXT.upper().replace(" ", ",  "), created="2026-01-01T03:00:00Z")
     consolidate(vault, now=weeks(1), only=["dedup"])
     assert vault.get(near).path.startswith("episodic/")  # ~0.95 similar: under 0.995
     assert vault.get(same).meta["superseded_by"] == a  # same words: always merged
@@ -438,7 +458,7 @@ def test_dedup_threshold_is_respected_but_identical_text_always_merges(
 def test_ann_dedup_is_idempotent_with_a_frozen_now(vault: Vault) -> None:
     vault = _chroma_mode(vault)
     for i in range(3):
-        episode(vault, DUP_TEXT + " again" * i, created=f"2026-01-0{i + 1}T00:00:00Z")
+        episode(vault, DUP_TEXT + " again" * i, created=f"2026-01-01T0{i + 1}:00:00Z")
     vault.add("semantic", "The cache TTL is 300 seconds for the users endpoint")
     vault.add("semantic", "The cache TTL is 600 seconds for the users endpoint")
     first, sha = consolidate(vault, now=weeks(2))

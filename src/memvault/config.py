@@ -35,6 +35,7 @@ DEFAULTS: dict[str, Any] = {
     "retention": {"self": 90, "team": 365, "global": None, "transcripts": 548},
     "consolidate": {
         "dedup_threshold": 0.92,
+        "same_event_hours": 6,
         "promote_min_episodes": 3,
         "distill_after_days": 30,
         "summarizer_command": None,

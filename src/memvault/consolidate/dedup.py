@@ -2,8 +2,11 @@
 
 Candidates share type, category and owner. Identical words always merge; otherwise the
 index's nearest neighbours with cosine ≥ ``consolidate.dedup_threshold`` merge when their
-numbers and negations agree. Facts that look alike (≥ ``consolidate.dispute_similarity``)
-but differ in numbers or negation are flagged ``disputed`` for review, never merged.
+numbers and negations agree. Episodes merge only when they are the same event -- the same
+session, or written within ``consolidate.same_event_hours`` (6) of each other: the same
+problem on three different days is a recurrence, which promotion turns into a proposal.
+Facts that look alike (≥ ``consolidate.dispute_similarity``) but differ in numbers or
+negation are flagged ``disputed`` for review, never merged.
 """
 
 from __future__ import annotations
@@ -46,6 +49,16 @@ class Clusters:
             self.parent[max(ra, rb)] = min(ra, rb)
 
 
+def same_event(a: Memory, b: Memory, hours: float) -> bool:
+    """Two episodes tell the same event: one session, or written within ``hours``."""
+    session_a, session_b = a.meta.get("session"), b.meta.get("session")
+    if session_a and session_b:
+        return bool(session_a == session_b)
+    if a.created is None or b.created is None:
+        return False
+    return abs((a.created - b.created).total_seconds()) <= hours * 3600
+
+
 def plan_dedup(vault: Vault, state: State, result: Plan, progress: Progress | None = None) -> None:
     """Merge near-duplicates into the oldest id; the others become archived tombstones."""
     live = [m for m in state.memories if state.live(m) and m.category != "transcript"]
@@ -53,7 +66,8 @@ def plan_dedup(vault: Vault, state: State, result: Plan, progress: Progress | No
     for m in live:
         groups[group_key(m)].append(m)
     clusters = Clusters()
-    candidates = _distinct_texts(groups.values(), clusters)
+    hours = float(vault.config.get("consolidate.same_event_hours", 6))
+    candidates = _distinct_texts(groups.values(), clusters, hours)
     if len(candidates) >= 2:
         _compare(vault, state, result, candidates, clusters, progress)
     members: dict[str, list[Memory]] = defaultdict(list)
@@ -64,19 +78,23 @@ def plan_dedup(vault: Vault, state: State, result: Plan, progress: Progress | No
             _merge(state, result, cluster)
 
 
-def _distinct_texts(groups: Iterable[list[Memory]], clusters: Clusters) -> list[Memory]:
-    """Merge the memories of a group whose words are the same; one memory per distinct text."""
+def _distinct_texts(
+    groups: Iterable[list[Memory]], clusters: Clusters, hours: float
+) -> list[Memory]:
+    """Merge the memories of a group whose words are the same (episodes: of one event); one
+    memory per distinct text (and event) goes on to the similarity comparison."""
     candidates: list[Memory] = []
     for members in groups:
         if len(members) < 2:
             continue
-        by_text: dict[str, str] = {}
+        by_text: dict[str, Memory] = {}
         for m in members:
             key = normalise(m.content)  # the body's words; a different title is no difference
-            if key in by_text:
-                clusters.union(by_text[key], m.id)
+            first = by_text.get(key)
+            if first is not None and (m.type != "episodic" or same_event(first, m, hours)):
+                clusters.union(first.id, m.id)
             else:
-                by_text[key] = m.id
+                by_text.setdefault(key, m)
                 # One memory per distinct text asks for neighbours: copies of one text would
                 # otherwise fill each other's k nearest and hide the near-duplicates.
                 candidates.append(m)
@@ -97,10 +115,13 @@ def _compare(
     keys = [group_key(m) for m in candidates]
     lowest = min(threshold, dispute_at)
     _, pairs = neighbour_pairs(vault, state, candidates, keys, lowest, progress)
+    hours = float(vault.config.get("consolidate.same_event_hours", 6))
     for (i, j), sim in sorted(pairs.items()):
         a, b = candidates[i], candidates[j]
         if a.subject and a.subject == b.subject:
             continue  # the supersede rule decides between facts about one subject
+        if a.type == "episodic" and not same_event(a, b, hours):
+            continue  # a recurrence, not a duplicate: promotion looks at it
         if sim >= threshold and same_numbers(a, b):
             clusters.union(a.id, b.id)
         elif a.type == "semantic" and (sim >= threshold or looks_contradictory(a, b)):
