@@ -193,28 +193,36 @@ def reindex(
     to build a new index for another embedder, which takes it only for the switch, so that
     writers and searches go on meanwhile (``full``: that build starts from zero).
     """
+    report = _migrate_if_pending(vault, "wait", full, progress)
+    if report is not None:
+        return report
+    with vault.locked():
+        return update_locked(vault, full, progress)
+
+
+def _migrate_if_pending(
+    vault: Repository, vault_lock: str, full: bool, progress: Progress | None
+) -> ReindexReport | None:
+    """The build of a new index for another embedder, when one is due (else None)."""
     embedder = configured_embedder(vault)
     header = expected_header(vault, embedder)
     why = migrate.pending(vault, header)
-    if why:
-        return migrate.run(
-            vault, embedder, header, why, vault_lock="wait", fresh=full, progress=progress
-        )
-    with vault.locked():
-        return update_locked(vault, full, progress)
+    if not why:
+        return None
+    return migrate.run(
+        vault, embedder, header, why, vault_lock=vault_lock, fresh=full, progress=progress
+    )
 
 
 def update_locked(
     vault: Repository, full: bool = False, progress: Progress | None = None
 ) -> ReindexReport:
     """:func:`reindex` for a caller that already holds the vault lock."""
+    report = _migrate_if_pending(vault, "held", full, progress)
+    if report is not None:
+        return report
     embedder = configured_embedder(vault)
     header = expected_header(vault, embedder)
-    why = migrate.pending(vault, header)
-    if why:
-        return migrate.run(
-            vault, embedder, header, why, vault_lock="held", fresh=full, progress=progress
-        )
     if full:
         return rebuild(vault, embedder, "", progress)
     try:
