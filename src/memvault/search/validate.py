@@ -1,210 +1,114 @@
 """``validate``: does a statement agree with, contradict, or find no support in known facts?
 
 The closest facts are found by the same hybrid search as ``fact`` (superseded ones
-included, to recognise a claim that *used to* be true). Each is then compared with the
-statement word by word:
+included, and the facts that superseded them fetched when the search missed them). The
+statement and each fact are read into slots (:mod:`memvault.search.claims`) and weighed
+slot by slot (:mod:`memvault.search.weigh`): same subject first, then names, rejected
+alternatives, quantities with units, versions, dates, times, weekdays and permission.
 
-* **contradicted** when a fact on the same topic holds another value (a number, a name,
-  a version: "the rate limit is 200" vs "the rate limit is 100"), when the fact negates
-  what the statement asserts ("we use Gemini, not OpenAI" vs "we use OpenAI"), when one
-  of the two is negated and the other not, or when the statement matches a fact that has
-  since been superseded;
-* **supported** when an active fact says the same: the statement's words and values are
-  in it;
-* **unknown** otherwise.
+Only facts in force decide: active ones (with ``as_of``, those valid then). A statement
+that matches a superseded fact and no fact in force is **contradicted** by the fact that
+superseded it. When facts in force disagree, the one closer to the statement's subject
+wins (a contradiction on a tie). No fact about the subject means **unknown** -- numbers
+are never compared across facts about different things.
 
-What it cannot judge, honestly: paraphrase with no shared words ("the DB" vs "Postgres"
-is only matched if a fact's ``subject`` or words connect them), arithmetic and units
-("100 req/s" vs "6000 req/min"), implication across several facts, and sarcasm or
-hedging. "unknown" means "no fact decides it", not "false".
+A judge of your own (``validate.judge_command``, :mod:`memvault.search.judge`) may give
+the verdict instead; when it fails the built-in verdict stands and the result says so.
+The verdict keeps its evidence: the deciding fact (``evidence_id``) and slot. See
+``docs/validate.md`` for the rules and the measured figures.
 """
 
 from __future__ import annotations
 
-import re
+import dataclasses
 import time
-from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Unpack
 
-from ..errors import MemvaultError
+from ..errors import MemvaultError, NotFoundError
 from .accesslog import log_read
+from .claims import read
 from .engine import run
 from .options import FILTER_KEYS, ValidateOptions, build_filter, check_keys, check_limit
 from .ranking import Plan
-from .results import SearchHit
+from .results import SearchHit, snippet
 from .routing import strip_cue
+from .weigh import Relation, weigh
 
 if TYPE_CHECKING:  # pragma: no cover
+    from ..memory import Memory
     from ..repository import Repository
 
 VERDICTS = ("supported", "contradicted", "unknown")
-_TOKEN = re.compile(r"\d+(?:[.,:/]\d+)*%?|[^\W\d_][\w'’-]*", re.UNICODE)
-_NEGATION = re.compile(
-    r"(?<!\w)(?:not|no|never|none|nor|cannot|can't|don't|doesn't|didn't|isn't|aren't|wasn't|weren't|won't|"
-    r"shouldn't|without|não|nao|nunca|nem|sem|не|нет|никогда|ні|ніколи|без)(?!\w)|n't(?!\w)"
-)
-_NEGATORS = (
-    "not no never none nor cannot without não nao nunca nem sem не нет никогда ні ніколи без"
-)
-_NEGATION_WORDS = frozenset(_NEGATORS.split())
+RELATIONS = {"supports": "supported", "contradicts": "contradicted"}
 
 
 @dataclass(frozen=True)
 class Evidence:
-    """A fact weighed against the statement: ``relation`` is supports|contradicts|related."""
+    """A fact weighed against the statement: ``relation`` is supports|contradicts|related;
+    ``in_force``: whether it may decide (active, or valid at ``as_of``)."""
 
     hit: SearchHit
     relation: str
     why: str
+    slot: str | None = None
+    claim_value: str | None = None
+    fact_value: str | None = None
+    in_force: bool = True
+    topic: float = 0.0
+    matched: int = 0
 
     def as_dict(self) -> dict[str, Any]:
-        return {**self.hit.as_dict(), "relation": self.relation, "why": self.why}
+        return {
+            **self.hit.as_dict(),
+            "relation": self.relation,
+            "why": self.why,
+            "slot": self.slot,
+            "claim_value": self.claim_value,
+            "fact_value": self.fact_value,
+            "in_force": self.in_force,
+        }
 
 
 @dataclass(frozen=True)
 class ValidationResult:
+    """The verdict, why, the facts weighed, and the deciding fact (``evidence_id``) and
+    slot; ``judge`` says whether a configured judge gave the verdict (status used|failed)."""
+
     statement: str
     claim: str
     verdict: str
     why: str
     evidence: tuple[Evidence, ...]
     ms: float
+    evidence_id: str | None = None
+    slot: str | None = None
+    judge: dict[str, Any] | None = None
 
     @property
     def hits(self) -> tuple[SearchHit, ...]:
         return tuple(e.hit for e in self.evidence)
 
     def as_dict(self) -> dict[str, Any]:
+        decided = next((e for e in self.evidence if e.hit.id == self.evidence_id), None)
         return {
             "statement": self.statement,
             "claim": self.claim,
             "verdict": self.verdict,
             "why": self.why,
+            "decided_by": None
+            if decided is None
+            else {
+                "id": decided.hit.id,
+                "slot": self.slot,
+                "claim_value": decided.claim_value,
+                "fact_value": decided.fact_value,
+                "status": decided.hit.status,
+            },
+            "judge": self.judge,
             "hits": [e.as_dict() for e in self.evidence],
             "ms": round(self.ms, 1),
         }
-
-
-# --- comparing two sentences ---------------------------------------------------------------
-
-
-def _stem(word: str) -> str:
-    w = word.lower().replace("’", "'")
-    if w.endswith("'s"):
-        w = w[:-2]
-    if w[:1].isdigit():
-        return w.rstrip("%").replace(",", ".")
-    for suffix in ("ing", "ed", "es", "s"):
-        if len(w) > len(suffix) + 3 and w.endswith(suffix):
-            return w[: -len(suffix)]
-    return w
-
-
-@dataclass(frozen=True)
-class _Sentence:
-    terms: frozenset[str]  # stemmed content words (values included)
-    values: frozenset[str]  # numbers and names (stemmed)
-    numbers: frozenset[str]
-    negated: bool
-    negated_values: frozenset[str]  # values right after a negation word
-
-
-def _analyse(text: str) -> _Sentence:
-    from ..index.query import STOPWORDS
-
-    terms: set[str] = set()
-    values: set[str] = set()
-    numbers: set[str] = set()
-    negated_values: set[str] = set()
-    negate_left = 0
-    sentence_start = True
-    for m in _TOKEN.finditer(text):
-        raw = m.group(0)
-        low = raw.lower()
-        before = text[max(0, m.start() - 2) : m.start()]
-        if re.search(r"[.!?:;]\s*$", before) or m.start() == 0:
-            sentence_start = True
-        if low in _NEGATION_WORDS or low.endswith("n't"):
-            negate_left = 3
-            sentence_start = False
-            continue
-        stem = _stem(raw)
-        is_number = raw[:1].isdigit()
-        is_name = not is_number and (
-            any(c.isupper() for c in raw[1:]) or (raw[:1].isupper() and not sentence_start)
-        )
-        sentence_start = False
-        if low in STOPWORDS and not is_number:
-            negate_left = max(0, negate_left - 1)
-            continue
-        terms.add(stem)
-        if is_number:
-            numbers.add(stem)
-        if is_number or is_name:
-            values.add(stem)
-            if negate_left:
-                negated_values.add(stem)
-        negate_left = max(0, negate_left - 1)
-    return _Sentence(
-        frozenset(terms),
-        frozenset(values),
-        frozenset(numbers),
-        bool(_NEGATION.search(text.lower())),
-        frozenset(negated_values),
-    )
-
-
-def compare(claim: str, fact_text: str, subject: str | None = None) -> tuple[str, str]:
-    """``(relation, why)`` of one fact to a claim: supports|contradicts|related."""
-    s, f = _analyse(claim), _analyse(fact_text)
-    if not s.terms:
-        return "related", "the statement has no content words to compare"
-    shared = s.terms & f.terms
-    coverage = len(shared) / len(s.terms)
-    plain = s.terms - s.values
-    plain_cover = len(plain & f.terms) / len(plain) if plain else 1.0
-    subject_words = {_stem(w) for w in re.split(r"[._/\s-]+", subject or "") if len(w) > 1}
-    on_subject = bool(subject_words) and bool(subject_words & s.terms)
-    shared_values = s.values & f.values
-    hit_negated = (s.values & f.negated_values) - s.negated_values
-    if hit_negated and not s.negated:
-        return "contradicts", f"the fact rules out {', '.join(sorted(hit_negated))}"
-    topic = (
-        on_subject
-        or (bool(shared_values) and plain_cover >= 0.5)
-        or (coverage >= 0.6 and plain_cover >= 0.6)
-    )
-    if not topic:
-        return "related", f"shares {len(shared)} of {len(s.terms)} words; not enough to decide"
-    only_s, only_f = s.values - f.values, f.values - s.values
-    nums_s, nums_f = s.numbers - f.numbers, f.numbers - s.numbers
-    if nums_s and nums_f:
-        return (
-            "contradicts",
-            f"same topic, another value: {', '.join(sorted(nums_s))} "
-            f"vs {', '.join(sorted(nums_f))}",
-        )
-    names_s, names_f = only_s - s.numbers, only_f - f.numbers
-    if names_s and names_f and (on_subject or shared_values or plain_cover >= 0.75):
-        return (
-            "contradicts",
-            f"same topic, another value: {', '.join(sorted(names_s))} "
-            f"vs {', '.join(sorted(names_f))}",
-        )
-    agrees = coverage >= 0.75 or (bool(s.values) and not only_s and plain_cover >= 0.5)
-    if agrees and not only_s:
-        if s.negated != f.negated:
-            return (
-                "contradicts",
-                "one of the two is negated" if not hit_negated else "the fact negates it",
-            )
-        return "supports", "the fact states it" + (
-            f" (values {', '.join(sorted(shared_values))})" if shared_values else ""
-        )
-    if only_s:
-        return "related", f"the fact doesn't mention {', '.join(sorted(only_s))}"
-    return "related", f"shares {len(shared)} of {len(s.terms)} words; not enough to decide"
 
 
 # --- the command ------------------------------------------------------------------------------
@@ -214,75 +118,214 @@ def validate(
     vault: Repository, statement: str, **options: Unpack[ValidateOptions]
 ) -> ValidationResult:
     """Check ``statement`` against known facts. Options: ``as_of``, ``limit`` (facts weighed,
-    default 8), ``explain``, ``scope``/``tags``/``category`` and the other filters, ``log``."""
-    check_keys(options, FILTER_KEYS | {"limit", "explain", "log", "kind"})
+    default 8), ``explain``, ``judge`` (False: skip ``validate.judge_command``),
+    ``scope``/``tags``/``category`` and the other filters, ``log``."""
+    check_keys(options, FILTER_KEYS | {"limit", "explain", "log", "kind", "judge"})
     started = time.perf_counter()
     if not statement or not statement.strip():
         raise MemvaultError("empty statement: say what to check", key="statement")
-    claim = strip_cue(statement)
+    claim_text = strip_cue(statement)
     limit = check_limit(vault, options.pop("limit", 8))
     explain = bool(options.pop("explain", False))
     log = options.pop("log", True)
+    use_judge = options.pop("judge", True) is not False
     options.pop("kind", None)
     options["include_superseded"] = True
-    types, filt = build_filter(vault, options, types=("semantic",))
-    plan = Plan(types=types, filt=filt, limit=limit, prefer=None, explain=explain)
-    hits, _ = run(vault, claim, plan)
-    # With as_of, the search returned only facts valid then: a fact superseded later was
-    # the truth at that date.
     as_of = options.get("as_of") is not None
-    evidence: list[Evidence] = []
-    for hit in hits:
-        text = hit.memory.content if hit.memory is not None else hit.snippet
-        title = hit.memory.meta.get("title") if hit.memory is not None else None
-        if title and str(title) not in text:
-            text = f"{title}. {text}"
-        subject = hit.memory.subject if hit.memory is not None else None
-        relation, why = compare(claim, text, subject)
-        if hit.status == "superseded" and not as_of:
-            if relation == "supports":
-                successor = hit.memory.meta.get("superseded_by") if hit.memory is not None else None
-                until = hit.memory.meta.get("valid_to") if hit.memory is not None else None
-                relation = "contradicts"
-                why = (
-                    "this was true"
-                    + (f" until {until}" if until else "")
-                    + (f"; superseded by {successor}" if successor else "; superseded since")
-                )
-            else:
-                relation = "related"
-                why = "superseded fact: " + why
-        evidence.append(Evidence(hit, relation, why))
-    verdict, why = _verdict(evidence, as_of)
-    evidence.sort(key=lambda e: {"contradicts": 0, "supports": 1}.get(e.relation, 2))
+    types, filt = build_filter(vault, options, types=("semantic",))
+    # explain=True: the vector leg's cosine per fact is one of the signals weighed
+    plan = Plan(types=types, filt=filt, limit=limit, prefer=None, explain=True)
+    hits, _ = run(vault, claim_text, plan)
+    hits += _successors(vault, hits, as_of)
+    evidence = _weigh_all(vault, claim_text, hits, as_of, explain)
+    verdict, why, decisive, slot = decide(evidence)
+    result = ValidationResult(
+        statement,
+        claim_text,
+        verdict,
+        why,
+        tuple(sorted(evidence, key=_order)),
+        0.0,
+        decisive.hit.id if decisive is not None else None,
+        slot,
+    )
+    command = vault.config.get("validate.judge_command")
+    if command and use_judge:
+        result = _with_judge(vault, str(command), result, options.get("as_of"))
     ms = (time.perf_counter() - started) * 1000
     if log:
-        log_read(vault, "validate", statement, [e.hit.id for e in evidence], ms)
-    return ValidationResult(statement, claim, verdict, why, tuple(evidence), ms)
+        log_read(vault, "validate", statement, [e.hit.id for e in result.evidence], ms)
+    return dataclasses.replace(result, ms=ms)
 
 
-def _verdict(evidence: Sequence[Evidence], as_of: bool = False) -> tuple[str, str]:
-    active = [e for e in evidence if e.hit.status != "superseded" or as_of]
-    against = [e for e in active if e.relation == "contradicts"]
-    support = [e for e in active if e.relation == "supports"]
-    outdated = [
-        e
-        for e in evidence
-        if e.hit.status == "superseded" and e.relation == "contradicts" and not as_of
-    ]
-    if against:
-        e = against[0]
-        extra = f" ({len(support)} other fact(s) agree)" if support else ""
-        return "contradicted", f"[{e.hit.id}] {e.why}{extra}"
-    if support:
-        e = support[0]
-        return "supported", f"[{e.hit.id}] {e.why}"
-    if outdated:
-        e = outdated[0]
-        return "contradicted", f"[{e.hit.id}] {e.why}"
-    if not evidence:
-        return "unknown", "no known fact is about this"
+def _order(e: Evidence) -> tuple[int, float]:
     return (
-        "unknown",
-        f"no known fact decides it (closest: [{evidence[0].hit.id}] {evidence[0].why})",
+        {"contradicts": 0, "supports": 1}.get(e.relation, 2) + (0 if e.in_force else 3),
+        -e.topic,
     )
+
+
+def _similarity(vault: Repository, hit: SearchHit) -> float | None:
+    """The fact's cosine to the statement, scaled so the embedder's floor is 0."""
+    from ..index.manifest import embedder_for
+
+    vector = (hit.explain or {}).get("vector") or {}
+    cosine = vector.get("own") if vector.get("rank") is not None else None
+    if cosine is None:
+        return None
+    floor = float(getattr(embedder_for(vault), "similarity_floor", 0.0))
+    return max(0.0, min(1.0, (float(cosine) - floor) / max(1e-6, 1.0 - floor)))
+
+
+def _weigh_all(
+    vault: Repository, claim_text: str, hits: list[SearchHit], as_of: bool, explain: bool
+) -> list[Evidence]:
+    claim = read(claim_text)
+    out: list[Evidence] = []
+    for hit in hits:
+        memory = hit.memory
+        text = memory.content if memory is not None else hit.snippet
+        title = memory.meta.get("title") if memory is not None else None
+        if title and str(title) not in text and not str(text).startswith(str(title)[:40]):
+            text = f"{title}. {text}"
+        subject = memory.subject if memory is not None else None
+        relation: Relation = weigh(claim, read(text), subject, _similarity(vault, hit))
+        in_force = as_of or hit.status not in ("superseded", "archived")
+        shown = hit if explain else dataclasses.replace(hit, explain=None)
+        out.append(
+            Evidence(
+                shown,
+                relation.kind,
+                relation.why,
+                relation.slot,
+                relation.claim_value,
+                relation.fact_value,
+                in_force,
+                relation.topic,
+                relation.matched,
+            )
+        )
+    return out
+
+
+def _successors(vault: Repository, hits: list[SearchHit], as_of: bool) -> list[SearchHit]:
+    """The facts that superseded a hit, when the search did not find them itself."""
+    if as_of:
+        return []
+    have = {h.id for h in hits}
+    out: list[SearchHit] = []
+    for hit in hits:
+        if hit.status != "superseded" or hit.memory is None:
+            continue
+        successor = hit.memory.meta.get("superseded_by")
+        for sid in successor if isinstance(successor, list) else [successor]:
+            if not isinstance(sid, str) or sid in have:
+                continue
+            try:
+                memory = vault.get(sid)
+            except (NotFoundError, MemvaultError):
+                continue  # gone, or not visible to this identity
+            have.add(sid)
+            out.append(_hit_of(memory))
+    return out
+
+
+def _hit_of(memory: Memory) -> SearchHit:
+    created = memory.created
+    return SearchHit(
+        id=memory.id,
+        path=memory.path,
+        type=memory.type,
+        category=memory.category,
+        title=memory.title,
+        snippet=snippet(memory.content, []),
+        score=0.0,
+        status=memory.status,
+        scope=memory.scope,
+        created=created.strftime("%Y-%m-%dT%H:%M:%SZ") if created else None,
+        memory=memory,
+    )
+
+
+def decide(evidence: list[Evidence]) -> tuple[str, str, Evidence | None, str | None]:
+    """The verdict, why, the deciding evidence and slot (see the module doc)."""
+    force = [e for e in evidence if e.in_force and e.relation in RELATIONS]
+    if force:
+        best = max(force, key=lambda e: (e.topic, e.matched, e.relation == "contradicts"))
+        others = [e for e in force if e.relation != best.relation]
+        extra = f" ({len(others)} other fact(s) disagree)" if others else ""
+        return RELATIONS[best.relation], f"[{best.hit.id}] {best.why}{extra}", best, best.slot
+    outdated = [e for e in evidence if not e.in_force and e.relation == "supports"]
+    if outdated:
+        old = max(outdated, key=lambda e: e.topic)
+        meta = old.hit.memory.meta if old.hit.memory is not None else {}
+        successor = meta.get("superseded_by")
+        sid = successor[0] if isinstance(successor, list) and successor else successor
+        newer = next((e for e in evidence if e.hit.id == sid and e.in_force), None)
+        until = meta.get("valid_to")
+        why = (
+            f"[{old.hit.id}] stated it"
+            + (f" until {until}" if until else "")
+            + (f"; superseded by [{sid}]" if sid else "; superseded since")
+            + (f": {newer.hit.snippet}" if newer is not None else "")
+        )
+        return "contradicted", why, newer or old, "superseded"
+    if not evidence:
+        return "unknown", "no known fact is about this", None, None
+    closest = max(evidence, key=lambda e: e.topic)
+    why = f"no fact in force decides it (closest: [{closest.hit.id}] {closest.why})"
+    return "unknown", why, None, None
+
+
+def _with_judge(
+    vault: Repository, command: str, result: ValidationResult, as_of: object
+) -> ValidationResult:
+    from .judge import JudgeFailed, ask_judge
+
+    facts = [_fact_payload(e) for e in result.evidence]
+    payload = {
+        "protocol": 1,
+        "statement": result.statement,
+        "claim": result.claim,
+        "as_of": None if as_of is None else str(as_of),
+        "facts": facts,
+        "builtin": {
+            "verdict": result.verdict,
+            "why": result.why,
+            "evidence_id": result.evidence_id,
+            "slot": result.slot,
+        },
+    }
+    timeout = vault.config.float("validate.judge_timeout")
+    try:
+        answer = ask_judge(command, payload, timeout)
+    except JudgeFailed as exc:
+        return dataclasses.replace(
+            result,
+            why=f"{result.why} (built-in verdict: the judge failed: {exc})",
+            judge={"command": command, "status": "failed", "error": str(exc)},
+        )
+    return dataclasses.replace(
+        result,
+        verdict=answer["verdict"],
+        why=f"judge: {answer['why']}",
+        evidence_id=answer["evidence_id"],
+        slot="judge" if answer["evidence_id"] else None,
+        judge={"command": command, "status": "used", "builtin_verdict": result.verdict},
+    )
+
+
+def _fact_payload(e: Evidence) -> dict[str, Any]:
+    memory = e.hit.memory
+    meta = memory.meta if memory is not None else {}
+    return {
+        "id": e.hit.id,
+        "title": e.hit.title,
+        "text": memory.content if memory is not None else e.hit.snippet,
+        "subject": meta.get("subject"),
+        "status": e.hit.status,
+        "in_force": e.in_force,
+        "valid_from": meta.get("valid_from"),
+        "valid_to": meta.get("valid_to"),
+        "superseded_by": meta.get("superseded_by"),
+    }

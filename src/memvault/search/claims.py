@@ -1,0 +1,113 @@
+"""Reading a sentence into the slots ``validate`` compares: content words (lemmas), names
+(entities) and the alternatives a sentence rejects, quantities with their units, versions,
+times of day, dates, weekdays, parts of the day, and permission (allowed/preferred vs
+frozen/forbidden, flipped by a negation).
+
+A sentence is read clause by clause (split at ``;`` and sentence ends), so "access tokens
+expire after 1 hour; refresh tokens after 30 days" keeps each number with its subject.
+Words are lemmatised in the text's language (:mod:`memvault.language`); the closed word
+classes come from :mod:`memvault.search.lexicon`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..language import CYRILLIC, detect, normalise
+from . import lexicon as lx
+from .slots import read_slots
+from .words import IGNORED, Clause, Tok, clauses, month, tokens, weekday
+
+
+@dataclass(frozen=True)
+class Claim:
+    text: str
+    lang: str
+    clauses: tuple[Clause, ...]
+
+    def union(self, name: str) -> set[str]:
+        out: set[str] = set()
+        for clause in self.clauses:
+            out |= getattr(clause, name)
+        return out
+
+
+def read(text: str, lang: str | None = None) -> Claim:
+    """The slots of ``text`` (a statement or a fact), clause by clause."""
+    text = normalise(text)
+    lang = lang or detect(text)
+    found = [
+        _read_clause(part, lang, starts_sentence)
+        for part, starts_sentence in clauses(tokens(text, lang))
+    ]
+    return Claim(text, lang, tuple(found))
+
+
+def _read_clause(toks: list[Tok], lang: str, sentence_start: bool) -> Clause:
+    clause = Clause()
+    cyrillic_text = lang in ("ru", "uk")
+    for i, tok in enumerate(toks):
+        if tok.kind != "word":
+            continue
+        first = i == 0 and sentence_start
+        upper_inside = any(c.isupper() for c in tok.raw[1:])
+        has_digit = any(c.isdigit() for c in tok.raw)
+        latin_in_cyrillic = cyrillic_text and not CYRILLIC.search(tok.raw)
+        capitalised = tok.raw[:1].isupper() and not first and tok.raw != "I"
+        if has_digit or upper_inside or latin_in_cyrillic or capitalised:
+            tok.entity = weekday(tok.low, None) is None and month(tok.low) is None
+    read_slots(toks, clause, lang)
+    clause.subject = _subject(toks, lang)
+    for tok in toks:
+        if tok.kind != "word" or tok.used:
+            continue
+        if tok.entity:
+            name = lx.ALIASES.get(tok.low, tok.low)
+            clause.words.add(name)
+            if name not in clause.rejected:
+                clause.entities.add(name)
+        elif tok.lem not in IGNORED and tok.low not in IGNORED and tok.low not in lx.ALL_NEGATIONS:
+            clause.words.add(tok.lem)
+    return clause
+
+
+def _predicate_starts(toks: list[Tok], i: int, lang: str) -> bool:
+    """Does token ``i`` begin the predicate (an auxiliary, a value, a verb)?"""
+    tok = toks[i]
+    if tok.kind != "word":
+        return tok.raw not in ("R$", "$")  # a number, a date, a dash
+    if tok.low in lx.AUXILIARIES or tok.lem in lx.VERBS or tok.low in lx.VERBS:
+        return True
+    if CYRILLIC.search(tok.low):  # an inflected verb: its lemma is an infinitive
+        return tok.base != tok.low and tok.base.endswith(("ть", "ти", "ться", "тися", "чь"))
+    if lang == "pt":
+        return tok.base != tok.low and tok.base.endswith(("ar", "er", "ir"))
+    nxt = toks[i + 1] if i + 1 < len(toks) else None
+    third_person = tok.low.endswith("s") and not tok.low.endswith("ss") and len(tok.low) > 3
+    return (
+        third_person
+        and i > 0
+        and nxt is not None
+        and (nxt.low in lx.DETERMINERS or nxt.entity or nxt.kind == "num")
+    )
+
+
+def _subject(toks: list[Tok], lang: str) -> set[str]:
+    """The content words of the clause's subject: before its predicate, and after "when"."""
+    subject: set[str] = set()
+    inside = True
+    for i, tok in enumerate(toks):
+        if tok.low in lx.SUBORDINATORS:
+            inside = True
+            continue
+        if not inside:
+            continue
+        if _predicate_starts(toks, i, lang):
+            inside = False
+        elif tok.used:  # a weekday, a unit, a number word: a value, not the subject
+            continue
+        elif tok.entity:
+            subject.add(lx.ALIASES.get(tok.low, tok.low))
+        elif tok.lem not in IGNORED and tok.low not in IGNORED:
+            subject.add(tok.lem)
+    return subject

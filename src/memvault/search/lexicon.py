@@ -1,0 +1,351 @@
+"""The closed word classes ``validate`` reads claims with, in English, Portuguese, Russian
+and Ukrainian: units, number words, weekdays, months, parts of the day, negation,
+permission words (frozen/forbidden vs allowed/preferred), the words that mark a rejected
+alternative ("instead of", "замість"), and a few names and words teams write several ways.
+
+Words are matched in lower case after :func:`memvault.language.normalise`; Russian and
+Ukrainian entries are lemmas or stems (the text's lemmas are looked up too), so one entry
+covers a word's cases.
+"""
+
+from __future__ import annotations
+
+
+def _words(text: str) -> frozenset[str]:
+    return frozenset(text.split())
+
+
+# --- units: word -> (dimension, factor to the dimension's base unit) ------------------------
+
+_TIME = {
+    "ms msec msecs millisecond milliseconds milissegundo milissegundos мс миллисекунда "
+    "миллисекунд миллисекунды мілісекунда мілісекунд мілісекунди": 0.001,
+    "s sec secs second seconds seg segundo segundos с сек секунда секунд секунды секунду "
+    "секунди": 1.0,
+    "min mins minute minutes minuto minutos мин минута минут минуты минуту хв хвилина хвилин "
+    "хвилини хвилину": 60.0,
+    "h hr hrs hour hours hora horas ч час часа часов годину година годин години": 3600.0,
+    "day days dia dias день дня дней дні днів доба доби діб сутки суток": 86400.0,
+    "week weeks semana semanas неделя недели недель неделю тиждень тижні тижнів тижня": 604800.0,
+    "month months mês meses месяц месяца месяцев місяць місяці місяців": 2592000.0,
+    "year years ano anos год года лет рік роки років": 31536000.0,
+}
+_SIZE = {
+    "b byte bytes байт байта байтов": 1.0,
+    "kb kib kilobyte kilobytes кб кбайт килобайт кілобайт": 1e3,
+    "mb mib megabyte megabytes мб мбайт мегабайт мегабайта мегабайтов": 1e6,
+    "gb gib gigabyte gigabytes гб гбайт гигабайт гігабайт": 1e9,
+    "tb tib terabyte terabytes тб терабайт": 1e12,
+}
+_PERCENT = "% percent pct процент процента процентов відсоток відсотки відсотків"
+_MONEY = {
+    "usd": "$ usd dollar dollars dólar dólares доллар доллара долларов долар долари доларів",
+    "eur": "€ eur euro euros евро євро",
+    "brl": "r$ brl real reais",
+    "rub": "₽ rub руб рубль рубля рублей",
+    "uah": "₴ uah грн гривня гривні гривень",
+}
+
+UNITS: dict[str, tuple[str, float]] = {}
+for _table, _dim in ((_TIME, "time"), (_SIZE, "size")):
+    for _names, _factor in _table.items():
+        for _name in _names.split():
+            UNITS[_name] = (_dim, _factor)
+for _name in _PERCENT.split():
+    UNITS[_name] = ("percent", 1.0)
+for _code, _names in _MONEY.items():
+    for _name in _names.split():
+        UNITS[_name] = (f"money:{_code}", 1.0)
+# "год" is a year in Russian and an hour (abbreviated) in Ukrainian.
+UNITS_UK = {"год": ("time", 3600.0)}
+# Words that read "per" before a time unit: "100 requests per minute", "100 por minuto".
+PER = _words("per a an each / por ao в на за")
+VERSION_WORDS = _words("version versão versao версия версии версию версії v")
+AT_WORDS = _words("at às as в о об ao")  # "at 3 hours" is a time of day
+LONG_WORDS = _words("long old wide high large")  # "12 characters long"
+# Multi-word units, joined before lookup.
+PHRASE_UNITS = {("per", "cent"): "percent", ("por", "cento"): "percent"}
+
+# --- numbers written as words ---------------------------------------------------------------
+
+NUMBER_WORDS: dict[str, float] = {}
+for _value, _names in {
+    0: "zero nenhum ноль нуль",
+    1: "one single um uma один одна одну одного одной",
+    2: "two couple dois duas два две двух дві двох",
+    3: "three três три трёх трех трьох",
+    4: "four quatro четыре чотири",
+    5: "five cinco пять п'ять",
+    6: "six seis шесть шість",
+    7: "seven sete семь сім",
+    8: "eight oito восемь вісім",
+    9: "nine nove девять дев'ять",
+    10: "ten dez десять",
+    11: "eleven onze одиннадцать одинадцять",
+    12: "twelve dozen doze двенадцать дванадцять",
+    14: "fourteen catorze quatorze четырнадцать чотирнадцять",
+    15: "fifteen quinze пятнадцать п'ятнадцять",
+    20: "twenty vinte двадцать двадцять",
+    24: "",
+    30: "thirty trinta тридцать тридцять",
+    40: "forty quarenta сорок",
+    45: "",
+    50: "fifty cinquenta пятьдесят п'ятдесят",
+    60: "sixty sessenta шестьдесят шістдесят",
+    90: "ninety noventa девяносто дев'яносто",
+    100: "hundred cem сто",
+    1000: "thousand mil тысяча тисяча",
+}.items():
+    for _name in _names.split():
+        NUMBER_WORDS[_name] = float(_value)
+HALF = _words("half meio meia пол пів півтори")
+# Words that are numbers only right before a unit ("an hour", "uma semana", "одну неделю").
+ARTICLE_NUMBERS = _words("a an um uma один одна одну одного одной")
+
+# --- time of the week, day and year ---------------------------------------------------------
+
+WEEKDAYS = ("mon", "tue", "wed", "thu", "fri", "sat", "sun")
+_WEEKDAY_STEMS = {
+    "mon": "monday mon segunda понедельник понеділ",
+    "tue": "tuesday tue tues terça terca вторник вівтор",
+    "wed": "wednesday wed quarta среду средам средах серед",
+    "thu": "thursday thu thurs quinta четверг четвер",
+    "fri": "friday fri sexta пятниц п'ятниц",
+    "sat": "saturday sat sábado sabado суббот субот",
+    "sun": "sunday sun domingo воскресен неділ",
+}
+WEEKDAY_STEMS: tuple[tuple[str, str], ...] = tuple(
+    (stem, day) for day, stems in _WEEKDAY_STEMS.items() for stem in stems.split()
+)
+# Portuguese "segunda", "quarta", "quinta" are also ordinals: a weekday only as "-feira"
+# or after one of these words.
+PT_ORDINAL_DAYS = _words("segunda terça quarta quinta sexta")
+PT_DAY_CUES = _words("na nas às as toda todas de aos")
+WEEKEND = _words("weekend weekends выходные выходных выходным вихідні вихідних вихідними")
+WORKDAYS = _words("weekdays workdays будни будние буднях будні")
+PARTS_OF_DAY: dict[str, str] = {}
+for _part, _names in {
+    "morning": "morning mornings manhã manhãs утро утром утра ранок зранку вранці ранку",
+    "afternoon": "afternoon afternoons tarde tardes обеда обід обіду",
+    "evening": "evening evenings вечер вечером вечера вечір ввечері вечора",
+    "night": "night nights nightly tonight noite noites madrugada ночь ночью ночи ночные "
+    "ночных ніч вночі нічні нічних",
+}.items():
+    for _name in _names.split():
+        PARTS_OF_DAY[_name] = _part
+
+MONTH_STEMS: tuple[tuple[str, int], ...] = tuple(
+    (stem, month)
+    for month, stems in enumerate(
+        (
+            "january jan janeiro январ січ",
+            "february feb fevereiro феврал лют",
+            "march mar março марта март берез",
+            "april apr abril апрел квіт",
+            "may maio мая май трав",
+            "june jun junho июн черв",
+            "july jul julho июл лип",
+            "august aug agosto август серп",
+            "september sep sept setembro сентябр верес",
+            "october oct outubro октябр жовт",
+            "november nov novembro ноябр листопад",
+            "december dec dezembro декабр груд",
+        ),
+        1,
+    )
+    for stem in stems.split()
+)
+# Stems too short or too common to be matched by prefix: whole words only.
+EXACT_MONTHS = _words("jan feb mar apr may jun jul aug sep sept oct nov dec май мая марта март")
+
+# --- negation, permission, rejected alternatives --------------------------------------------
+
+_ANY_NEGATION = "не нет никогда ни ні ніколи без"  # Cyrillic words in any text
+NEGATIONS = {
+    "en": _words(
+        "not no never none nor cannot can't don't doesn't didn't isn't aren't wasn't weren't "
+        "won't shouldn't mustn't haven't hasn't without " + _ANY_NEGATION
+    ),
+    "pt": _words("não nao nunca nem sem jamais " + _ANY_NEGATION),
+    "ru": _words("не нет никогда ни без"),
+    "uk": _words("не ні ніколи без"),
+}
+ALL_NEGATIONS = frozenset().union(*NEGATIONS.values())
+# Permission words: +1 for allowed/preferred, -1 for frozen/forbidden (lemmas or stems).
+_FORBIDDING = _words(
+    "disallow discourag небажан forbid prohibit ban banned freez frozen block avoid "
+    "off-limits veto proib vedad vedar congel bloque evitar evita desaconselh запрет запрещ "
+    "замороз заморож блокир избега нельзя недопустим заборон уника неприпустим"
+)
+_ALLOWING = _words(
+    "allow allowed permit prefer fine ok okay acceptable encourag recommend favourite "
+    "favorite welcome ideal permiti preferi preferível liberad recomend aceitável favorit "
+    "разреш можно предпочт любим рекоменд допуст нормальн приветств дозвол можна бажан "
+    "улюблен найкращ"
+)
+POLARITY: tuple[tuple[str, int], ...] = (
+    *((w, -1) for w in sorted(_FORBIDDING)),
+    *((w, 1) for w in sorted(_ALLOWING)),
+)
+# A rejected alternative follows these: "PostgreSQL over MySQL" (after a choice verb),
+# "instead of", "rather than", "decided against", "em vez de", "вместо", "замість", "а не".
+REJECT_NEXT = (
+    ("instead", "of"),
+    ("rather", "than"),
+    ("in", "place", "of"),
+    ("against",),
+    ("em", "vez", "de"),
+    ("ao", "invés", "de"),
+    ("no", "lugar", "de"),
+    ("em", "lugar", "de"),
+    ("вместо",),
+    ("замість",),
+    ("а", "не"),
+    ("відмовилися", "від"),
+    ("відмовились", "від"),
+    ("отказались", "от"),
+    ("deixamos", "de", "usar"),
+    ("no", "longer", "use"),
+    ("stopped", "using"),
+)
+CHOICE_VERBS = _words(
+    "choose chose chosen pick picked prefer preferred select selected favour favor opt opted "
+    "escolhemos escolheu escolhido preferimos выбрали предпочли обрали обрано"
+)
+# "replaced Y with X", "moved from Y to X": Y is rejected.
+REPLACE_VERBS = _words(
+    "replace replaced replacing swap swapped substituímos substituiu substituído substituída "
+    "trocamos trocou заменили заменён заменен заменить замінили замінено замінити"
+)
+MOVE_VERBS = _words(
+    "move moved migrate migrated switch switched went migramos mudamos passamos перешли "
+    "переехали мигрировали перейшли переїхали мігрували"
+)
+FROM_WORDS = _words("from de da do с со з із")
+PASSIVE_WORDS = _words("was were been is are foi foram был была были было був була були було")
+BY_WORDS = _words("by with por на")
+# "Jenkins was retired": what comes before is no longer in use.
+RETIRED = _words(
+    "ruled-out phased-out retired dropped deprecated decommissioned removed rejected abandoned "
+    "sunset discontinued "
+    "descontinuado descontinuada aposentado aposentada abandonado abandonada removido rejeitado "
+    "rejeitada отклонён отклонен отклонили выведен удалён удален відхилено виведено видалено"
+)
+
+# --- where a clause's subject ends -----------------------------------------------------
+
+# Auxiliaries, modals and copulas: the subject ("the order service") is what comes before.
+AUXILIARIES = _words(
+    "is are was were be been being am must should shall can could will would may might has have "
+    "had does do did need needs "
+    "é são foi foram está estão deve devem pode podem precisa precisam tem têm fica ficam vai "
+    "является являются должен должна должно должны может могут будет будут есть "
+    "є має мають повинен повинна повинні може можуть буде будуть — –"
+)
+# Words that start a new subject: "an alert fires when *memory usage* goes above 85%".
+SUBORDINATORS = _words("when if while whenever quando se enquanto когда если пока коли якщо поки")
+# Words after which an English "-s" word is a verb ("RabbitMQ carries *the* events").
+DETERMINERS = _words("the a an our their its all every each no any this these those")
+# Required vs optional (a third axis beside allowed/forbidden).
+REQUIRED = _words(
+    "mandatory required compulsory obligatory obrigatório obrigatória обязательно обязательный "
+    "обязательна обов'язково обов'язковий обов'язкова"
+)
+OPTIONAL = _words(
+    "optional opcional facultativo facultativa необязательно необязательный необов'язково "
+    "необов'язковий"
+)
+# "from Monday to Friday", "de segunda a sexta", "с понедельника по пятницу"
+RANGE_TO = _words("to through thru till until a até по до -")
+
+# --- names and words written several ways --------------------------------------------------
+
+ALIASES = {
+    "postgres": "postgresql",
+    "постгрес": "postgresql",
+    "k8s": "kubernetes",
+    "кубернетес": "kubernetes",
+    "mongo": "mongodb",
+    "golang": "go",
+    "js": "javascript",
+    "ts": "typescript",
+    "gpt": "gpt",
+    "кафка": "kafka",
+    "редис": "redis",
+    "дженкинс": "jenkins",
+    "докер": "docker",
+}
+# Forms of two or three words read as one (matched on the words or on their lemmas).
+PHRASES = {
+    ("back", "up"): "backup",
+    ("time", "out"): "timeout",
+    ("on", "call"): "oncall",
+    ("pull", "request"): "pullrequest",
+    ("merge", "request"): "pullrequest",
+    ("banco", "de", "dados"): "database",
+    ("base", "de", "dados"): "database",
+    ("database", "data"): "database",  # "база данных", "база даних" (lemmas)
+    ("database", "de", "data"): "database",  # "banco de dados"
+    ("tempo", "limite"): "timeout",
+    ("nota", "fiscal"): "invoice",
+    ("black", "friday"): "black-friday",
+    ("ruled", "out"): "ruled-out",
+    ("phased", "out"): "phased-out",
+    ("cyber", "monday"): "cyber-monday",
+}
+
+# Words that qualify a subject: a claim about "staging" is not decided by a fact about
+# "production" (classes of mutually exclusive qualifiers).
+QUALIFIERS: dict[str, str] = {}
+for _cls, _names in {
+    "env": "production staging dev development test testing qa sandbox preview local "
+    "stage homologação стейджинг стейдж тест тестовый",
+    "tier": "public internal admin private partner pública público interno internal "
+    "публичный внутренний публічний внутрішній",
+    "side": "frontend backend mobile web desktop ios android",
+    "token": "access refresh",
+    "rw": "read write",
+    "role": "main replica secondary",
+}.items():
+    for _name in _names.split():
+        QUALIFIERS[_name] = _cls
+
+# Verbs with little content of their own ("runs on", "lives in", "is hosted on"); they
+# also end a clause's subject.
+VERBS = _words(
+    "use uses used using run runs running ran live lives host hosted work works happen happens "
+    "take takes taken go goes went make makes made get gets begin begins start starts last "
+    "lasts serve served power powered handle handles "
+    "usar usamos usa usam funcionar funciona rodar roda trabalhar trabalha acontecer "
+    "использовать используем используется работать работает "
+    "використовувати використовуємо використовується працювати працює"
+)
+# Function words: never content (beyond memvault.index.query.STOPWORDS, which keeps
+# "not", "over", "can" ... that this module reads as negation or choice).
+_FUNCTION_WORDS = _words(
+    "we our us you your they their it its the a an is are was were be been being am do does did "
+    "have has had having will would shall should can could may might must need needs needed "
+    "to of in on at by for with from as into onto about than then this that these those "
+    "there here which who whom what when where how also still now currently always just only "
+    "use used uses using all any each every some other same such very more most less least "
+    "up down out over under within after before until since during per via through "
+    "and or but if so because while both either "
+    "get got go goes going make makes made take takes taken run runs running ran live lives "
+    "host hosted last lasts work works happen happens begin begins start starts maximum minimum "
+    "max enough "
+    "como depois fazer faz trabalhar trabalha acontecer acontece máximo mínimo "
+    "после работать работает происходить проходить проводиться составлять составляет делать "
+    "максимум минимум після працювати працює відбуватися відбувається проходити проводитися "
+    "становити становить робити "
+    "usamos usa usar é são foi ser estar está estão o os a as um uma de da do das dos em no na "
+    "nos nas por para com que se ao aos à às e ou mas até nosso nossa nossos nossas seu sua "
+    "deve devem pode podem precisa precisam tem têm ter fica ficam "
+    "мы наш наша наше наши у нас в во на по с со к о об от до из за для и или но а что это "
+    "быть есть был была были будет используем используется использовать можем должен должна "
+    "должно должны сейчас теперь всегда уже "
+    "ми наш наша наше наші в нас у на по з зі до від для і й та або але а що це бути є був "
+    "була було були буде використовуємо використовується використовувати має мають зараз "
+    "тепер завжди вже"
+)
+
+FUNCTION_WORDS = _FUNCTION_WORDS | VERBS

@@ -1,0 +1,362 @@
+"""Weighing one fact against a claim, slot by slot: is the fact about the same thing, and
+if so does it state the claim, rule it out, or leave it open?
+
+1. **Same subject?** The share of the claim's content words (lemmas, names) the fact
+   holds, its ``subject`` key's words included -- values the two share count too. A claim
+   about "staging" is not judged by a fact about "production", nor "p95" by "p99"
+   (qualifiers of one class that differ). Across languages, where words can't meet, the
+   embedding similarity of the two stands in for the share of words.
+2. **Slots**, only when the subject is the same: a name the fact rejects ("PostgreSQL over
+   MySQL"); a quantity of the same dimension (200 ms vs 200 s; 14 days = 2 weeks) matched
+   with the fact's quantity in the clause about the same thing; a version of the same
+   software; a date, a time of day, a weekday; a name in place of the fact's ("us-east-1"
+   for "eu-west-1"); permission (preferred vs frozen, allowed vs never).
+3. **Supports** when nothing conflicts, every value of the claim is in the fact and the
+   fact covers the claim's words; **contradicts** on a conflict; else **related**.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from . import lexicon as lx
+from .claims import Claim
+from .words import PERMISSION, Clause, Quantity
+
+# Share of the claim's words (and matched values) a fact must hold: to be judged about the
+# same subject (a conflict can then contradict), and to state the claim (support).
+SAME_SUBJECT = 0.6
+STATES = 0.75
+# A conflict of permission alone ("preferred" vs "frozen") needs the closer match.
+PERMISSION_SUBJECT = 0.66
+# Embedding similarity, scaled so 0 is the embedder's "unrelated" floor and 1 identical:
+# above this, a fact in another language is taken to be about the claim's subject.
+CROSS_LANGUAGE = 0.5
+CROSS_LANGUAGE_WORDS = 0.34
+
+
+@dataclass(frozen=True)
+class Relation:
+    """How one fact bears on a claim: ``kind`` supports|contradicts|related; ``slot`` the
+    slot that decided (choice, number, version, date, time, weekday, name, permission,
+    words); the claim's and the fact's values for it."""
+
+    kind: str
+    slot: str
+    why: str
+    claim_value: str | None = None
+    fact_value: str | None = None
+    topic: float = 0.0
+    matched: int = 0  # values of the claim the fact holds too
+
+
+def near(a: str, b: str) -> bool:
+    """Same word, or forms of one word ("reviewer"/"review", "versioned"/"versioning")."""
+    if a == b:
+        return True
+    if len(a) < 5 or len(b) < 5 or a.startswith("~") or b.startswith("~"):
+        return False
+    n = 0
+    for x, y in zip(a, b, strict=False):
+        if x != y:
+            break
+        n += 1
+    return n >= 5 and n >= 0.75 * min(len(a), len(b))
+
+
+def _in(word: str, words: set[str]) -> bool:
+    return word in words or any(near(word, w) for w in words)
+
+
+def _best_clause(claim: Claim, fact: Claim) -> Clause:
+    words = claim.union("words")
+    return max(fact.clauses, key=lambda c: len({w for w in words if _in(w, c.words)}))
+
+
+def _qualifier_clash(claim_words: set[str], fact_words: set[str]) -> tuple[str, str] | None:
+    """A qualifier of the claim that the fact replaces by another of its class ("staging"
+    vs "production"), or a numbered label ("p95" vs "p99", "sev2" vs "sev1")."""
+    for cls in set(lx.QUALIFIERS.values()):
+        mine = {w for w in claim_words if lx.QUALIFIERS.get(w) == cls}
+        theirs = {w for w in fact_words if lx.QUALIFIERS.get(w) == cls}
+        if mine and theirs and not mine & theirs:
+            return ", ".join(sorted(mine)), ", ".join(sorted(theirs))
+    for word in claim_words - fact_words:
+        stem = word.rstrip("0123456789")
+        if stem and stem != word and stem.isalpha():
+            for other in fact_words:
+                if other != word and other.rstrip("0123456789") == stem and other != stem:
+                    return word, other
+    return None
+
+
+def weigh(
+    claim: Claim, fact: Claim, subject: str | None = None, similarity: float | None = None
+) -> Relation:
+    """The relation of ``fact`` to ``claim`` (see the module doc); ``similarity``: their
+    embedding similarity scaled to 0..1 (None if unknown)."""
+    relation, matched = _weigh(claim, fact, subject, similarity)
+    return dataclasses.replace(relation, matched=matched)
+
+
+def _weigh(
+    claim: Claim, fact: Claim, subject: str | None, similarity: float | None
+) -> tuple[Relation, int]:
+    claim_words = claim.union("words")
+    fact_words = fact.union("words") | _subject_words(subject)
+    clash = _qualifier_clash(claim_words, fact_words)
+    if clash:
+        why = f"about {clash[0]}; the fact is about {clash[1]}"
+        return Relation("related", "qualifier", why, *clash), 0
+    clause = _best_clause(claim, fact)
+    values = _values(claim, fact, clause)
+    if clause.polarity < 0 and any(c.polarity > 0 for c in claim.clauses):
+        # A prohibition is scoped ("frozen on weekends"): another day or time is not ruled
+        # out by it, nor allowed -- the fact is silent there.
+        scoped = [c for c in values.conflicts if c[0] in ("weekday", "time", "date")]
+        values.conflicts = [c for c in values.conflicts if c not in scoped]
+        values.unmatched += [(slot, mine) for slot, mine, _ in scoped]
+    topic = _topic(claim, fact, claim_words, fact_words, values.matched, similarity)
+    missing = sorted({w for c in claim.clauses for w in c.subject if not _in(w, fact_words)})
+    if missing and topic < 1.0:
+        why = f"the fact is not about {', '.join(missing)}"
+        return Relation("related", "subject", why, ", ".join(missing), topic=topic), values.matched
+    if topic < SAME_SUBJECT:
+        return Relation(
+            "related", "words", f"not about the same thing (overlap {topic:.2f})", topic=topic
+        ), values.matched
+    conflict = _conflict(claim, fact, clause, values, claim_words, fact_words, topic)
+    if conflict is not None:
+        return conflict, values.matched
+    if values.unmatched:
+        what = values.unmatched[0]
+        return Relation(
+            "related", what[0], f"the fact doesn't state {what[1]}", what[1], topic=topic
+        ), values.matched
+    extra = _unmatched_names(claim, fact_words)
+    if extra:
+        return Relation(
+            "related", "name", f"the fact doesn't mention {', '.join(sorted(extra))}", topic=topic
+        ), values.matched
+    if topic < STATES:
+        return Relation(
+            "related",
+            "words",
+            f"same subject, but the fact doesn't state it (overlap {topic:.2f})",
+            topic=topic,
+        ), values.matched
+    slot, mine, theirs = values.matched_slots[0] if values.matched_slots else ("words", None, None)
+    why = f"the fact states it ({slot}: {mine})" if mine else "the fact states it"
+    return Relation("supports", slot, why, mine, theirs, topic), values.matched
+
+
+def _subject_words(subject: str | None) -> set[str]:
+    if not subject:
+        return set()
+    return {w.lower() for w in subject.replace("-", ".").replace("_", ".").split(".") if len(w) > 1}
+
+
+def _topic(
+    claim: Claim,
+    fact: Claim,
+    claim_words: set[str],
+    fact_words: set[str],
+    matched_values: int,
+    similarity: float | None,
+) -> float:
+    has_permission = any(c.permission for c in fact.clauses)
+    hits = sum(
+        1 for w in claim_words if (has_permission if w == PERMISSION else _in(w, fact_words))
+    )
+    total = len(claim_words) + matched_values
+    share = (hits + matched_values) / total if total else 0.0
+    if claim.lang != fact.lang and similarity is not None and similarity >= CROSS_LANGUAGE:
+        # Across languages some words can't meet: a close embedding, with a shared value
+        # or name and some words in common, stands in for the rest.
+        shared = matched_values + len(claim.union("entities") & fact_words)
+        if shared and share >= CROSS_LANGUAGE_WORDS:
+            share = max(share, min(1.0, share + similarity - CROSS_LANGUAGE))
+    return share
+
+
+@dataclass
+class _Values:
+    matched: int
+    matched_slots: list[tuple[str, str, str]]  # (slot, claim value, fact value)
+    conflicts: list[tuple[str, str, str]]
+    unmatched: list[tuple[str, str]]  # (slot, claim value)
+
+
+def _fmt(q: Quantity) -> str:
+    return q.text
+
+
+def _base(dim: str) -> str:
+    base = dim.split(":", 1)[1] if dim.startswith("rate:") else dim
+    return "count" if base == "number" else base
+
+
+def _comparable(a: Quantity, b: Quantity) -> bool:
+    """Same dimension (a rate with a rate); counts of the same thing."""
+    if a.dim.startswith("rate:") != b.dim.startswith("rate:") or _base(a.dim) != _base(b.dim):
+        return False
+    if _base(a.dim) == "count" and a.unit and b.unit:
+        return any(_in(u, set(b.unit)) for u in a.unit)
+    return True
+
+
+def _equal(a: Quantity, b: Quantity) -> bool:
+    same_unit = _base(a.dim) != "money" or a.unit == b.unit  # 12,000 USD is not 12,000 EUR
+    return same_unit and math.isclose(a.value, b.value, rel_tol=1e-6)
+
+
+def _compare_quantity(q: Quantity, clause: Clause, fact: Claim, out: _Values) -> None:
+    pool = [r for r in clause.quantities if _comparable(q, r)] or [
+        r for c in fact.clauses for r in c.quantities if _comparable(q, r)
+    ]
+    if not pool:
+        out.unmatched.append(("number", _fmt(q)))
+        return
+    equal = [r for r in pool if _equal(q, r)]
+    best = max(pool, key=lambda r: len(q.context & r.context))
+    best_score = len(q.context & best.context)
+    clearly = sum(1 for r in pool if len(q.context & r.context) == best_score) == 1
+    if equal and not (clearly and best not in equal and best_score > 0):
+        out.matched += 1
+        out.matched_slots.append(("number", _fmt(q), _fmt(equal[0])))
+    else:
+        out.conflicts.append(("number", _fmt(q), _fmt(best if clearly else pool[0])))
+
+
+def _values(claim: Claim, fact: Claim, clause: Clause) -> _Values:
+    """Each value of the claim against the fact's: matched, conflicting or not stated."""
+    out = _Values(0, [], [], [])
+    for c in claim.clauses:
+        for q in c.quantities:
+            _compare_quantity(q, clause, fact, out)
+        for key, version in c.versions:
+            theirs = [v for k, v in _all(fact, "versions") if k == key or not k or not key]
+            _compare_set("version", {version}, set(theirs), out)
+    _compare_set("date", _dates(claim), _dates(fact), out, compatible=_date_match)
+    _compare_set("time", _clocks(claim), _clocks(fact), out)
+    _compare_set("weekday", claim.union("weekdays"), fact.union("weekdays"), out)
+    return out
+
+
+def _all(claim: Claim, name: str) -> list[tuple[str, str]]:
+    return [v for c in claim.clauses for v in getattr(c, name)]
+
+
+def _dates(claim: Claim) -> set[str]:
+    return {
+        "-".join("?" if p is None else str(p) for p in d) for c in claim.clauses for d in c.dates
+    }
+
+
+def _clocks(claim: Claim) -> set[str]:
+    return {f"{m // 60:02d}:{m % 60:02d}" for c in claim.clauses for m in c.clocks}
+
+
+def _date_match(a: str, b: str) -> bool:
+    return all(x == y or "?" in (x, y) for x, y in zip(a.split("-"), b.split("-"), strict=True))
+
+
+def _compare_set(
+    slot: str,
+    mine: set[str],
+    theirs: set[str],
+    out: _Values,
+    compatible: Callable[[str, str], bool] | None = None,
+) -> None:
+    same = compatible or str.__eq__
+    for value in sorted(mine):
+        match = next((t for t in sorted(theirs) if same(value, t)), None)
+        if match is not None:
+            out.matched += 1
+            out.matched_slots.append((slot, value, match))
+        elif theirs:
+            out.conflicts.append((slot, value, ", ".join(sorted(theirs))))
+        else:
+            out.unmatched.append((slot, value))
+
+
+def _unmatched_names(claim: Claim, fact_words: set[str]) -> set[str]:
+    return {e for e in claim.union("entities") if not _in(e, fact_words)}
+
+
+def _conflict(
+    claim: Claim,
+    fact: Claim,
+    clause: Clause,
+    values: _Values,
+    claim_words: set[str],
+    fact_words: set[str],
+    topic: float,
+) -> Relation | None:
+    """The first slot on which the fact rules the claim out, if any."""
+    rejected = fact.union("rejected")
+    stated = {w for c in fact.clauses for w in c.words - c.rejected}
+    asserted = claim_words - claim.union("rejected") - {PERMISSION}
+    ruled_out = {w for w in asserted if w in rejected and w not in stated}
+    if ruled_out:
+        names = ", ".join(sorted(ruled_out))
+        return Relation("contradicts", "choice", f"the fact rules out {names}", names, names, topic)
+    denied = claim.union("rejected") & fact.union("entities")
+    if denied and not claim.union("rejected") & rejected:
+        names = ", ".join(sorted(denied))
+        return Relation(
+            "contradicts", "choice", f"the fact states {names}", f"not {names}", names, topic
+        )
+    if values.conflicts:
+        slot, mine, theirs = values.conflicts[0]
+        return Relation(
+            "contradicts", slot, f"{slot}: {mine} vs the fact's {theirs}", mine, theirs, topic
+        )
+    substitute = _substitute(claim, clause, fact_words, claim_words)
+    if substitute is not None:
+        mine, theirs = substitute
+        return Relation(
+            "contradicts", "name", f"{mine} vs the fact's {theirs}", mine, theirs, topic
+        )
+    return _permission_conflict(claim, clause, topic)
+
+
+def _substitute(
+    claim: Claim, clause: Clause, fact_words: set[str], claim_words: set[str]
+) -> tuple[str, str] | None:
+    """A name of the claim in place of the fact's, all else equal ("us-east-1" for "eu-west-1")."""
+    mine = {e for e in claim.union("entities") if not _in(e, fact_words)}
+    theirs = {e for e in clause.entities if not _in(e, claim_words)}
+    plain = claim_words - claim.union("entities") - {PERMISSION}
+    if mine and theirs and all(_in(w, fact_words) for w in plain):
+        return ", ".join(sorted(mine)), ", ".join(sorted(theirs))
+    return None
+
+
+def _permission_conflict(claim: Claim, clause: Clause, topic: float) -> Relation | None:
+    """Allowed/preferred against frozen/forbidden (a negation flips either); required
+    against optional."""
+    for c in claim.clauses:
+        if c.obligation and clause.obligation and c.obligation != clause.obligation:
+            mine = "required" if c.obligation > 0 else "optional"
+            theirs = "required" if clause.obligation > 0 else "optional"
+            why = f"the claim says {mine}; the fact says {theirs}"
+            return Relation("contradicts", "permission", why, mine, theirs, topic)
+        if c.polarity == clause.polarity or not (c.explicit or clause.explicit):
+            continue
+        if topic < PERMISSION_SUBJECT:
+            continue
+        mine = "allowed" if c.polarity > 0 else "not allowed"
+        theirs = "allowed" if clause.polarity > 0 else "not allowed"
+        return Relation(
+            "contradicts",
+            "permission",
+            f"the claim says {mine}; the fact says {theirs}",
+            mine,
+            theirs,
+            topic,
+        )
+    return None

@@ -1,0 +1,234 @@
+"""Words as ``validate`` reads them: tokens (numbers, names, words split at hyphens and
+lemmatised in the text's language), the closed word classes (weekdays, months, permission
+words), numbers as written in four languages, and the slot types a clause is read into."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from functools import lru_cache
+
+from ..index.query import STOPWORDS
+from ..language import CYRILLIC, lemma
+from . import lexicon as lx
+from .glossary import GLOSSARY
+
+_TOKEN_RE = re.compile(
+    r"R\$|[$€£₽₴%]"
+    r"|\d{4}-\d{2}(?:-\d{2})?(?![\d-])"  # ISO date
+    r"|\d{1,2}h(?:\d{2})?(?!\w)"  # Portuguese time of day: 10h, 10h30
+    r"|\d{1,3}(?:[ \u00a0\u202f]\d{3})+(?![\d.,])"  # 10 000
+    r"|\d+(?:[.,:]\d+)*"
+    r"|[^\W\d_][\w'-]*[^\W_'-]|[^\W\d_]"
+    r"|[;.!?]|[—–]",
+    re.UNICODE,
+)
+_PERCENTILE = re.compile(r"\b(\d{2})(?:st|nd|rd|th)\s+percentile\b|\bpercentil\s+(\d{2})\b", re.I)
+IGNORED = (STOPWORDS | lx.FUNCTION_WORDS) - lx.ALL_NEGATIONS - {"over", "against"}
+
+
+_CYRILLIC_ENDINGS = ("ами", "ях", "ах", "ов", "ів", "ом", "ой", "ы", "и", "а", "у", "е", "і")
+PERMISSION = "~permission"  # the content word standing for any permission word
+
+
+@dataclass(frozen=True)
+class Quantity:
+    """A number with its unit: ``value`` in the dimension's base unit (seconds, bytes,
+    per second for a rate); ``dim`` is time|size|percent|money:<code>|rate|count|number;
+    ``unit`` the counted nouns' lemmas (count and rate)."""
+
+    value: float
+    dim: str
+    unit: frozenset[str]
+    text: str
+    context: frozenset[str]
+
+
+@dataclass
+class Clause:
+    """What one clause says (filled in by :func:`read`)."""
+
+    words: set[str] = field(default_factory=set)  # content lemmas, entities included
+    entities: set[str] = field(default_factory=set)  # names asserted
+    rejected: set[str] = field(default_factory=set)  # names or words ruled out
+    quantities: list[Quantity] = field(default_factory=list)
+    versions: list[tuple[str, str]] = field(default_factory=list)  # (of what, version)
+    clocks: set[int] = field(default_factory=set)  # minutes after midnight
+    dates: set[tuple[int | None, int | None, int | None]] = field(default_factory=set)
+    weekdays: set[str] = field(default_factory=set)
+    parts: set[str] = field(default_factory=set)  # morning|afternoon|evening|night
+    polarity: int = 1  # -1: frozen/forbidden/negated, +1 otherwise
+    explicit: bool = False  # a permission word or a negation said so
+    permission: bool = False  # a permission word (not only a negation) is there
+    obligation: int = 0  # 1: required/mandatory, -1: optional
+    subject: set[str] = field(default_factory=set)  # content words before the predicate
+
+
+@dataclass
+class Tok:
+    raw: str
+    low: str
+    lem: str
+    kind: str  # word|num|iso|clock|sym|punct
+    used: bool = False  # read as part of a slot, not a content word
+    entity: bool = False
+    base: str = ""  # the dictionary lemma, before the glossary
+
+
+# --- tokens ------------------------------------------------------------------------------
+
+
+def _lemma(word: str, lang: str) -> str:
+    """The dictionary lemma, in lower case (the dictionaries capitalise names: "Friday")."""
+    if CYRILLIC.search(word):
+        order = ("uk", "ru") if lang == "uk" else ("ru", "uk")
+        return lemma(word, order).lower()
+    return lemma(word, ("pt",) if lang == "pt" else ("en",)).lower()
+
+
+def canonical(word: str, lang: str) -> str:
+    """A word's lemma, and the one form of words teams write several ways."""
+    low = word.lower()
+    if low in lx.ALIASES:
+        return lx.ALIASES[low]
+    if low in GLOSSARY:
+        return GLOSSARY[low]
+    lem = _lemma(low, lang)
+    found = lx.ALIASES.get(lem) or GLOSSARY.get(lem)
+    if found is None and lem == low and CYRILLIC.search(low):
+        # a loanword the dictionary lacks ("бэкапы"): try it without a case ending
+        for ending in _CYRILLIC_ENDINGS:
+            if low.endswith(ending) and low[: -len(ending)] in GLOSSARY:
+                return GLOSSARY[low[: -len(ending)]]
+    return found or lem
+
+
+def _keep_whole(low: str) -> bool:
+    return (
+        any(c.isdigit() for c in low)
+        or low in GLOSSARY
+        or low in lx.ALIASES
+        or weekday(low, None) is not None
+        or polarity_of(low) != 0
+    )
+
+
+def tokens(text: str, lang: str) -> list[Tok]:
+    """``text``'s tokens: numbers, names and words (lemmatised, multi-word forms joined)."""
+    text = _PERCENTILE.sub(lambda m: f"p{m.group(1) or m.group(2)}", text)
+    out: list[Tok] = []
+    for m in _TOKEN_RE.finditer(text):
+        raw = m.group(0)
+        if raw[0].isdigit():
+            kind = "iso" if "-" in raw else "clock" if raw[-1] == "h" or "h" in raw else "num"
+            out.append(Tok(raw, raw, raw, kind))
+        elif raw in ";.!?":
+            out.append(Tok(raw, raw, raw, "punct"))
+        elif not raw[0].isalnum():
+            out.append(Tok(raw, raw.lower(), raw.lower(), "sym"))  # currency, %, dash
+        else:
+            raw = re.sub(r"'s$", "", raw) if lang == "en" else raw
+            low = raw.lower()
+            parts = [raw] if "-" not in raw or _keep_whole(low) else raw.split("-")
+            out.extend(
+                Tok(p, p.lower(), canonical(p, lang), "word", base=_lemma(p.lower(), lang))
+                for p in parts
+                if p
+            )
+    return _join_phrases(out)
+
+
+def _join_phrases(toks: list[Tok]) -> list[Tok]:
+    """Read the forms of :data:`lexicon.PHRASES` as one word."""
+    out: list[Tok] = []
+    for tok in toks:
+        out.append(tok)
+        for n in (3, 2):
+            tail = out[-n:]
+            if len(tail) < n or any(t.kind != "word" for t in tail):
+                continue
+            joined = lx.PHRASES.get(tuple(t.low for t in tail)) or lx.PHRASES.get(
+                tuple(t.lem for t in tail)
+            )
+            if joined:
+                del out[-n:]
+                out.append(Tok(" ".join(t.raw for t in tail), joined, joined, "word"))
+                break
+    return out
+
+
+def clauses(toks: list[Tok]) -> list[tuple[list[Tok], bool]]:
+    """The clauses of a token list (split at ``;`` and sentence ends), each with whether it
+    starts a sentence (its first word's capital then says nothing)."""
+    out: list[tuple[list[Tok], bool]] = [([], True)]
+    for tok in toks:
+        if tok.kind == "punct":
+            if out[-1][0]:
+                out.append(([], tok.raw != ";"))
+        else:
+            out[-1][0].append(tok)
+    return [c for c in out if c[0]]
+
+
+# --- word classes ------------------------------------------------------------------------
+
+
+def weekday(low: str, prev: str | None) -> str | None:
+    """The weekday a word names (``mon``..``sun``), if any; ``prev`` is the word before
+    (Portuguese "segunda" is a weekday only after "na", "às"...; ``None``: don't check)."""
+    word = low[2:] if low.startswith("що") and len(low) > 5 else low
+    if word.startswith(("середовищ", "середн")):
+        return None
+    for stem, day in lx.WEEKDAY_STEMS:
+        if word == stem or (len(stem) > 4 and word.startswith(stem)):
+            base = word.rstrip("s")
+            if prev is not None and base in lx.PT_ORDINAL_DAYS and prev not in lx.PT_DAY_CUES:
+                return None
+            return day
+    return None
+
+
+def month(low: str) -> int | None:
+    for stem, number in lx.MONTH_STEMS:
+        if low == stem or (len(stem) >= 4 and low not in lx.EXACT_MONTHS and low.startswith(stem)):
+            return number
+    return None
+
+
+@lru_cache(maxsize=4096)
+def polarity_of(word: str) -> int:
+    """+1 for a word of permission or preference, -1 for one of prohibition, else 0 (the
+    longest matching entry decides: "disallowed" is not "allowed")."""
+    best, sign = 0, 0
+    for entry, value in lx.POLARITY:
+        hit = word == entry or (len(entry) >= 5 and word.startswith(entry))
+        if hit and len(entry) > best:
+            best, sign = len(entry), value
+    return sign
+
+
+def parse_number(text: str, lang: str) -> float | None:
+    """A number as written: "10 000", "30,000" (en), "0,5" and "2.000" (pt/ru/uk), "40k"."""
+    t = re.sub(r"[ \u00a0\u202f]", "", text)
+    scale = 1.0
+    if t[-1:] in "kK":
+        t, scale = t[:-1], 1000.0
+    if "," in t and "." in t:
+        t = (
+            t.replace(".", "").replace(",", ".")
+            if t.rfind(",") > t.rfind(".")
+            else t.replace(",", "")
+        )
+    elif "," in t:
+        thousands = re.fullmatch(r"\d{1,3}(?:,\d{3})+", t)
+        t = (
+            t.replace(",", "")
+            if thousands and (lang == "en" or t.count(",") > 1)
+            else t.replace(",", ".")
+        )
+    elif t.count(".") == 1 and lang != "en" and re.fullmatch(r"\d{1,3}\.\d{3}", t):
+        t = t.replace(".", "")
+    try:
+        return float(t) * scale
+    except ValueError:
+        return None
