@@ -89,6 +89,40 @@ def test_access_log_folds_into_files_and_refreshes_relevance(vault: Vault) -> No
     assert meta(vault, mid)["access_count"] == 2
 
 
+def test_reads_parked_by_a_run_killed_after_its_commit_are_not_counted_twice(
+    vault: Vault,
+) -> None:
+    mid = episode(vault, "Deploy went fine", importance=2)
+    _log_access(vault, [mid], weeks(10))
+    now = weeks(10) + dt.timedelta(hours=2)
+    parked = vault.root / ".memvault" / "access.log.folding"
+    log = vault.root / ".memvault" / "access.log"
+    kept = log.read_bytes()
+    consolidate(vault, now=now)
+    assert meta(vault, mid)["access_count"] == 1
+    # the run died after its commit, before dropping the parked log: put it back
+    parked.write_bytes(kept)
+    _log_access(vault, [mid], weeks(10) + dt.timedelta(hours=1))
+    consolidate(vault, now=now + dt.timedelta(minutes=1))
+    assert meta(vault, mid)["access_count"] == 2  # the new read only
+    assert not parked.exists()
+
+
+def test_reads_parked_by_a_run_killed_before_its_commit_are_counted_once(vault: Vault) -> None:
+    mid = episode(vault, "Deploy went fine", importance=2)
+    _log_access(vault, [mid], weeks(10))
+    parked = vault.root / ".memvault" / "access.log.folding"
+    log = vault.root / ".memvault" / "access.log"
+    log.replace(parked)  # parked, never committed
+    _log_access(vault, [mid], weeks(10) + dt.timedelta(hours=1))
+    now = weeks(10) + dt.timedelta(hours=2)
+    consolidate(vault, now=now)
+    assert meta(vault, mid)["access_count"] == 2
+    assert not parked.exists() and not log.exists()
+    consolidate(vault, now=now)
+    assert meta(vault, mid)["access_count"] == 2
+
+
 def test_archived_memory_used_again_comes_back(vault: Vault) -> None:
     mid = episode(vault, "Rare incident with the payment gateway", importance=1)
     consolidate(vault, now=weeks(8))

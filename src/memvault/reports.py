@@ -2,16 +2,18 @@
 
 from __future__ import annotations
 
-import json
+import datetime as dt
 from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from .errors import Problem
+from .errors import JournalError, Problem
 from .memory import Memory, now_utc
+from .metrics import WINDOW_DAYS, seed_metrics, usage, window
 from .paths import ACCESS_LOG, ALL_TREES, MEMORY_TYPES
 from .scopes import Filters
+from .search.accesslog import read_log, read_reads
 from .security import find_secrets
 from .tree import is_memory_file
 from .vault import Vault
@@ -34,56 +36,32 @@ def recent_episodes(vault: Vault, last: int, include_transcripts: bool = True) -
 
 
 def read_access_log(root: Path) -> list[dict[str, Any]]:
-    path = root / ACCESS_LOG
-    if not path.exists():
-        return []
-    records = []
-    with open(path, encoding="utf-8", errors="replace") as handle:
-        for line in handle:
-            line = line.strip()
-            if not line:
-                continue
-            try:
-                record = json.loads(line)
-            except json.JSONDecodeError:
-                continue  # a torn last line from a killed process: skip it
-            if isinstance(record, dict):
-                records.append(record)
-    return records
+    """The live access log's records (reads not folded yet)."""
+    return read_log(root / ACCESS_LOG)
 
 
-def usage_stats(root: Path, visible: set[str] | None = None) -> dict[str, Any]:
-    """Read counts from the access log; ``most_recalled`` names only ``visible`` ids (the
-    log holds every agent's reads, and an id of another agent's ``self`` memory is theirs)."""
-    records = [r for r in read_access_log(root) if r.get("kind") == "query"]
-    if not records:
-        return {
-            "queries": 0,
-            "queries_per_day": 0.0,
-            "recall_hit_rate": 0.0,
-            "avg_query_ms": 0.0,
-            "most_recalled": [],
-        }
-    days = {str(r.get("ts", ""))[:10] for r in records}
-    hits = sum(1 for r in records if r.get("ids"))
-    ms = [float(r.get("ms", 0)) for r in records]
-    counter: Counter[str] = Counter()
-    for r in records:
-        counter.update(i for i in (r.get("ids") or []) if visible is None or i in visible)
-    return {
-        "queries": len(records),
-        "queries_per_day": len(records) / max(1, len(days)),
-        "recall_hit_rate": hits / len(records),
-        "avg_query_ms": sum(ms) / len(ms),
-        "most_recalled": [{"id": k, "count": v} for k, v in counter.most_common(10)],
-    }
+def usage_stats(
+    root: Path, visible: set[str] | None = None, days: int = WINDOW_DAYS
+) -> dict[str, Any]:
+    """Reads of the last ``days`` days (:func:`memvault.metrics.usage`); ``most_recalled``
+    names only ``visible`` ids (the log holds every agent's reads, and an id of another
+    agent's ``self`` memory is theirs)."""
+    return usage(read_reads(root), window(root, days), visible)
 
 
-def vault_stats(vault: Vault) -> dict[str, Any]:
+def vault_stats(
+    vault: Vault, days: int = WINDOW_DAYS, now: dt.datetime | None = None
+) -> dict[str, Any]:
+    """Counts of what the reader sees, usage over the window and seed 004's metrics
+    (definitions: :mod:`memvault.metrics`)."""
+    win = window(vault.root, days, now)  # first: a bad ``days`` fails before the scan
     scan = vault.scan()
     visible = [m for m in scan.memories if vault.identity.can_see(m)]
     live = [m for m in visible if not m.path.startswith(("archive/", "inbox/"))]
     created = sorted(str(m.get("created")) for m in live if m.get("created"))
+    seen = {m.id for m in visible}
+    hidden = {m.id for m in scan.memories} - seen
+    records = read_reads(vault.root)
     return {
         "total": len(live),
         "by_type": dict(Counter(m.type for m in live)),
@@ -95,15 +73,33 @@ def vault_stats(vault: Vault) -> dict[str, Any]:
         "archive": sum(1 for m in visible if m.path.startswith("archive/")),
         "inbox": sum(1 for m in visible if m.path.startswith("inbox/")),
         "invalid": len(scan.invalid),
-        "usage": usage_stats(vault.root, {m.id for m in visible}),
+        "window": win.as_dict(),
+        "usage": usage(records, win, seen),
+        "metrics": seed_metrics(vault, visible, hidden, win, records),
     }
 
 
-def doctor_report(vault: Vault) -> dict[str, Any]:
+def doctor_report(vault: Vault, repair: bool = False) -> dict[str, Any]:
     """Every problem a person should fix, each naming the file and the key; notes; and the
-    search index (``index``: its embedder, and a new index being built beside it)."""
-    scan = vault.scan()
+    search index (``index``: its embedder, and a new index being built beside it).
+
+    ``repair``: first undo an interrupted write that could not be undone (what can't be
+    is set aside, see :func:`memvault.journal.recover`)."""
     problems: list[Problem] = []
+    repaired: list[str] = []
+    if repair:
+        with vault.locked():  # a writer's lock: it undoes an interrupted write, forcing
+            pass
+        done = vault.last_recovery
+        if done is not None:
+            repaired.append(f"undid an interrupted write ({len(done.restored)} file(s) put back)")
+            if done.kept:
+                repaired.append(f"could not undo all of it: its saved copies are in {done.kept}")
+    try:
+        scan = vault.scan()
+    except JournalError as exc:  # reported, and the files are read as they are
+        problems.append(Problem(exc.path, exc.key, exc.message))
+        scan = vault.catalog.scan()
     for entry in scan.invalid:
         problems.extend(entry.problems)
     by_id: dict[str, list[str]] = {}
@@ -139,6 +135,7 @@ def doctor_report(vault: Vault) -> dict[str, Any]:
     from .index import health
     from .index.migrate import describe
 
+    notes.extend(repaired)
     notes.extend(health(vault))  # names both embedders while the index is being switched
     return {
         "checked": len(scan.entries),

@@ -67,9 +67,6 @@ def accesses(root: Path, now: dt.datetime) -> tuple[Accesses, str | None, int]:
     if not (folding.exists() and file_sha(folding) == last_log_entry(root).get("folded_sha")):
         records.extend(read_records(folding))
     records.extend(read_records(root / ACCESS_LOG))
-    sha = None
-    if records:
-        sha = hashlib.sha256(json.dumps(records, sort_keys=True).encode()).hexdigest()
     per: Accesses = {}
     used = 0
     for record in records:
@@ -84,7 +81,7 @@ def accesses(root: Path, now: dt.datetime) -> tuple[Accesses, str | None, int]:
             mid = str(address).split("#", 1)[0]  # a turn's read counts for its transcript
             count, last = per.get(mid, (0, when))
             per[mid] = (count + 1, max(last, when))
-    return per, sha, used
+    return per, None, used  # the hash is the parked file's, taken when it is parked
 
 
 def plan_fold(root: Path, state: State, result: Plan) -> Accesses:
@@ -107,13 +104,31 @@ def plan_fold(root: Path, state: State, result: Plan) -> Accesses:
 
 
 def park_access_log(root: Path, result: Plan) -> None:
-    """Set the log being folded aside, so reads logged during the commit start a new one."""
+    """Set the log being folded aside, so reads logged during the commit start a new one,
+    and record the parked file's hash (``result.folded_sha``) for the consolidation log.
+
+    A parked file left by an earlier run that died before its commit is still there: the
+    new log is appended to it, so the parked file holds every record this run folded."""
     access = root / ACCESS_LOG
     folding = root / ACCESS_LOG_FOLDING
-    if result.folded_records and access.exists() and not folding.exists():
-        os.replace(access, folding)
+    if not result.folded_records:
+        return
+    if access.exists():
+        if folding.exists():
+            with folding.open("ab") as out:
+                out.write(access.read_bytes())
+            access.unlink()
+        else:
+            os.replace(access, folding)
+    result.folded_sha = file_sha(folding)
 
 
 def drop_parked_log(root: Path) -> None:
-    """Remove the parked log once its records are committed into the files."""
-    (root / ACCESS_LOG_FOLDING).unlink(missing_ok=True)
+    """Remove the parked log once its records are committed into the files (its records go
+    to the access history first, for the windows of ``stats``)."""
+    folding = root / ACCESS_LOG_FOLDING
+    if folding.exists():
+        from ..search.accesslog import retain
+
+        retain(root, folding)
+    folding.unlink(missing_ok=True)

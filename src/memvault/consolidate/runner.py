@@ -134,14 +134,16 @@ def apply(vault: Vault, result: Plan) -> str | None:
     old_log = log_path.read_text(encoding="utf-8") if log_path.exists() else ""
     writes = dict(result.writes)
     sha = None
+    # Fold the access log exactly once: park it, commit (the log entry records the parked
+    # file's hash), then drop the parked copy; a run that dies between the commit and the
+    # drop leaves a parked file whose hash the next run finds in the log, and skips.
+    park_access_log(vault.root, result)
     if not result.empty:
         writes[CONSOLIDATION_LOG] = (
             old_log + json.dumps(log_entry(result), ensure_ascii=False) + "\n"
         )
     # a moved file is written at its destination; remove the source
     removes = [src for src in result.moves if src not in writes]
-    # Fold the access log exactly once: park it, commit, then drop the parked copy.
-    park_access_log(vault.root, result)
     if writes or removes:
         sha = vault.commit_files(writes, commit_message(result), removes=removes)
     drop_parked_log(vault.root)

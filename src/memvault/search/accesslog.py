@@ -2,6 +2,10 @@
 by git). Reads never rewrite tracked files; consolidation later folds the log into the
 memories' ``access_count`` / ``last_accessed``, and ``stats`` reads usage from it.
 
+Folded records are not thrown away: :func:`retain` moves them to
+``.memvault/access.log.history`` (also ignored by git, kept for ``KEEP_DAYS``), so that
+``stats`` can measure a window longer than the time since the last consolidation.
+
 Each record is written with a single ``write`` on a file opened ``O_APPEND``, so lines
 from concurrent readers never interleave (POSIX appends are atomic for one write).
 """
@@ -13,15 +17,16 @@ import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
-from ..memory import format_time, now_utc
-from ..paths import ACCESS_LOG
+from ..memory import format_time, now_utc, parse_time
+from ..paths import ACCESS_LOG, ACCESS_LOG_FOLDING, ACCESS_LOG_HISTORY
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..repository import Repository
 
 MAX_QUERY_CHARS = 500
+KEEP_DAYS = 90  # folded reads kept in the history for `stats` (its longest window)
 
 
 def log_access(
@@ -77,3 +82,72 @@ def _warn(exc: OSError) -> None:
 def log_read(vault: Repository, cmd: str, query: str, ids: Sequence[str], ms: float) -> None:
     """One line in the access log: who read what, with which query."""
     log_access(vault.root, cmd, query, ids, ms, vault.identity.agent)
+
+
+def _lines(path: Path) -> list[str]:
+    try:
+        with open(path, encoding="utf-8", errors="replace") as handle:
+            return [line.rstrip("\n") for line in handle if line.strip()]
+    except FileNotFoundError:
+        return []
+
+
+def _parse(lines: Sequence[str]) -> list[dict[str, Any]]:
+    out = []
+    for line in lines:
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError:
+            continue  # a torn last line from a killed process: skip it
+        if isinstance(record, dict):
+            out.append(record)
+    return out
+
+
+def read_log(path: Path) -> list[dict[str, Any]]:
+    """The records of one log file, in order; damaged lines are skipped."""
+    return _parse(_lines(path))
+
+
+def read_reads(root: Path) -> list[dict[str, Any]]:
+    """Every read still on record: the folded history, a log being folded, the live log.
+
+    A line found in the history is not counted again from the other two (a consolidation
+    that died between keeping the history and removing its parked log leaves both)."""
+    history = _lines(root / ACCESS_LOG_HISTORY)
+    kept = set(history)
+    rest = [
+        line
+        for name in (ACCESS_LOG_FOLDING, ACCESS_LOG)
+        for line in _lines(root / name)
+        if line not in kept
+    ]
+    return _parse(history + rest)
+
+
+def retain(root: Path, folded: Path, keep_days: int = KEEP_DAYS) -> None:
+    """Add the records of ``folded`` (a parked log, now in the files) to the history and
+    drop history older than ``keep_days``. Lines already there are not added twice, so a
+    run repeated after a crash adds nothing. Never raises: statistics are not worth a
+    failed consolidation."""
+    import datetime as dt
+
+    from ..files import atomic_write
+
+    cutoff = now_utc() - dt.timedelta(days=keep_days)
+    lines = _lines(root / ACCESS_LOG_HISTORY)
+    seen = set(lines)
+    lines += [line for line in _lines(folded) if line not in seen]
+    kept = []
+    for line in lines:
+        record = _parse([line])
+        try:
+            when = parse_time(record[0].get("ts")) if record else None
+        except ValueError:
+            when = None
+        if when is not None and when >= cutoff:
+            kept.append(line)
+    try:
+        atomic_write(root / ACCESS_LOG_HISTORY, "".join(f"{line}\n" for line in kept))
+    except OSError as exc:
+        _warn(exc)
