@@ -1,14 +1,42 @@
 #!/usr/bin/env python3
-"""Consolidation benchmark: a vault with planted duplicates and contradictions.
+"""Consolidation benchmark: merges, disputes and promotions on a vault with planted answers.
 
-Builds a vault of N memories (default 10,000) across scopes, plants exact and
-near-exact duplicates and subject contradictions at known rates, warms the index, runs
-one consolidation and prints wall time, files changed, duplicate recall/precision and
-merges across scopes (must be 0). Also runs a 1k vault to show the scaling.
+A vault of ``--n`` memories (default 10,000) holds, from ``bench/data/consolidate.json``:
 
-    python bench/consolidate.py            # human output
-    python bench/consolidate.py --json     # one JSON object
-    python bench/consolidate.py --n 2000 --embedder fake   # quick
+* **paraphrases**: one statement written twice in other words (facts a day apart; episodes
+  as the same event retold within the hour, in one session), in English, Portuguese,
+  Russian and Ukrainian: each pair must merge. One pair in ten is put in two different
+  scopes instead, where it must never merge;
+* **look-alikes**: the same template about a different entity or number (must neither
+  merge nor be disputed);
+* **contradictions**: the same template with a different value -- a number with its unit,
+  a negation, a replaced choice, a date, a polarity word (frozen/allowed): both facts must
+  be flagged ``disputed``, neither merged;
+* **recurrences**: one problem on different days, told in different words (e.g. the deploy
+  failing for a missing DATABASE_URL on 20, 24 and 28 November): never merged, and
+  promotion must put a proposal in ``inbox/`` citing every occurrence;
+* **subject facts**: a newer fact with the same ``subject`` (a number changed): the older
+  one must end superseded;
+
+and realistic filler facts and episodes (``bench/filler.py``) up to ``--n``. The index is
+built with the vault's default embedder (all-MiniLM-L6-v2) by ``Vault.reindex`` -- what
+``memvault reindex`` runs -- and one ``consolidate`` follows, as ``memvault consolidate``
+runs it. ``seconds`` is both together; ``index_seconds`` and ``consolidate_seconds`` each.
+
+The consolidation thresholds were tuned on the ``tune`` half of the planted items (even
+positions in the data file); figures are printed for the ``test`` half (odd positions) and
+for both. The run exits 1 when a target is missed:
+
+    dup_recall >= 0.9, dup_precision >= 0.98, dispute_precision >= 0.9, seconds <= 60,
+    recurrence proposal recall = 1, 0 recurrences merged, 0 merges across scopes.
+
+``--inject-fault`` breaks consolidation on purpose to show the bench notices:
+``no-dedup`` (dedup step left out), ``no-promote`` (promotion left out),
+``merge-recurrences`` (episodes days apart count as one event).
+
+    python bench/consolidate.py --json
+    python bench/consolidate.py --n 2000 --json               # quick
+    python bench/consolidate.py --n 2000 --inject-fault no-dedup   # exits 1
 """
 
 from __future__ import annotations
@@ -18,550 +46,340 @@ import datetime as dt
 import json
 import os
 import random
-import shutil
-import statistics
-import subprocess
+import re
 import sys
 import tempfile
 import time
+from collections import defaultdict
 from pathlib import Path
+from typing import Any
 
-TAGS = [
-    "deploy",
-    "billing",
-    "onboarding",
-    "infra",
-    "search",
-    "mobile",
-    "security",
-    "hiring",
-    "support",
-    "data",
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent / "src"))
+sys.path.insert(0, str(HERE))
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+
+DATA = HERE / "data" / "consolidate.json"
+OWNERS = [
+    {"scope": "team", "team": "core"},
+    {"scope": "self", "agent": "agent-a"},
+    {"scope": "self", "agent": "agent-b"},
+    {"scope": "global"},
 ]
+NOW = dt.datetime(2026, 12, 15, tzinfo=dt.UTC)
+FAULTS = ("no-dedup", "no-promote", "merge-recurrences")
+TARGETS = {
+    "dup_recall": (">=", 0.9),
+    "dup_precision": (">=", 0.98),
+    "dispute_precision": (">=", 0.9),
+    "seconds": ("<=", 60.0),
+    "recurrence_proposal_recall": (">=", 1.0),
+    "recurrences_merged": ("<=", 0),
+    "cross_scope_merges": ("<=", 0),
+}
 
 
-def vocabulary(rng: random.Random) -> list[str]:
-    syllables = [
-        "ka",
-        "lo",
-        "mi",
-        "ren",
-        "dus",
-        "tor",
-        "vel",
-        "qui",
-        "sam",
-        "por",
-        "nek",
-        "zu",
-        "bar",
-        "fin",
-        "gol",
-        "hep",
-    ]
-    words = set()
-    while len(words) < 3000:
-        words.add("".join(rng.choice(syllables) for _ in range(rng.randint(2, 3))))
-    common = [
-        "the",
-        "a",
-        "of",
-        "to",
-        "and",
-        "in",
-        "is",
-        "was",
-        "for",
-        "on",
-        "with",
-        "that",
-        "by",
-        "at",
-        "from",
-        "we",
-        "our",
-        "team",
-        "service",
-        "deploy",
-    ]
-    return sorted(words) + common
-
-
-# LoCoMo (github.com/snap-research/locomo, data/locomo10.json), where $LOCOMO_DATA says.
-LOCOMO = Path(os.environ.get("LOCOMO_DATA", "locomo10.json"))
-
-
-def corpus(rng: random.Random, count: int) -> tuple[list[str], list[str], str]:
-    """``count`` distinct texts and a vocabulary of real English words.
-
-    Real conversation turns from LoCoMo (``$LOCOMO_DATA``; 12+ words, distinct after
-    normalisation), then sentences of random words from the same vocabulary. A small model
-    embeds any two such texts well apart (nearest other text at about 0.5-0.75 cosine), so
-    what merges is what was planted. Without the data: pseudo-words (with a real model
-    these all look alike to it, and precision means little).
-    """
-    import re
-
-    path = Path(os.environ.get("MEMVAULT_LOCOMO", LOCOMO))
-    if not path.exists():
-        print(f"note: {path} not found; using pseudo-words", file=sys.stderr)
-        vocab = vocabulary(rng)
-        return [sentence(rng, vocab) for _ in range(count)], vocab, "pseudo-words"
-    turns: list[str] = []
-
-    def walk(node: object) -> None:
-        if isinstance(node, dict):
-            if isinstance(node.get("text"), str) and "speaker" in node:
-                turns.append(node["text"])
-            for value in node.values():
-                walk(value)
-        elif isinstance(node, list):
-            for value in node:
-                walk(value)
-
-    walk(json.loads(path.read_text(encoding="utf-8")))
-    seen: dict[str, str] = {}
-    for t in turns:
-        key = " ".join(re.findall(r"\w+", t.lower()))
-        if len(t.split()) >= 12 and key not in seen:
-            seen[key] = " ".join(t.split())
-    texts = sorted(seen.values())
-    rng.shuffle(texts)
-    vocab = sorted({w for t in turns for w in re.findall(r"[a-z]+", t.lower()) if len(w) > 2})
-    texts = texts[:count]
-    while len(texts) < count:
-        texts.append(sentence(rng, vocab))
-    return texts, vocab, f"LoCoMo turns ({min(len(seen), count)}) + random-word sentences"
-
-
-def sentence(rng: random.Random, vocab: list[str]) -> str:
-    return " ".join(rng.choice(vocab) for _ in range(rng.randint(14, 24))).capitalize() + "."
-
-
-def near_copy(rng: random.Random, text: str) -> str:
-    """Same statement, trivially different: case, punctuation, one extra filler word."""
-    variants = [
-        text.upper(),
-        text.rstrip(".") + "!",
-        text.replace(" ", "  ", 2),
-        text.rstrip(".") + " again.",
-    ]
-    return rng.choice(variants)
-
-
-def _stamp(when: dt.datetime) -> str:
+def stamp(when: dt.datetime) -> str:
     return when.strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-def build(
-    root: Path,
-    n: int,
-    dup_rate: float,
-    contra_rate: float,
-    dispute_rate: float,
-    seed: int,
-    exact_below: int | None,
-) -> dict:
-    """A vault of ``n`` files: originals, plus planted
+class Builder:
+    """Collects the files of the bench vault and what each planted item expects."""
 
-    * duplicates (``dup_rate`` of n): a copy of an original, exact or trivially different
-      (case, punctuation, one extra word), a day younger; one in ten is put in another
-      scope instead (must never merge);
-    * subject contradictions (``contra_rate`` of n): a newer fact about the same
-      ``subject`` as an original fact (same owner, later ``valid_from``, a few words
-      changed): the original must end superseded by it;
-    * look-alike contradictions (``dispute_rate`` of n, in pairs): two facts with the same
-      sentence but a different number or a negation and no subject: both must be flagged
-      ``disputed``, neither merged nor deleted.
-    """
+    def __init__(self, vault: Any, rng: random.Random) -> None:
+        from memvault.files import render_new
+
+        self.vault, self.rng, self.render = vault, rng, render_new
+        self.writes: dict[str, str] = {}
+        self.texts: set[str] = set()
+        self.lang: dict[str, str] = {}  # planted id -> language
+        self.split: dict[str, str] = {}  # planted id -> tune|test
+        self.expect: dict[str, list[Any]] = defaultdict(list)
+
+    def add(self, mid: str, mtype: str, text: str, owner: dict[str, str], when: dt.datetime,
+            tags: list[str] | tuple[str, ...], **extra: Any) -> str:  # fmt: skip
+        meta = {
+            "id": mid,
+            "type": mtype,
+            "category": "facts" if mtype == "semantic" else "session",
+            **owner,
+            "created": stamp(when),
+            "importance": 3,
+            "decay": "never",
+            "tags": list(tags),
+            **extra,
+        }
+        self.writes[self.vault.path_for(meta)] = self.render(meta, text)
+        self.texts.add(text)
+        return mid
+
+    def when(self) -> dt.datetime:
+        # Within the 85 days before the run: retention archives private memories unused for
+        # 90 days before dedup sees them (the recurrences keep their own dates, team scope).
+        return NOW - dt.timedelta(minutes=self.rng.randrange(60, 85 * 24 * 60))
+
+    def pair(self, kind: str, j: int, item: dict[str, Any], owners: tuple[dict, dict]) -> None:
+        """Two memories of a planted pair: facts days apart, episodes one event (a session)."""
+        mtype = item.get("type", "semantic")
+        first = self.when()
+        later = dt.timedelta(minutes=25) if mtype == "episodic" else dt.timedelta(days=3)
+        extra = {"session": f"bench-{kind}-{j}"} if mtype == "episodic" else {}
+        ids = (f"{kind}-{j:03d}-a", f"{kind}-{j:03d}-b")
+        for mid, text, owner, when in zip(
+            ids, (item["a"], item["b"]), owners, (first, first + later), strict=True
+        ):
+            self.add(mid, mtype, text, owner, when, item["tags"], **extra)
+            self.lang[mid], self.split[mid] = item.get("lang", "en"), item["split"]
+        self.expect[kind].append(ids)
+
+
+def build(root: Path, n: int, seed: int) -> tuple[Any, Builder]:
+    """Write the bench vault (one commit); returns the vault and what was planted."""
+    from filler import fillers
+
     from memvault import Vault
-    from memvault.files import render_new
 
     rng = random.Random(seed)
     vault = Vault.init(root)
-    if exact_below is not None:
-        vault.set_config("index.exact_below", exact_below, "bench: how neighbours are found")
-        vault = Vault.open(root)
-    scopes = [
-        ("team", None, None),
-        ("self", "agent-a", None),
-        ("self", "agent-b", None),
-        ("global", None, None),
-    ]
-    t0 = dt.datetime(2026, 1, 1, tzinfo=dt.UTC)
-    writes: dict[str, str] = {}
-    planted: list[tuple[str, str]] = []
-    cross_scope_twins: list[tuple[str, str]] = []
-    subject_pairs: list[tuple[str, str]] = []  # (older, newer)
-    dispute_pairs: list[tuple[str, str]] = []
-    n_dups = int(n * dup_rate)
-    n_contra = int(n * contra_rate)
-    n_dispute = 2 * int(n * dispute_rate / 2)
-    base_count = n - n_dups - n_contra - n_dispute
-    texts, vocab, source = corpus(rng, base_count + n_dispute // 2)
-    originals = []
-
-    def owner(i: int) -> dict:
-        scope, agent, team = scopes[i % len(scopes)]
-        return {
-            k: v for k, v in {"scope": scope, "agent": agent, "team": team}.items() if v is not None
-        }
-
-    for i in range(base_count):
-        kind = "episodic" if i % 3 else "semantic"
-        created = t0 + dt.timedelta(minutes=i)
-        meta = {
-            "id": f"m{i:06d}",
-            "type": kind,
-            "category": "session" if kind == "episodic" else "facts",
-            **owner(i),
-            "created": _stamp(created),
-            "importance": 3,
-            "decay": "never",
-            "tags": [rng.choice(TAGS)],
-        }
-        originals.append((meta, texts[i]))
-    facts = [i for i, (m, _) in enumerate(originals) if m["type"] == "semantic"]
-    for j, i in enumerate(rng.sample(facts, min(n_contra, len(facts)))):
-        meta, text = originals[i]
-        meta["subject"] = f"bench.subject-{j}"
-        meta["valid_from"] = meta["created"]
-        newer = {**meta, "id": f"c{j:06d}"}
-        when = dt.datetime.fromisoformat(meta["created"].replace("Z", "+00:00")) + dt.timedelta(
-            days=30
-        )
-        newer["created"] = newer["valid_from"] = _stamp(when)
-        words = text.rstrip(".").split()
-        for k in rng.sample(range(len(words)), 3):
-            words[k] = rng.choice(vocab)
-        writes[vault.path_for(newer)] = render_new(newer, " ".join(words).capitalize() + ".")
-        subject_pairs.append((meta["id"], newer["id"]))
-    for meta, text in originals:
-        writes[vault.path_for(meta)] = render_new(meta, text)
-    for j in range(n_dispute // 2):
-        i = base_count + j
-        base = {
-            "type": "semantic",
-            "category": "facts",
-            **owner(i),
-            "importance": 3,
-            "decay": "never",
-        }
-        text = texts[base_count + j].rstrip(".!? ")
-        if j % 2:
-            pair = (
-                f"{text}. The retry limit is {10 + j % 50} attempts.",
-                f"{text}. The retry limit is {70 + j % 50} attempts.",
-            )
+    b = Builder(vault, rng)
+    data = json.loads(DATA.read_text(encoding="utf-8"))
+    for j, item in enumerate(data["paraphrases"]):
+        owner = OWNERS[j % len(OWNERS)]
+        if j % 10 == 9:  # the same pair in two scopes: must never merge
+            b.pair("cross", j, item, (owner, OWNERS[(j + 1) % len(OWNERS)]))
         else:
-            pair = (
-                f"{text}. The nightly export is enabled.",
-                f"{text}. The nightly export is not enabled.",
-            )
-        ids = (f"p{j:06d}a", f"p{j:06d}b")
-        for k, (mid, body) in enumerate(zip(ids, pair, strict=True)):
-            meta = {
-                "id": mid,
-                **base,
-                "created": _stamp(t0 + dt.timedelta(days=2, minutes=2 * j + k)),
-            }
-            writes[vault.path_for(meta)] = render_new(meta, body)
-        dispute_pairs.append(ids)
-    plain = [o for o in originals if "subject" not in o[0]]  # subject facts have their own rule
-    for j in range(n_dups):
-        meta, text = rng.choice(plain)
-        twin = {k: v for k, v in meta.items() if k not in ("subject", "valid_from")}
-        twin["id"] = f"d{j:06d}"
-        # A duplicate episode is the same event told again within the hour (one told on
-        # another day is a recurrence, which dedup must leave to promotion); a duplicate
-        # fact may come any time later.
-        later = dt.timedelta(hours=1) if meta["type"] == "episodic" else dt.timedelta(days=1)
-        twin["created"] = _stamp(
-            dt.datetime.fromisoformat(meta["created"].replace("Z", "+00:00")) + later
-        )
-        if j % 10 == 0:
-            # same text in another scope: must NOT merge
-            other = [s for s in scopes if s[0] != meta["scope"] or s[1] != meta.get("agent")][j % 3]
-            twin = {k: v for k, v in twin.items() if k not in ("scope", "agent", "team")}
-            twin.update(
-                {
-                    k: v
-                    for k, v in zip(("scope", "agent", "team"), other, strict=True)
-                    if v is not None
-                }
-            )
-            cross_scope_twins.append((meta["id"], twin["id"]))
-        else:
-            planted.append((meta["id"], twin["id"]))
-        writes[vault.path_for(twin)] = render_new(twin, near_copy(rng, text) if j % 2 else text)
+            b.pair("para", j, item, (owner, owner))
+    for j, item in enumerate(data["lookalikes"]):
+        b.pair("look", j, item, (OWNERS[j % 4], OWNERS[j % 4]))
+    for j, item in enumerate(data["contradictions"]):
+        b.pair("contra", j, item, (OWNERS[j % 4], OWNERS[j % 4]))
+    for j, series in enumerate(data["recurrences"]):
+        ids = []
+        for k, ep in enumerate(series["episodes"]):
+            day = dt.datetime.fromisoformat(ep["day"]).replace(tzinfo=dt.UTC)
+            when = day + dt.timedelta(hours=9 + 2 * k, minutes=rng.randrange(60))
+            mid = b.add(f"rec-{j:02d}-{k}", "episodic", ep["text"], OWNERS[0], when, series["tags"])
+            b.split[mid] = series["split"]
+            ids.append(mid)
+        b.expect["rec"].append(tuple(ids))
+    planted = len(b.writes)
+    n_subject = max(1, n // 200)
+    n_facts = max(0, int((n - planted) * 0.3) - n_subject)
+    n_episodes = max(0, n - planted - n_facts - 2 * n_subject)
+    pool = fillers(rng, n_facts + n_subject, n_episodes, set(b.texts))
+    facts = [f for f in pool if f.type == "semantic"]
+    episodes = [f for f in pool if f.type == "episodic"]
+    with_numbers = [f for f in facts if re.search(r"\d", f.text)][:n_subject]
+    for j, f in enumerate(with_numbers):  # a newer fact about the same subject
+        owner, when = OWNERS[j % 4], b.when()
+        subject = f"bench.{f.key.replace(':', '.').replace(' ', '-').lower()}"
+        old = b.add(f"subj-{j:03d}-a", "semantic", f.text, owner, when, f.tags, subject=subject)
+        newer = re.sub(r"\d+", lambda m: str(int(m.group()) + 1), f.text, count=1)
+        new = b.add(f"subj-{j:03d}-b", "semantic", newer, owner, when + dt.timedelta(days=30),
+                    f.tags, subject=subject)  # fmt: skip
+        b.expect["subject"].append((old, new))
+    rest = [f for f in facts if f not in with_numbers]
+    for j, f in enumerate(rest):
+        b.add(f"fact-{j:05d}", "semantic", f.text, OWNERS[j % 4], b.when(), f.tags)
+    session, left = "", 0
+    for j, f in enumerate(episodes):
+        if left == 0:  # agents log a few episodes per session; some log without one
+            session, left = (f"s-{j:05d}" if rng.random() < 0.5 else ""), rng.randint(1, 4)
+            owner, when = OWNERS[j % 4], b.when()
+        left -= 1
+        when += dt.timedelta(minutes=rng.randint(3, 20))
+        extra = {"session": session} if session else {}
+        b.add(f"ep-{j:05d}", "episodic", f.text, owner, when, f.tags, **extra)
     with vault.locked():
-        vault.commit_files(writes, f"bench: {len(writes)} memories")
-    return {
-        "vault": vault,
-        "planted": planted,
-        "cross": cross_scope_twins,
-        "subjects": subject_pairs,
-        "disputes": dispute_pairs,
-        "files": len(writes),
-        "corpus": source,
-    }
+        vault.commit_files(b.writes, f"bench: {len(b.writes)} memories")
+    return vault, b
 
 
 def _cpu() -> float:
-    """CPU seconds of this process and its finished children (git): unlike wall time, not
-    stretched by other work on a shared machine."""
+    """CPU seconds of this process and its finished children (git): not stretched by
+    other work on a shared machine, unlike wall time."""
     t = os.times()
     return t.user + t.system + t.children_user + t.children_system
 
 
-def _consolidate_timed(root: Path) -> tuple:
-    from memvault import Vault
-    from memvault.consolidate import consolidate
-    from memvault.index import forget_open_index
+def _ratio(good: int, total: int) -> float:
+    return round(good / total, 4) if total else 1.0
 
-    vault = Vault.open(root)
-    load = os.getloadavg()[0]
-    t, c = time.perf_counter(), _cpu()
-    result, sha = consolidate(vault, now=dt.datetime(2026, 4, 1, tzinfo=dt.UTC))
-    seconds, cpu = time.perf_counter() - t, _cpu() - c
-    load = max(load, os.getloadavg()[0])
-    forget_open_index(root)
-    return result, sha, seconds, cpu, load
+
+def score(b: Builder, result: Any, proposals: list[Any], ids: set[str]) -> dict[str, Any]:
+    """Precision and recall of merges, disputes and promotion proposals, overall and for the
+    ``test`` half (held out from tuning), the ``tune`` half and each language."""
+    merged = {
+        frozenset((a.memory_id, a.what.split(" ", 1)[1]))
+        for a in result.actions
+        if a.step == "dedup" and a.what.startswith("merge ")
+    }
+    disputed = {frozenset(d["ids"]) for d in result.disputed}
+    para = {frozenset(p) for p in b.expect["para"]}
+    contra = {frozenset(p) for p in b.expect["contra"]}
+    out: dict[str, Any] = {
+        "dup_recall": _ratio(len(merged & para), len(para)),
+        "dup_precision": _ratio(len(merged & para), len(merged)),
+        "dispute_recall": _ratio(len(disputed & contra), len(contra)),
+        "dispute_precision": _ratio(len(disputed & contra), len(disputed)),
+        "merges": len(merged),
+        "disputes": len(disputed),
+    }
+    cluster = {m for pair in merged for m in pair}
+    out["cross_scope_merges"] = sum(1 for p in b.expect["cross"] if frozenset(p) in merged)
+    out["lookalikes_merged"] = sum(1 for p in b.expect["look"] if frozenset(p) in merged)
+    out["lookalikes_disputed"] = sum(1 for p in b.expect["look"] if frozenset(p) in disputed)
+    out["contradictions_merged"] = sum(1 for p in contra if p & cluster and p in merged)
+    series = [frozenset(s) for s in b.expect["rec"]]
+    out["recurrences_merged"] = sum(1 for s in series if s & cluster)
+    cited = [frozenset(str(i) for i in (m.meta.get("derived_from") or [])) for m in proposals]
+    found = [s for s in series if any(s <= c for c in cited)]
+    exact = [c for c in cited if c in series]
+    out["recurrence_proposal_recall"] = _ratio(len(found), len(series))
+    # A proposal is right when it cites exactly one planted series' occurrences; every
+    # other proposal (filler episodes, a series with strays) counts against precision.
+    out["recurrence_proposal_precision"] = _ratio(len(exact), len(cited))
+    out["proposals"] = len(cited)
+    superseded = {
+        (a.memory_id, a.what.rsplit(" ", 1)[1])
+        for a in result.actions
+        if a.step == "supersede" and a.what.startswith("superseded by ")
+    }
+    subjects = set(b.expect["subject"])
+    out["supersede_recall"] = _ratio(len(superseded & subjects), len(subjects))
+    out["wrong_merges"] = sorted(sorted(p) for p in merged - para)[:12]
+    out["wrong_disputes"] = sorted(sorted(p) for p in disputed - contra)[:12]
+    out["missed_merges"] = sorted(sorted(p) for p in para - merged)
+    out["missed_disputes"] = sorted(sorted(p) for p in contra - disputed)
+
+    def part(keep: Any) -> dict[str, Any]:
+        p = {x for x in para if keep(next(iter(x)))}
+        c = {x for x in contra if keep(next(iter(x)))}
+        m = {x for x in merged if x <= ids and all(keep(i) for i in x)}
+        d = {x for x in disputed if all(keep(i) for i in x)}
+        return {
+            "paraphrases": len(p),
+            "dup_recall": _ratio(len(m & p), len(p)),
+            "dup_precision": _ratio(len(m & p), len(m)),
+            "contradictions": len(c),
+            "dispute_recall": _ratio(len(d & c), len(c)),
+            "dispute_precision": _ratio(len(d & c), len(d)),
+        }
+
+    out["by_split"] = {s: part(lambda i, s=s: b.split.get(i) == s) for s in ("tune", "test")}
+    langs = sorted(set(b.lang.values()))
+    out["by_language"] = {g: part(lambda i, g=g: b.lang.get(i) == g) for g in langs}
+    return out
 
 
 def run(
-    n: int,
-    dup_rate: float,
-    contra_rate: float,
-    dispute_rate: float,
-    seed: int,
-    exact_below: int | None,
-    repeat: int = 3,
-) -> dict:
+    n: int, seed: int, fault: str | None, keep: Path | None, exact_below: int | None = None
+) -> dict[str, Any]:
     from memvault import Vault
+    from memvault.consolidate import consolidate
+    from memvault.consolidate.model import STEPS
 
     with tempfile.TemporaryDirectory(prefix="mv-bench-cons-") as tmp:
-        root = Path(tmp) / "v"
+        root = keep or Path(tmp) / "v"
         t = time.perf_counter()
-        built = build(root, n, dup_rate, contra_rate, dispute_rate, seed, exact_below)
+        vault, built = build(root, n, seed)
         build_s = time.perf_counter() - t
+        if exact_below is not None:
+            vault.set_config("index.exact_below", exact_below, "bench: how neighbours are found")
+        if fault == "merge-recurrences":
+            vault.set_config("consolidate.same_event_hours", 24 * 365, "bench: inject a fault")
         vault = Vault.open(root)
-        t = time.perf_counter()
-        report = vault.reindex()  # the index warm: consolidation finds neighbours there
-        index_s = time.perf_counter() - t
-        embedder = json.loads((root / ".memvault/index/manifest.json").read_text()).get("embedder")
-        # The same warm vault, copied: each copy is consolidated once (a second run on the
-        # same vault has nothing to do) and the median time is reported.
-        copies = [root]
-        for r in range(1, max(1, repeat)):
-            copies.append(Path(tmp) / f"copy{r}")
-            shutil.copytree(root, copies[-1], symlinks=True)
-        runs = [_consolidate_timed(c) for c in copies]
-        result, sha = runs[0][0], runs[0][1]
-        seconds = statistics.median(r[2] for r in runs)
-        cpu = statistics.median(r[3] for r in runs)
-        load = max(r[4] for r in runs)
-        changed = subprocess.run(
-            ["git", "show", "--name-only", "--format=", "HEAD"],
-            cwd=root,
-            capture_output=True,
-            text=True,
-        ).stdout.split()
-        merged = {
-            (a.memory_id, a.what.split(" ", 1)[1])
-            for a in result.actions
-            if a.step == "dedup" and a.what.startswith("merge ")
-        }
-        by_id = {m.id: m for m in vault.all_memories()}
-        planted = set(built["planted"])
-        # a planted pair counts as found when the twin was merged into the original
-        found = sum(1 for pair in planted if pair in merged)
-        correct = sum(1 for pair in merged if pair in planted)
-
-        def owner(mid: str) -> tuple:
-            m = by_id[mid]
-            return (m.scope, m.agent, m.team)
-
-        cross = sum(
-            1
-            for keeper, dup in merged
-            if keeper in by_id and dup in by_id and owner(keeper) != owner(dup)
-        )
-        superseded = {
-            (a.memory_id, a.what.rsplit(" ", 1)[1])
-            for a in result.actions
-            if a.step == "supersede" and a.what.startswith("superseded by ")
-        }
-        subjects = set(built["subjects"])
-        disputed = {frozenset(d["ids"]) for d in result.disputed}
-        disputes = {frozenset(p) for p in built["disputes"]}
-        flagged = {mid for mid, m in by_id.items() if m.status == "disputed"}
-        planted_ids = {mid for pair in built["disputes"] for mid in pair}
-        touched_subject_pairs = sum(
-            1 for a, b in subjects if any(x in {d for _, d in merged} | flagged for x in (a, b))
-        )
-        return {
-            "n": built["files"],
-            "embedder": embedder,
-            "corpus": built["corpus"],
-            "neighbours": result.neighbours,
+        load = os.getloadavg()[0]
+        t, c = time.perf_counter(), _cpu()
+        report = vault.reindex()  # what `memvault reindex` runs
+        index_s, index_cpu = time.perf_counter() - t, _cpu() - c
+        only = {"no-dedup": "dedup", "no-promote": "promote"}.get(fault or "")
+        steps = [s for s in STEPS if s != only]
+        t, c = time.perf_counter(), _cpu()
+        result, sha = consolidate(Vault.open(root), now=NOW, only=steps)  # `memvault consolidate`
+        cons_s, cons_cpu = time.perf_counter() - t, _cpu() - c
+        load = max(load, os.getloadavg()[0])
+        after = Vault.open(root).all_memories()
+        ids = {m.id for m in after}
+        proposals = [m for m in after if m.status == "proposed" and m.meta.get("derived_from")]
+        manifest = json.loads((root / ".memvault/index/manifest.json").read_text())
+        out: dict[str, Any] = {
+            "n": len(built.writes),
+            "embedder": manifest.get("embedder"),
+            "neighbour_mode": ",".join(sorted({r["mode"] for r in result.neighbours})),
+            "fault": fault,
+            "seconds": round(index_s + cons_s, 2),
+            "index_seconds": round(index_s, 2),
+            "consolidate_seconds": round(cons_s, 2),
+            "cpu_seconds": round(index_cpu + cons_cpu, 2),
+            "index_cpu_seconds": round(index_cpu, 2),
+            "consolidate_cpu_seconds": round(cons_cpu, 2),
             "load_avg_1m": round(load, 2),
-            "build_s": round(build_s, 2),
-            "index_s": round(index_s, 2),
+            "build_files_s": round(build_s, 2),
             "index_embedded": report.embedded,
-            "seconds": round(seconds, 2),
-            "seconds_runs": [round(r[2], 2) for r in runs],
-            "cpu_seconds": round(cpu, 2),
-            "files_changed": len(changed),
-            "planted_dups": len(planted),
-            "merges": len(merged),
-            "dup_recall": round(found / len(planted), 4) if planted else 1.0,
-            "dup_precision": round(correct / len(merged), 4) if merged else 1.0,
-            "cross_scope_merges": cross,
-            "planted_subject_contradictions": len(subjects),
-            "superseded": len(superseded),
-            "supersede_recall": round(len(superseded & subjects) / len(subjects), 4)
-            if subjects
-            else 1.0,
-            "supersede_precision": round(len(superseded & subjects) / len(superseded), 4)
-            if superseded
-            else 1.0,
-            "subject_pairs_merged_or_disputed": touched_subject_pairs,
-            "planted_disputes": len(disputes),
-            "disputed_pairs": len(disputed),
-            "dispute_recall": round(len(disputed & disputes) / len(disputes), 4)
-            if disputes
-            else 1.0,
-            "dispute_precision": round(len(disputed & disputes) / len(disputed), 4)
-            if disputed
-            else 1.0,
-            "disputed_flagged": len(flagged),
-            "disputed_flagged_outside_planted": len(flagged - planted_ids),
-            "disputes_merged": sum(1 for _, d in merged if d in planted_ids),
+            "planted": {k: len(v) for k, v in built.expect.items()},
+            **score(built, result, proposals, ids),
+            "neighbours": result.neighbours,
             "summary": result.summary(),
             "commit": bool(sha),
-            "wrong_merges": sorted(merged - planted)[:10],
         }
+    return out
 
 
-def main() -> None:
+def check(out: dict[str, Any]) -> list[str]:
+    missed = []
+    for key, (op, target) in TARGETS.items():
+        value = out[key]
+        if not (value >= target if op == ">=" else value <= target):
+            missed.append(f"{key} {value} (target {op} {target})")
+    return missed
+
+
+def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+        description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    parser.add_argument("--n", type=int, default=10_000)
-    parser.add_argument(
-        "--small", type=int, default=1_000, help="size of the scaling run (0 to skip)"
-    )
-    parser.add_argument(
-        "--dup-rate", type=float, default=0.05, help="planted duplicates, share of n"
-    )
-    parser.add_argument(
-        "--contra-rate",
-        type=float,
-        default=0.02,
-        help="planted newer facts about a subject, share of n",
-    )
-    parser.add_argument(
-        "--dispute-rate",
-        type=float,
-        default=0.01,
-        help="planted look-alike contradictions, share of n",
-    )
+    parser.add_argument("--n", type=int, default=10_000, help="memories in the vault")
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument(
-        "--embedder",
-        default=None,
-        help="e.g. fake (default: the vault's default model, all-MiniLM-L6-v2 ONNX)",
+        "--embedder", default=None, help="embedder spec (default: the vault's, all-MiniLM-L6-v2)"
     )
+    parser.add_argument("--inject-fault", choices=FAULTS, default=None, help="break on purpose")
     parser.add_argument(
         "--exact-below",
         type=int,
         default=None,
-        help=(
-            "index.exact_below for the vaults (0: neighbours always from Chroma's HNSW; "
-            "default: the vault default, 20,000 chunks)"
-        ),
+        help="index.exact_below (0: neighbours from Chroma's HNSW; default: the vault's, 20,000)",
     )
-    parser.add_argument(
-        "--repeat",
-        type=int,
-        default=3,
-        help="consolidate this many copies of each warm vault; report the median",
-    )
-    parser.add_argument("--json", action="store_true")
-    args = parser.parse_args()
+    parser.add_argument("--keep", type=Path, default=None, help="build the vault here, keep it")
+    parser.add_argument("--json", action="store_true", help="print one JSON object")
+    args = parser.parse_args(argv)
+    os.environ.pop("MEMVAULT_EMBEDDER", None)
     if args.embedder:
         os.environ["MEMVAULT_EMBEDDER"] = args.embedder
-    rates = (
-        args.dup_rate,
-        args.contra_rate,
-        args.dispute_rate,
-        args.seed,
-        args.exact_below,
-        args.repeat,
-    )
-    small = run(args.small, *rates) if args.small else None
-    big = run(args.n, *rates)
-    out = {
-        "seconds": big["seconds"],
-        "files_changed": big["files_changed"],
-        "dup_recall": big["dup_recall"],
-        "dup_precision": big["dup_precision"],
-        "cross_scope_merges": big["cross_scope_merges"],
-        "supersede_recall": big["supersede_recall"],
-        "supersede_precision": big["supersede_precision"],
-        "dispute_recall": big["dispute_recall"],
-        "dispute_precision": big["dispute_precision"],
-        "disputed_flagged": big["disputed_flagged"],
-        "embedder": big["embedder"],
-        "corpus": big["corpus"],
-        "neighbour_mode": ",".join(sorted({r["mode"] for r in big["neighbours"]})),
-        "n": big["n"],
-        "detail": big,
-        "cpu_seconds": big["cpu_seconds"],
-        "scaling": {
-            "small": small,
-            "ratio_time": round(big["seconds"] / small["seconds"], 2) if small else None,
-            "ratio_cpu": round(big["cpu_seconds"] / small["cpu_seconds"], 2) if small else None,
-            "ratio_size": round(big["n"] / small["n"], 2) if small else None,
-        },
-    }
+    out = run(args.n, args.seed, args.inject_fault, args.keep, args.exact_below)
+    missed = check(out)
+    out["ok"], out["missed"] = not missed, missed
     if args.json:
-        print(json.dumps(out))
-        return
-    b = big
-    print(
-        f"consolidate {b['n']} memories ({b['embedder']}, neighbours: {out['neighbour_mode']}): "
-        f"{b['seconds']} s (median of {b['seconds_runs']}; CPU {b['cpu_seconds']} s) "
-        f"(index warm-up {b['index_s']} s, load {b['load_avg_1m']}), "
-        f"{b['files_changed']} files changed"
-    )
-    print(
-        f"planted duplicates {b['planted_dups']}: recall {b['dup_recall']:.3f}, "
-        f"precision {b['dup_precision']:.3f}, cross-scope merges {b['cross_scope_merges']}"
-    )
-    print(
-        f"subject contradictions {b['planted_subject_contradictions']}: "
-        f"superseded recall {b['supersede_recall']:.3f}, "
-        f"precision {b['supersede_precision']:.3f}; "
-        f"pairs wrongly merged/disputed {b['subject_pairs_merged_or_disputed']}"
-    )
-    print(
-        f"look-alike contradictions {b['planted_disputes']} pairs: "
-        f"disputed recall {b['dispute_recall']:.3f}, precision {b['dispute_precision']:.3f}; "
-        f"{b['disputed_flagged']} memories flagged "
-        f"({b['disputed_flagged_outside_planted']} outside the planted pairs), "
-        f"{b['disputes_merged']} merged"
-    )
-    print(f"summary: {b['summary']}")
-    if small:
-        sc = out["scaling"]
+        print(json.dumps(out, ensure_ascii=False))
+    else:
         print(
-            f"scaling {small['n']} → {b['n']} memories ({sc['ratio_size']}×): "
-            f"wall {small['seconds']} s → {b['seconds']} s ({sc['ratio_time']}×), "
-            f"CPU {small['cpu_seconds']} s → {b['cpu_seconds']} s ({sc['ratio_cpu']}×)"
+            f"consolidate {out['n']} memories ({out['embedder']}): {out['seconds']} s "
+            f"(index {out['index_seconds']} s + consolidate {out['consolidate_seconds']} s; "
+            f"CPU {out['cpu_seconds']} s; load {out['load_avg_1m']})"
         )
+        for key in ("dup_recall", "dup_precision", "dispute_recall", "dispute_precision",
+                    "recurrence_proposal_recall", "recurrence_proposal_precision",
+                    "recurrences_merged", "lookalikes_merged", "lookalikes_disputed",
+                    "cross_scope_merges", "supersede_recall"):  # fmt: skip
+            print(f"  {key:32s} {out[key]}")
+        print(f"  held-out half: {out['by_split']['test']}")
+        print(f"  summary: {out['summary']}")
+    for line in missed:
+        print(f"MISSED: {line}", file=sys.stderr)
+    return 1 if missed else 0
 
 
 if __name__ == "__main__":
-    main()
+    raise SystemExit(main())

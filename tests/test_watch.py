@@ -342,8 +342,16 @@ def _read_line(stream: Any, deadline: float) -> str:
     return ""
 
 
+# Ctrl-C to exit: the watcher waits at most STOP_GRACE + OBSERVER_GRACE (1.5 s) and then ends
+# the process without the interpreter's teardown; twice that leaves room for a loaded CI
+# machine, and is far below the 20 s a hang used to run into (bench/watch_sigint.py times it).
+EXIT_BOUND = 3.0
+
+
 @pytest.mark.slow
 def test_cli_watch_json_then_ctrl_c_exits_cleanly(vault: Vault) -> None:
+    """Ctrl-C in the middle of reindexing a large change: the watcher exits within
+    EXIT_BOUND seconds, cleanly, and the index recovers on the next reindex."""
     import json
 
     exe = BIN / "memvault"
@@ -365,11 +373,22 @@ def test_cli_watch_json_then_ctrl_c_exits_cleanly(vault: Vault) -> None:
         event = json.loads(_read_line(proc.stdout, time.monotonic() + 10))
         assert event["event"] == "reindex" and "semantic/facts/cli.md" in event["paths"]
         assert "1 added" in event["summary"]
+        for i in range(400):  # a large change: the reindex is under way when Ctrl-C comes
+            body = f"Bulk fact number {i} about the deploy pipeline."
+            write(vault.root, f"semantic/facts/bulk-{i}.md", FACT.format(id=f"bulk-{i}", body=body))
+        time.sleep(0.6)  # past the 0.4 s debounce
+        sent = time.monotonic()
         proc.send_signal(signal.SIGINT)
         out, err = proc.communicate(timeout=20)
+        seconds = time.monotonic() - sent
     finally:
         if proc.poll() is None:
             proc.kill()
+    assert seconds <= EXIT_BOUND, f"exited {seconds:.1f} s after SIGINT"
     assert proc.returncode in (0, 130)
     assert "stopped" in err and "Traceback" not in err
-    assert out == ""  # nothing but JSON lines, and none after the stop
+    for line in out.splitlines():  # nothing but JSON lines on stdout
+        json.loads(line)
+    report = Vault.open(vault.root).reindex()  # whatever the interruption left, it recovers
+    assert report.memories >= 401
+    assert indexed(vault.root).get("semantic/facts/bulk-399.md")

@@ -13,6 +13,10 @@ loop in :func:`watch` is a thin wrapper around a watchdog ``Observer``.
 * An invalid file is reported once (again only if its problem changes); the reindex
   drops its entry from the index. Errors never stop the loop.
 * ``commit_after`` (``--commit``) commits hand edits after that many quiet seconds.
+* Ctrl-C ends the watcher within about a second even in the middle of a large reindex:
+  the work runs in a worker thread, the reindex stops at its next batch (its SQLite
+  transaction rolls back; the index is left as a crash would leave it, and repaired on
+  the next open), and watchdog's threads are not waited for beyond a bound.
 """
 
 from __future__ import annotations
@@ -41,6 +45,16 @@ EVENT_TYPES = frozenset(("created", "modified", "deleted", "moved", "closed"))
 DEFAULT_DEBOUNCE = 0.4
 DEFAULT_MAX_DELAY = 1.5
 DEFAULT_COMMIT_AFTER = 10.0
+# After Ctrl-C: how long the worker may take to reach a stopping point, and how long
+# watchdog's stop (which joins its threads without a timeout) is waited for.
+STOP_GRACE = 1.0
+OBSERVER_GRACE = 0.5
+
+
+class WatchStopped(BaseException):
+    """Raised inside a reindex (from its progress callback) once Ctrl-C stopped the watcher,
+    so that the reindex rolls back at its next batch instead of running to its end. Not an
+    ``Exception``: the handler's error handling must not retry it."""
 
 
 def _stderr(line: str) -> None:
@@ -78,6 +92,10 @@ class WatchStats:
     commits: int = 0
     errors: int = 0
     reported: dict[str, str] = field(default_factory=dict)  # path -> problem text
+    interrupted: bool = False  # stopped by Ctrl-C
+    # Ctrl-C came during work that had not stopped after STOP_GRACE: the worker thread is
+    # still running it (a process should end now; the index recovers as after a crash).
+    abandoned: bool = False
 
 
 class WatchHandler:
@@ -95,13 +113,15 @@ class WatchHandler:
         say: Callable[[str], None] = _stderr,
         emit: Callable[[dict[str, Any]], None] | None = None,
         clock: Callable[[], float] = time.monotonic,
+        cancel: threading.Event | None = None,
     ) -> None:
         self.vault = vault
         self.root = Path(vault.root)
         self.debounce = debounce
         self.max_delay = max(max_delay, debounce)
         self.commit_after = commit_after
-        self._reindex = reindex or vault.reindex
+        self.cancel = cancel or threading.Event()  # set: the reindex in progress stops
+        self._reindex = reindex or self._reindex_until_cancelled
         self._commit = commit or self._commit_hand_edits
         self.say = say
         self.emit = emit
@@ -215,6 +235,13 @@ class WatchHandler:
             self.emit(event)
         return event
 
+    def _reindex_until_cancelled(self) -> ReindexReport:
+        def check(done: int, total: int) -> None:
+            if self.cancel.is_set():
+                raise WatchStopped
+
+        return self.vault.reindex(progress=check)
+
     def _report_invalid(self) -> list[str]:
         """Report each invalid memory file once (and again only if its problem changes)."""
         try:
@@ -289,6 +316,7 @@ def watch(
     handler = WatchHandler(
         vault, debounce=debounce, max_delay=max_delay, commit_after=commit_after, say=say, emit=emit
     )
+    cancel = handler.cancel
     observer = Observer()
     watches: dict[str, ObservedWatch] = {}
 
@@ -304,23 +332,58 @@ def watch(
                 if observer.is_alive():
                     handler.touch(tree)  # appeared while watching: index what it holds
 
+    done = threading.Event()
+    failure: list[BaseException] = []
+
+    def work() -> None:
+        try:
+            handler.catch_up()
+            if ready:
+                ready()
+            while not stop.is_set():
+                stop.wait(tick)
+                schedule_trees()
+                handler.poll()
+            if not cancel.is_set():
+                handler.flush()  # stopped (SIGTERM, ``stop``): index what is pending first
+        except WatchStopped:
+            pass
+        except BaseException as exc:  # noqa: BLE001 - re-raised in the calling thread
+            failure.append(exc)
+        finally:
+            done.set()
+
     schedule_trees()
     observer.start()
+    # The main thread only waits, so Ctrl-C reaches it at once: a KeyboardInterrupt raised
+    # in the thread that is embedding would wait for the batch in native code to end.
+    worker = threading.Thread(target=work, name="memvault-watch", daemon=True)
+    worker.start()
     try:
-        handler.catch_up()
-        if ready:
-            ready()
-        while not stop.is_set():
-            stop.wait(tick)
-            schedule_trees()
-            handler.poll()
-        handler.flush()
+        while not done.wait(tick):
+            pass
     except KeyboardInterrupt:
+        cancel.set()
+        stop.set()
+        handler.stats.interrupted = True
         say("memvault watch: stopped")
+        handler.stats.abandoned = not done.wait(STOP_GRACE)
     finally:
-        observer.stop()
-        observer.join(timeout=5)
+        stop_observer(observer)
+    if failure:
+        raise failure[0]
     return handler.stats
+
+
+def stop_observer(observer: BaseObserver, grace: float = OBSERVER_GRACE) -> None:
+    """Stop a watchdog observer, waiting at most ``grace`` seconds: its ``stop`` joins the
+    emitter threads without a timeout (busy after a burst of events), and its threads are
+    daemons, so a process that is ending need not wait for them."""
+    stopper = threading.Thread(target=observer.stop, name="memvault-watch-stop", daemon=True)
+    stopper.start()
+    stopper.join(grace)
+    if not stopper.is_alive():
+        observer.join(grace)
 
 
 class ChangeFeed:

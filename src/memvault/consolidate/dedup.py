@@ -2,29 +2,44 @@
 
 Candidates share type, category and owner. Identical words always merge; otherwise the
 index's nearest neighbours with cosine ≥ ``consolidate.dedup_threshold`` merge when their
-numbers and negations agree. Episodes merge only when they are the same event -- the same
-session, or written within ``consolidate.same_event_hours`` (6) of each other: the same
-problem on three different days is a recurrence, which promotion turns into a proposal.
-Facts that look alike (≥ ``consolidate.dispute_similarity``) but differ in numbers or
-negation are flagged ``disputed`` for review, never merged.
+words agree (:mod:`.compare`): not the same sentence about something else (a template
+variant), and no conflict (a different number, name or date on each side, a negation, a
+polarity word flipped). The cosine alone can't decide: with the default model a reworded
+statement and a look-alike about another service both score 0.6-0.95. Episodes merge only
+when they are the same event -- the same session, or written within
+``consolidate.same_event_hours`` (6) of each other: the same problem on three different days
+is a recurrence, which promotion turns into a proposal. Facts that look alike
+(≥ ``consolidate.dispute_similarity``) and contradict each other -- one value replaced, two
+swapped, a negation or polarity flipped -- are flagged ``disputed`` for review, never merged.
 """
 
 from __future__ import annotations
 
-import re
 from collections import defaultdict
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 from ..memory import Memory
+from .compare import Difference, compare
 from .model import Action, Plan, Progress, State, id_set, owner, union_strings, union_values
 from .similarity import memory_text, neighbour_pairs, normalise
+
+# Tuned on the 'tune' half of bench/data/consolidate.json with the default model (see
+# docs/consolidation.md); a vault's config overrides them.
+DEDUP_THRESHOLD = 0.68
+SPECIFIC_THRESHOLD = 0.75
+FOREIGN_OVERLAP = 0.4
+DISPUTE_SIMILARITY = 0.7
+WHY = {
+    "value": "a value replaced",
+    "swap": "two values swapped",
+    "negation": "one negates the other",
+    "polarity": "allowed in one, not in the other",
+}
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..vault import Vault
 
-_NUM = re.compile(r"\d+(?:[.,]\d+)?")
-_NEG = re.compile(r"\b(not|never|no|don't|doesn't|isn't|aren't|won't|can't|cannot)\b", re.I)
 GroupKey = tuple[str, str, str, str | None, str | None]  # (type, category, *owner)
 
 
@@ -110,8 +125,8 @@ def _compare(
     progress: Progress | None,
 ) -> None:
     """Merge similar candidates that say the same; dispute similar facts that disagree."""
-    threshold = float(vault.config.get("consolidate.dedup_threshold", 0.92))
-    dispute_at = float(vault.config.get("consolidate.dispute_similarity", 0.8))
+    threshold = float(vault.config.get("consolidate.dedup_threshold", DEDUP_THRESHOLD))
+    dispute_at = float(vault.config.get("consolidate.dispute_similarity", DISPUTE_SIMILARITY))
     keys = [group_key(m) for m in candidates]
     lowest = min(threshold, dispute_at)
     _, pairs = neighbour_pairs(vault, state, candidates, keys, lowest, progress)
@@ -122,10 +137,23 @@ def _compare(
             continue  # the supersede rule decides between facts about one subject
         if a.type == "episodic" and not same_event(a, b, hours):
             continue  # a recurrence, not a duplicate: promotion looks at it
-        if sim >= threshold and same_numbers(a, b):
+        diff = compare(memory_text(a), memory_text(b))
+        # One side naming a number, name or date the other lacks says more: only a closer
+        # match merges it (a reworded twin usually keeps every specific).
+        bar = max(threshold, SPECIFIC_THRESHOLD) if diff.specifics else threshold
+        if sim >= bar and words_agree(diff):
             clusters.union(a.id, b.id)
-        elif a.type == "semantic" and (sim >= threshold or looks_contradictory(a, b)):
-            flag_disputed(state, result, a, b, sim)
+        elif a.type == "semantic" and sim >= dispute_at and diff.contradiction:
+            flag_disputed(state, result, a, b, sim, diff.contradiction)
+
+
+def words_agree(diff: Difference) -> bool:
+    """Two similar texts may be one statement: no template variant, no conflict, some words
+    in common, one language. The default model reads English: in other languages its cosine
+    says less (any two Cyrillic sentences look alike to it), so more of the words must agree."""
+    if diff.variant or diff.conflict or not diff.shared or not diff.language:
+        return False
+    return diff.language == "en" or diff.overlap >= FOREIGN_OVERLAP
 
 
 def _merge(state: State, result: Plan, members: list[Memory]) -> None:
@@ -157,32 +185,17 @@ def _merge(state: State, result: Plan, members: list[Memory]) -> None:
         result.actions.append(Action("dedup", keeper.id, keeper.path, f"merge {dup.id}", why, {}))
 
 
-def same_numbers(a: Memory, b: Memory) -> bool:
-    """Near-identical text with different numbers, or one negated, is a different statement,
-    never a duplicate ("export is enabled" / "export is not enabled")."""
-    ta, tb = memory_text(a), memory_text(b)
-    if sorted(_NUM.findall(ta)) != sorted(_NUM.findall(tb)):
-        return False
-    return len(_NEG.findall(ta)) == len(_NEG.findall(tb))
-
-
-def looks_contradictory(a: Memory, b: Memory) -> bool:
-    """Similar facts without a shared subject whose numbers or negations differ."""
-    if a.subject and a.subject == b.subject:
-        return False
-    ta, tb = memory_text(a), memory_text(b)
-    if set(_NUM.findall(ta)) != set(_NUM.findall(tb)) and (_NUM.search(ta) and _NUM.search(tb)):
-        return True
-    return bool(_NEG.search(ta)) != bool(_NEG.search(tb))
-
-
-def flag_disputed(state: State, result: Plan, a: Memory, b: Memory, sim: float) -> None:
+def flag_disputed(
+    state: State, result: Plan, a: Memory, b: Memory, sim: float, shape: str = "value"
+) -> None:
     """Mark both facts ``disputed``, each related to the other, for a human to review."""
     result.disputed.append(
         {
             "ids": [a.id, b.id],
             "similarity": round(sim, 3),
-            "why": "similar facts that differ in numbers or negation, without a shared subject",
+            "shape": shape,
+            "why": f"similar facts that contradict each other ({WHY[shape]}), "
+            "without a shared subject",
         }
     )
     for m, other in ((a, b), (b, a)):

@@ -1,8 +1,13 @@
 """Promotion: what recurs in 3+ episodes becomes a proposal in inbox/ for review.
 
 The same steps followed in several episodes become a proposed procedure; a cluster of
-similar episodes sharing tags becomes a proposed fact. Proposals never mix owners: a
-pattern in one agent's private episodes is proposed to that agent, never to its team.
+similar episodes sharing tags becomes a proposed fact. Two episodes join a cluster when they
+tell the same thing again -- not when they are one routine sentence about different things
+("Shipped billing 4.2 to staging" / "Shipped search 1.9 to production": a template variant,
+:mod:`.compare`), nor when each names someone or something the other does not ("Read Ana's
+notes on Grafana" / "Read Ben's notes on Grafana"). Negations and details may differ: a
+problem is told differently each time. Proposals never mix owners: a pattern in one
+agent's private episodes is proposed to that agent, never to its team.
 """
 
 from __future__ import annotations
@@ -14,8 +19,9 @@ from typing import TYPE_CHECKING, Any
 
 from ..files import render_new
 from ..memory import Memory, format_time, slugify
+from .compare import compare
 from .model import INBOX_DIR, Action, Owner, Plan, Progress, State, owner, union_strings
-from .similarity import neighbour_pairs, normalise
+from .similarity import memory_text, neighbour_pairs, normalise
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..vault import Vault
@@ -123,6 +129,9 @@ def _tag_clusters(episodes: list[Memory], pairs: dict[tuple[int, int], float]) -
         a, b = episodes[i], episodes[j]
         if a.tags and b.tags and not set(a.tags) & set(b.tags):
             continue
+        diff = compare(memory_text(a), memory_text(b))
+        if diff.variant or diff.names:
+            continue  # a routine told about different things or people: not a recurrence
         parent[find(i)] = find(j)
     clusters: dict[int, list[int]] = defaultdict(list)
     for i in range(len(episodes)):

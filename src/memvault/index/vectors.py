@@ -62,13 +62,16 @@ def embed_into(
     order = sorted(range(len(items)), key=lambda i: len(items[i][2]))
     jobs: queue.Queue[tuple[str, list[str], Any] | None] = queue.Queue(maxsize=4)
     failure: list[BaseException] = []
+    # Set when the embedding loop is interrupted (Ctrl-C, a cancelled reindex): queued writes
+    # are dropped, not waited for; the manifest stays dirty, so the next open reloads Chroma.
+    abandoned = threading.Event()
 
     def writer() -> None:
         while True:
             job = jobs.get()
             if job is None:
                 return
-            if failure or idx.unpublished:
+            if failure or abandoned.is_set() or idx.unpublished:
                 continue
             doc_type, ids, vecs = job
             try:
@@ -110,6 +113,9 @@ def embed_into(
                 raise failure[0]
             if progress is not None:
                 progress(done, len(items))
+    except BaseException:
+        abandoned.set()
+        raise
     finally:
         jobs.put(None)
         thread.join()
