@@ -26,12 +26,15 @@ own episodic memory (``memvault import``), a layout no user's agent writes.
 
 Reported, in percent: turn R@1/5/10 (share of the evidence turns in the first k) and H@5
 (any evidence turn in the first 5) per category (1 multi-hop, 2 temporal, 3 open-domain,
-4 single-hop) and overall; session R@k (sessions ranked by their best-ranked turn); all of
-it for conversations 1-5 ("tune": the only ones any weight may be tuned on), 6-10
-("heldout") and all. Baselines from the same run on the same turns: BM25 (SQLite FTS5
-``porter unicode61`` with memvault's own query tokenizer and stopword list) and plain
-dense cosine with the vault's embedder, each over the turn's text and over
-``[date] speaker: text``. Recall latency is per question, in-process.
+4 single-hop) and overall; session R@k (the share of the evidence sessions among the first
+k distinct sessions, sessions ranked by their best-ranked turn; H@5: any of them there) and
+session R@5_hits (the share of the evidence sessions that the first five hits reach: what a
+reader of five hits sees) and H@5_hits (any of them reached); all of it for conversations
+1-5 ("tune": the only ones any weight may be tuned on), 6-10 ("heldout") and all.
+Baselines from the same run on the same turns: BM25 (SQLite FTS5 ``porter unicode61`` with
+memvault's own query tokenizer and stopword list) and plain dense cosine with the vault's
+embedder, each over the turn's text and over ``[date] speaker: text``. Recall latency is
+per question, in-process.
 
 Exit status 1 when any conversation fails to ingest or any question raises.
 """
@@ -67,6 +70,9 @@ CATEGORIES = (1, 2, 3, 4)
 CATEGORY_NAMES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
 KS = (1, 5, 10)
 METRICS = ("R@1", "R@5", "R@10", "H@5")
+# Session level also: the share of the evidence sessions that the first five hits reach,
+# and whether they reach any.
+SESSION_METRICS = (*METRICS, "R@5_hits", "H@5_hits")
 RESULTS = 50  # results asked per question (ranking sessions needs more than 10 turns)
 TUNE_CONVERSATIONS = 5  # conversations 1-5 are the tuning split, the rest are held out
 DATA_HELP = (
@@ -341,7 +347,7 @@ Row = tuple[int, dict[str, float]]  # (category, metrics of one question)
 def score_ranking(
     ranked: Sequence[str], evidence: Sequence[str], session_of: dict[str, int]
 ) -> dict[str, float]:
-    """Turn R@k, H@5 and session R@k, H@5 of one ranked list of dia_ids."""
+    """Turn R@k, H@5 and session R@k, H@5, R@5_hits, H@5_hits of one ranked list of dia_ids."""
     ev = set(evidence)
     out = {f"R@{k}": len(ev & set(ranked[:k])) / len(ev) for k in KS}
     out["H@5"] = float(bool(ev & set(ranked[:5])))
@@ -350,6 +356,9 @@ def score_ranking(
     for k in KS:
         out[f"sR@{k}"] = len(ev_sessions & set(sessions[:k])) / len(ev_sessions)
     out["sH@5"] = float(bool(ev_sessions & set(sessions[:5])))
+    reached = ev_sessions & {session_of[t] for t in ranked[:5]}
+    out["sR@5_hits"] = len(reached) / len(ev_sessions)
+    out["sH@5_hits"] = float(bool(reached))
     return out
 
 
@@ -360,12 +369,12 @@ def _mean(rows: Sequence[dict[str, float]], key: str) -> float | None:
 def summarise(rows: Sequence[Row]) -> dict[str, Any]:
     """``{"turn": {overall, by_category, n}, "session": {overall, by_category}}``."""
     out: dict[str, Any] = {}
-    for level, prefix in (("turn", ""), ("session", "s")):
+    for level, prefix, metrics in (("turn", "", METRICS), ("session", "s", SESSION_METRICS)):
         plain = [r for _, r in rows]
         out[level] = {
-            "overall": {m: _mean(plain, prefix + m) for m in METRICS},
+            "overall": {m: _mean(plain, prefix + m) for m in metrics},
             "by_category": {
-                str(c): {m: _mean([r for cat, r in rows if cat == c], prefix + m) for m in METRICS}
+                str(c): {m: _mean([r for cat, r in rows if cat == c], prefix + m) for m in metrics}
                 for c in CATEGORIES
             },
             "n": len(plain),
@@ -640,6 +649,11 @@ def table(result: dict[str, Any]) -> str:
             lines.append(row(f"  turn, cat {c} {CATEGORY_NAMES[int(c)]}", m))
         lines.append(row("  turn, overall", part["turn"]["overall"]))
         lines.append(row("  session (by best turn), overall", part["session"]["overall"]))
+        reached = part["session"]["overall"]
+        lines.append(
+            f"{'  sessions of the first 5 hits':34s} {'':6s} {_fmt(reached['R@5_hits'])} "
+            f"{'':6s} {_fmt(reached['H@5_hits'])}"
+        )
         lines.append("")
     if result["baselines"]:
         lines.append("baselines (same run, same turns; all / held-out)")

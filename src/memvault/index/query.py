@@ -14,6 +14,7 @@ results.
 from __future__ import annotations
 
 import re
+import weakref
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -86,6 +87,61 @@ def drop_common(index: Index, tokens: Sequence[str], share: float) -> list[str]:
     counts = {t: index.term_docs(t) for t in tokens}
     kept = [t for t in tokens if counts[t] <= share * total]
     return kept or [min(tokens, key=lambda t: counts[t])]
+
+
+# Who speaks in each index: (the chunk map it was read with, the pattern matching their
+# names). The chunk map is rebuilt after every write: a new one means the names are re-read.
+_SPEAKERS: weakref.WeakKeyDictionary[Index, tuple[object, re.Pattern[str] | None]] = (
+    weakref.WeakKeyDictionary()
+)
+# Roles stand for the speaker in a transcript that names nobody. They, and names that are
+# also function words ("Will"), stay in the embedded query: they may carry the question.
+ROLES = frozenset({"user", "assistant", "system", "tool"})
+
+
+def speaker_pattern(index: Index) -> re.Pattern[str] | None:
+    """A pattern matching, in a query, the name of anyone who speaks in the index's memories
+    (None when nobody does), as :func:`memvault.search.ranking.speaker_named` counts a name:
+    whole ("Anna Maria", "jean-luc", any case, with a possessive "'s"), or the first word of
+    a longer name when it has 3 letters or more ("Anna")."""
+    marker = index.chunk_docs()
+    cached = _SPEAKERS.get(index)
+    if cached is not None and cached[0] is marker:
+        return cached[1]
+    names: set[str] = set()
+    sql = "SELECT DISTINCT speakers FROM docs WHERE speakers IS NOT NULL AND speakers <> ''"
+    for (value,) in index.conn.execute(sql):
+        for name in str(value).strip("|").split("|"):
+            name = " ".join(name.split())
+            if name and name not in ROLES and name not in STOPWORDS:
+                names.add(name)
+            first = re.split(r"[\s_.-]+", name, maxsplit=1)[0]
+            if len(first) >= 3 and first not in ROLES and first not in STOPWORDS:
+                names.add(first)
+    pattern = None
+    if names:
+        alternatives = "|".join(
+            r"\s+".join(re.escape(part) for part in name.split())
+            for name in sorted(names, key=lambda n: (-len(n), n))
+        )
+        pattern = re.compile(rf"(?<!\w)(?:{alternatives})(?:['’]s)?(?!\w)", re.IGNORECASE)
+    _SPEAKERS[index] = (marker, pattern)
+    return pattern
+
+
+def dense_query(index: Index, query: str) -> str:
+    """The query as the vector leg embeds it: without the names of the index's speakers.
+
+    Who said a turn is the speaker signal's job (:mod:`memvault.search.ranking`). Left in the
+    embedded text, a name draws the query towards every turn that merely greets that person
+    ("Hey Jon!") or is headed with the name (``docs/retrieval.md``). The query is kept whole
+    when nothing but names would be left.
+    """
+    pattern = speaker_pattern(index)
+    if pattern is None:
+        return query
+    stripped = " ".join(pattern.sub(" ", query).split())
+    return stripped if WORD.search(stripped) else query
 
 
 def match_expression(tokens: Sequence[str], limit: int = 64) -> str | None:

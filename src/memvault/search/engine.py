@@ -4,9 +4,11 @@ with :mod:`memvault.search.ranking`, and rebuild once if the index breaks undern
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Generic, TypeVar, cast
 
+from .. import debug
 from ..errors import MemvaultError
 from ..paths import MEMORY_TYPES
 from .ranking import Plan, rank
@@ -46,14 +48,18 @@ class Background(Generic[T]):
     def __init__(self, fn: Callable[..., T], *args: object) -> None:
         self._value: T | None = None
         self._error: BaseException | None = None
+        self.ms = 0.0  # how long ``fn`` ran
         self._thread = threading.Thread(target=self._run, args=(fn, args), daemon=True)
         self._thread.start()
 
     def _run(self, fn: Callable[..., T], args: tuple[object, ...]) -> None:
+        began = time.perf_counter()
         try:
             self._value = fn(*args)
         except BaseException as exc:  # noqa: BLE001 - handed to the caller
             self._error = exc
+        finally:
+            self.ms = (time.perf_counter() - began) * 1000
 
     def result(self) -> T:
         self._thread.join()
@@ -77,24 +83,70 @@ def run(
 
     if not query or not query.strip():
         raise MemvaultError("empty query: say what to look for", key="query")
+    entry = _trace_query(query, plan)
     pending = None
     if qvec is None and _cold(vault):
         # Load the model and embed the query while the index is being checked: in a fresh
         # process loading the model is most of the wait, and it runs largely outside the GIL.
         pending = Background(query_vector, vault, query)
     idx = index or ensure_fresh(vault)
+    debug.lap("index check")
     if pending is not None:
         qvec = pending.result()
-    elif qvec is None:
-        qvec = query_vector(vault, query)
+        debug.lap("wait for the query vector")
+        if entry is not None:  # it was embedded in a thread, while the index was checked
+            entry.stages.append(("embed query (in parallel)", pending.ms))
     try:
-        return rank(vault, idx, query, plan, qvec), idx.note
+        vec = dense_vector(vault, idx, query, qvec)
+        debug.lap("embed query")
+        hits = rank(vault, idx, query, plan, vec)
     except sqlite3.DatabaseError:
         # The index broke under us (deleted or garbled while open): rebuild once and retry.
         forget_open_index(vault.root)
         store.remove_all(vault.root)
         idx = ensure_fresh(vault)
-        return rank(vault, idx, query, plan, qvec), idx.note
+        vec = dense_vector(vault, idx, query, qvec)
+        hits = rank(vault, idx, query, plan, vec)
+    if entry is not None:
+        from .tracing import summarise
+
+        summarise(entry)
+    return hits, idx.note
+
+
+# The last query re-embedded without speaker names: (the vector it replaced, the text, its
+# vector). ``context`` runs one query per section with the same vector, embedded once so.
+_last_dense: tuple[object, str, np.ndarray] | None = None
+
+
+def dense_vector(
+    vault: Repository, idx: Index, query: str, qvec: np.ndarray | None = None
+) -> np.ndarray:
+    """The vector the vector leg searches with: the query's own (``qvec``, the embedding of
+    ``query`` as written, when given) or, when the query names someone who speaks in the
+    vault, the embedding of the query without those names
+    (:func:`memvault.index.query.dense_query`)."""
+    global _last_dense
+    from ..index.query import dense_query
+
+    text = dense_query(idx, query)
+    if text == query:
+        return qvec if qvec is not None else query_vector(vault, query)
+    last = _last_dense
+    if last is not None and qvec is not None and last[0] is qvec and last[1] == text:
+        return last[2]
+    vec = query_vector(vault, text)
+    _last_dense = (qvec, text, vec)
+    return vec
+
+
+def _trace_query(query: str, plan: Plan) -> debug.QueryTrace | None:
+    """Start recording this query when debug mode traces the read (else None, for free)."""
+    if debug.current() is None:
+        return None
+    from .tracing import plan_info
+
+    return debug.begin_query(query, plan_info(plan))
 
 
 def warm(vault: Repository) -> None:

@@ -5,9 +5,11 @@
 2. keyword leg: the query's content words as an FTS5 OR-query (porter-stemmed), BM25 over
    the memory's head, body and its session neighbours' text (weights 1, 1, 0.5);
 3. vector leg: cosine of the query to each chunk; a memory with session neighbours also
-   has a vector of itself in context, and its dense score is the mean of both;
+   has a vector of itself in context, and its dense score is the mean of both. The query
+   is embedded without the names of the vault's speakers: who said a turn is the speaker
+   term's job (:func:`memvault.index.query.dense_query`);
 4. the union of both legs' top lists is fused:
-   ``bm25 / best bm25 + 2.0 * cosine + 0.2 (query names the speaker) + 0.3 (dated within
+   ``bm25 / best bm25 + 2.0 * cosine + 0.4 (query names the speaker) + 0.3 (dated within
    a date or period the query names)``; a memory scores as its best chunk;
 5. boosts multiply that: importance, recency (episodes), decayed relevance, success rate
    and trigger words (procedures), and the route's preference for one kind of memory.
@@ -25,6 +27,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from .. import debug
 from ..memory import Memory, now_utc
 from .dates import date_hint
 from .results import SearchHit, TurnRef, snippet
@@ -43,7 +46,9 @@ WEIGHTS: dict[str, float] = {
     # The cosine an embedder gives unrelated texts, scaled out of the dense term (default:
     # the embedder's own ``similarity_floor``; 0 for MiniLM, whose cosines spread from 0).
     "dense_floor": 0.0,
-    "speaker": 0.2,  # the query names who said it
+    # The query names who said it. The name is left out of the embedded query, so this term
+    # carries it alone (``docs/retrieval.md``).
+    "speaker": 0.4,
     "date": 0.3,  # the memory is dated within a date the query names ("in May 2023")
     "importance": 0.05,  # per importance step away from 3
     "recency": 0.1,  # episodes: up to +10 % when brand new, half of it after half_life_days
@@ -125,6 +130,7 @@ class Legs:
     doc_of: dict[int, int] = field(default_factory=dict)  # chunk -> doc key
     rows: dict[int, DocRow] = field(default_factory=dict)  # doc key -> its columns
     turns: dict[int, TurnRow] = field(default_factory=dict)  # chunk -> its turn (transcripts)
+    dense_query: str = ""  # the text the vector leg embedded (shown by --explain)
 
     @property
     def best_bm25(self) -> float:
@@ -144,11 +150,13 @@ def gather(
         pool *= 4  # filtered after the legs: look further down their lists
     expr = iq.match_expression(iq.drop_common(idx, tokens, w["common_share"]))
     kw = iq.keyword_leg(idx, expr, plan.filt, pool) if expr else []
+    debug.lap("keyword leg")  # debug mode's timings (a no-op when it is off)
     try:
         vec, how = iq.vector_leg(idx, qvec, plan.filt, plan.types, pool)
     except Exception as exc:  # noqa: BLE001 - Chroma failing must not fail the search
         vec = exact_vector_leg(idx, qvec, plan.types, plan.filt, pool)
         how = f"exact (vector store error: {type(exc).__name__})"
+    debug.lap("vector leg")
     legs = Legs(kw, vec, how)
     for rowid, doc, score in kw:
         legs.bm25[rowid] = score
@@ -171,6 +179,7 @@ def gather(
     legs.context = iq.context_cosines(idx, list(legs.doc_of), qvec)
     legs.rows = iq.doc_rows(idx, sorted(set(legs.doc_of.values())))
     legs.turns = iq.turn_rows(idx, list(legs.doc_of))
+    debug.lap("candidate rows")
     return legs
 
 
@@ -340,6 +349,9 @@ def rank(
     tokens = iq.query_tokens(query)
     with idx.lock:
         legs = gather(idx, tokens, qvec, plan, w)
+        if plan.explain:
+            legs.dense_query = iq.dense_query(idx, query)
+    debug.keep("legs", legs)
     if not legs.doc_of:
         return []
     found = fuse(legs, tokens, query, plan, w)
@@ -348,7 +360,10 @@ def rank(
     for item in found:
         item.score = item.base * boost(item, plan, w, now, lowered)
     found.sort(key=lambda d: (-d.score, d.row.path, d.rowid))
+    debug.keep("found", found)
+    debug.lap("fuse and boost")
     hits = materialise(vault, idx, found[: plan.limit], plan, tokens, legs)
+    debug.lap("materialise")
     if plan.order == "time":
         hits.sort(key=lambda h: h.created or "", reverse=True)
     return hits
@@ -369,6 +384,7 @@ def explanation(found: Found, legs: Legs) -> dict[str, Any]:
             "cosine": round(found.cosine, 4),
             "own": round(found.own_cosine, 4),
             "in_context": None if ctx is None else round(ctx, 4),
+            "query": legs.dense_query,
         },
         "fusion": round(found.base, 4),
         "boosts": {k: round(v, 4) for k, v in found.boosts.items()},
