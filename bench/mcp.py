@@ -229,9 +229,44 @@ def through_mcp(root: Path, queries: list[str], limit: int, warmup: int) -> dict
                 out["times"] = times
                 out["errors"] = errors
                 out["rss_mb"] = server_rss_mb()
+                out["list_times"], out["list_all_ms"], out["listed"] = await list_resources(session)
 
     anyio.run(main)
     return out
+
+
+async def list_resources(session: Any, calls: int = 20) -> tuple[list[float], float, int]:
+    """resources/list through the client: the first page ``calls`` times, then every page."""
+    from mcp.types import PaginatedRequestParams
+
+    times = []
+    for _ in range(calls):
+        t0 = time.perf_counter()
+        await session.list_resources()
+        times.append((time.perf_counter() - t0) * 1000)
+    t0 = time.perf_counter()
+    cursor, listed = None, 0
+    while True:
+        page = await session.list_resources(params=PaginatedRequestParams(cursor=cursor))
+        listed += len(page.resources)
+        cursor = page.next_cursor
+        if cursor is None:
+            return times, (time.perf_counter() - t0) * 1000, listed
+
+
+def list_inproc(root: Path, calls: int = 20) -> list[float]:
+    """The server's own first-page function in this process: the baseline for resources/list."""
+    from memvault import Vault
+    from memvault.mcp_server.resources import ResourceList
+
+    listing = ResourceList(Vault.open(root))
+    listing.page(None)
+    times = []
+    for _ in range(calls):
+        t0 = time.perf_counter()
+        listing.page(None)
+        times.append((time.perf_counter() - t0) * 1000)
+    return times
 
 
 def main() -> None:
@@ -274,6 +309,7 @@ def main() -> None:
             timing = build(root, texts)
         local = inproc(root, queries, args.limit, args.warmup)
         remote = through_mcp(root, queries, args.limit, args.warmup)
+        list_local = list_inproc(root)
 
     mcp_p50, mcp_p95 = percentile(remote["times"], 0.5), percentile(remote["times"], 0.95)
     in_p50, in_p95 = percentile(local, 0.5), percentile(local, 0.95)
@@ -296,6 +332,11 @@ def main() -> None:
         "build_s": round(timing["build_s"], 2),
         "index_s": round(timing["index_s"], 2),
         "mean_mcp_ms": round(statistics.fmean(remote["times"]), 2),
+        # resources/list: the first page (mcp.page_size memories) and a walk over every page
+        "list_page_p50_ms": round(percentile(remote["list_times"], 0.5), 2),
+        "list_page_inproc_p50_ms": round(percentile(list_local, 0.5), 2),
+        "list_all_pages_ms": round(remote["list_all_ms"], 1),
+        "listed": remote["listed"],
         # 1-minute load average at the end (2 cores shared: compare runs made under alike load)
         "load_1m": round(os.getloadavg()[0], 2) if hasattr(os, "getloadavg") else None,
         "cpus": os.cpu_count(),
@@ -322,6 +363,11 @@ def main() -> None:
         f"   ({len(queries)} calls, {r['errors']} errors)"
     )
     print(f"MCP / in-process  : {r['ratio_p50']}x at p50 (+{r['overhead_p50_ms']:.2f} ms)")
+    print(
+        f"resources/list    : first page p50 {r['list_page_p50_ms']:.2f} ms via MCP,"
+        f" {r['list_page_inproc_p50_ms']:.2f} ms in-process; all {r['listed']} memories"
+        f" in {r['list_all_pages_ms']:.0f} ms"
+    )
     print(
         f"server            : RSS {r['server_rss_mb']} MB after the run;"
         f" handshake {r['server_start_s']} s, warm after {r['server_first_ready_s']} s"

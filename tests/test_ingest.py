@@ -314,6 +314,48 @@ def test_claude_code_bad_lines(vault: Vault, tmp_path: Path) -> None:
     assert report.added == 3
 
 
+REAL_SESSION = Path(__file__).parent / "data" / "claude-code-session.jsonl"
+
+
+def test_a_real_claude_code_session_ingests_exactly_its_conversation(vault: Vault) -> None:
+    """tests/data/claude-code-session.jsonl has the shape Claude Code writes: file-history
+    snapshots (the first line before any message), a title summary, one line per content
+    block (thinking, text, tool_use), tool results with toolUseResult, a sub-agent's
+    sidechain, /compact with its boundary and summary, an IDE note beside the user's text,
+    a rejected tool call and the interruption marker, /exit and a synthetic reply."""
+    report = ingest_file(vault, REAL_SESSION)
+    assert (report.format, report.problems) == ("claude", [])
+    assert report.session == "5b1e7c3a-2f4d-4e8a-9c61-0d7f3b2a9e14"
+    turns = parse_turns(vault.get(report.memory_id or "").content)
+    assert [(t.role, t.text[:40], t.turn_id[:8]) for t in turns] == [
+        ("user", "The checkout deploy failed again last ni", "8d0f5b2e"),
+        ("assistant", "Let me look at the deploy log first.", "7e2b4d6f"),
+        ("assistant", "Migration 0042 took an ACCESS EXCLUSIVE ", "b3d5f7a9"),
+        ("user", "Good. Use a subagent to check the other ", "d5f7a9b1"),
+        ("assistant", "Only migration 0042 is affected; the oth", "2ae2f4a6"),
+        ("user", "Add lock_timeout = '5s' to migration 004", "80e8fa0c"),
+        ("assistant", "Done: migration 0042 now sets lock_timeo", "c42c3e40"),
+        ("user", "Don't push yet, I'll review the change f", "08607284"),
+        ("assistant", "Understood: nothing is committed or push", "19718395"),
+    ]
+    assert turns[0].when == "2026-03-02T09:00:00Z"
+    assert turns[5].text == (
+        "Add lock_timeout = '5s' to migration 0042, and remember that every migration"
+        " needs a lock_timeout."
+    )
+    # auto-detection finds a session that opens with many snapshot lines (one per prompt)
+    lines = REAL_SESSION.read_text(encoding="utf-8").splitlines()
+    later = vault.root.parent / "snapshots-first.jsonl"
+    later.write_text("\n".join([lines[1]] * 60 + lines) + "\n", encoding="utf-8")
+    fmt, parsed = read_transcript(later)
+    assert (fmt, len(parsed.turns)) == ("claude", 9)
+
+
+def test_format_claude_refuses_a_file_of_generic_lines(tmp_path: Path) -> None:
+    with pytest.raises(ValidationError, match="not a Claude Code session.*--format jsonl"):
+        read_transcript(generic(tmp_path), "claude")
+
+
 def test_format_detection_and_errors(tmp_path: Path) -> None:
     assert detect_format([(1, {"role": "user", "content": "x"})]) == "jsonl"
     assert (

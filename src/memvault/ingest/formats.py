@@ -25,14 +25,22 @@ ROLES = ("user", "assistant", "system", "tool")
 RATINGS = ("helpful", "neutral", "not_helpful")
 MAX_TURN_CHARS = 16_000  # a pasted log or file dump is cut here; the transcript stays readable
 DETECT_LINES = 50  # format detection looks at this many objects from the top
-# Claude Code writes slash-command plumbing as user messages; they are not conversation.
+# Claude Code writes slash-command plumbing and interruption markers as user messages;
+# they are the harness talking, not the conversation.
 CLAUDE_NOISE = (
     "<command-name>",
     "<command-message>",
     "<command-args>",
     "<local-command-stdout>",
     "<local-command-stderr>",
+    "[Request interrupted by user",
 )
+# Text blocks the harness adds beside the user's own text (reminders to the model, the file
+# open in the IDE), dropped from a turn.
+CLAUDE_INJECTED = ("<system-reminder>", "<ide_opened_file>", "<ide_selection>")
+# Line types only Claude Code writes: a session file may open with dozens of them before
+# its first message (file snapshots are written before every prompt).
+CLAUDE_RECORDS = ("file-history-snapshot", "summary", "system", "attachment", "progress")
 TEXT_BLOCKS = ("text", "input_text", "output_text")
 
 Objects = Sequence[tuple[int, dict[str, Any]]]  # (line number, JSON object)
@@ -69,17 +77,30 @@ def read_transcript(
                 "format",
             )
         fmt = detected
+    elif fmt == "claude" and objects and not any("type" in obj for _, obj in objects):
+        # Every Claude Code line has a type: read as a session, this file would silently
+        # give nothing at all.
+        raise ValidationError(
+            "not a Claude Code session: no line has a 'type' (user, assistant, ...);"
+            " for {role, content} lines pass --format jsonl",
+            where,
+            "format",
+        )
     (parse_claude if fmt == "claude" else parse_jsonl)(objects, where, parsed)
     parsed.problems.sort(key=lambda p: line_of(p.path))
     return fmt, parsed
 
 
 def detect_format(objects: Sequence[tuple[int, Mapping[str, Any]]]) -> str | None:
-    """``claude`` for Claude Code session lines, ``jsonl`` for ``{role, content}`` lines."""
-    for _, obj in objects[:DETECT_LINES]:
+    """``claude`` for Claude Code session lines, ``jsonl`` for ``{role, content}`` lines.
+
+    Claude Code's marks are looked for on every line (the lines are parsed already, and a
+    session may open with many snapshot lines); a plain ``role`` key in the first lines."""
+    for _, obj in objects:
         if obj.get("type") in ("user", "assistant") and isinstance(obj.get("message"), dict):
             return "claude"
-        if "sessionId" in obj and "uuid" in obj:
+        marked = ("sessionId" in obj and "uuid" in obj) or obj.get("type") in CLAUDE_RECORDS
+        if marked and "role" not in obj:
             return "claude"
     for _, obj in objects[:DETECT_LINES]:
         if "role" in obj:
@@ -267,17 +288,17 @@ def parse_claude(objects: Objects, where: str, parsed: ParsedTranscript) -> None
         session = obj.get("sessionId")
         if parsed.session is None and isinstance(session, str) and session.strip():
             parsed.session = session.strip()
-        if kind not in ("user", "assistant"):
-            continue  # summaries, snapshots, system and progress lines are not conversation
-        if obj.get("isMeta") or obj.get("isSidechain") or obj.get("isCompactSummary"):
-            continue
+        if kind not in ("user", "assistant") or not_conversation(obj):
+            continue  # snapshots, summaries, system lines, sub-agents, compaction summaries
         message = obj.get("message")
         if not isinstance(message, Mapping):
             parsed.problems.append(
                 Problem(loc, "message", f"a line of type '{kind}' needs a message object")
             )
             continue
-        text = text_of(message.get("content"))
+        if message.get("model") == "<synthetic>":
+            continue  # the harness speaking as the assistant ("No response requested.")
+        text = claude_text(kind, message.get("content"))
         if text is None:
             parsed.problems.append(
                 Problem(loc, "message.content", "expected a string or a list of content blocks")
@@ -295,6 +316,33 @@ def parse_claude(objects: Objects, where: str, parsed: ParsedTranscript) -> None
         parsed.turns.append(
             (loc, (role, text, when, None, given or stable_id(role, when, text, seen)))
         )
+
+
+def not_conversation(obj: Mapping[str, Any]) -> bool:
+    """A user/assistant line that is not part of the conversation: meta lines, a sub-agent's
+    (sidechain) lines, the summary written after a compaction, API error notices."""
+    flags = ("isMeta", "isSidechain", "isCompactSummary", "isApiErrorMessage")
+    return any(obj.get(flag) for flag in flags)
+
+
+def claude_text(kind: str, content: Any) -> str | None:
+    """The conversation's text in a message: "" for a user line that carries tool results
+    (any text beside them is the harness's), reminders the harness injects left out."""
+    if isinstance(content, list):
+        if kind == "user" and any(
+            isinstance(b, Mapping) and b.get("type") == "tool_result" for b in content
+        ):
+            return ""
+        content = [
+            b
+            for b in content
+            if not (
+                isinstance(b, Mapping)
+                and isinstance(b.get("text"), str)
+                and b["text"].lstrip().startswith(CLAUDE_INJECTED)
+            )
+        ]
+    return text_of(content)
 
 
 __all__ = [

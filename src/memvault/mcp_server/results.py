@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import fields, is_dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from mcp.types import CallToolResult, TextContent
 
+from .. import debug
 from ..errors import ValidationError
 from ..memory import Memory, format_time, parse_time
 from ..vault import Vault
@@ -44,13 +45,12 @@ def jsonable(value: Any, _depth: int = 0) -> Any:
     return str(value)
 
 
-def result(data: Any, text: str | None = None) -> CallToolResult:
-    """A tool result: compact JSON for the model, the same data as structured content."""
+def result(data: Any) -> CallToolResult:
+    """A tool result: the structured content, and the same JSON as its text block (what the
+    specification asks of a tool that returns structured content)."""
     plain = jsonable(data)
     structured = plain if isinstance(plain, dict) else {"result": plain}
-    body = (
-        text if text is not None else json.dumps(plain, ensure_ascii=False, separators=(",", ":"))
-    )
+    body = json.dumps(structured, ensure_ascii=False, separators=(",", ":"))
     return CallToolResult(
         content=[TextContent(type="text", text=body)], structured_content=structured
     )
@@ -149,3 +149,20 @@ def consolidation_view(vault: Vault, plan: Plan, sha: str | None, applied: bool)
         if not applied
         else ("committed" if sha else "nothing to do"),
     }
+
+
+def traced(
+    vault: Vault, fn: Callable[..., CallToolResult], args: Any, kwargs: Mapping[str, Any]
+) -> CallToolResult:
+    """Run a read tool under a debug trace; its structured content gains ``debug``: the
+    route, filters, each leg's top candidates, boosts and timings (see :mod:`memvault.debug`).
+    The text block stays the serialised structured content, ``debug`` included, as the
+    specification asks of a tool that returns structured content."""
+    with debug.tracing(getattr(fn, "__name__", "tool")) as trace:
+        ident = vault.identity
+        trace.notes["vault"] = str(vault.root)
+        trace.notes["identity"] = {"agent": ident.agent, "team": ident.team, "role": ident.role}
+        out = fn(*args, **kwargs)
+    if isinstance(out.structured_content, dict):
+        return result({**out.structured_content, "debug": jsonable(trace.as_dict())})
+    return out

@@ -12,18 +12,38 @@ import inspect
 import sys
 import threading
 import traceback
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
 from typing import Any
 
+import anyio.to_thread
 import pydantic
+from mcp.server import NotificationOptions
+from mcp.server.context import ServerRequestContext
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ResourceError, ResourceNotFoundError, ToolError
-from mcp.types import CallToolResult, InputRequiredResult, ToolAnnotations
+from mcp.server.stdio import stdio_server
+from mcp.server.subscriptions import InMemorySubscriptionBus
+from mcp.shared.exceptions import MCPError
+from mcp.types import (
+    INTERNAL_ERROR,
+    INVALID_PARAMS,
+    CallToolResult,
+    InputRequiredResult,
+    ListResourcesResult,
+    PaginatedRequestParams,
+    ToolAnnotations,
+)
 
+from .. import debug
 from ..config import load_config
 from ..errors import MemvaultError, NotFoundError
 from ..paths import CONFIG_PATH
 from ..vault import Vault
+from .args import READ
+from .changes import ChangeAnnouncer
+from .resources import InvalidCursor, ResourceList
+from .results import traced
 from .tools import define_tools
 
 IDENTITY_KEYS = ("agent", "team", "role", "author", "identity")
@@ -70,12 +90,14 @@ def unknown_arguments(name: str, given: dict[str, Any], allowed: set[str]) -> st
 
 
 class MemvaultMCP(MCPServer[Any]):
-    """MCPServer that refuses unknown arguments and words argument errors in one line."""
+    """MCPServer that refuses unknown arguments and words argument errors in one line, lists
+    the vault's memories as resources page by page, and announces when that list changes."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.allowed: dict[str, set[str]] = {}
         self.memvault: Session | None = None
+        self.changes: ChangeAnnouncer | None = None
 
     def register(self, fn: Callable[..., Any], annotations: ToolAnnotations, title: str) -> None:
         self.allowed[fn.__name__] = set(inspect.signature(fn).parameters)
@@ -95,6 +117,36 @@ class MemvaultMCP(MCPServer[Any]):
             if isinstance(exc.__cause__, pydantic.ValidationError):
                 raise ToolError(pydantic_message(name, exc.__cause__)) from exc.__cause__
             raise
+        finally:
+            if self.changes is not None:  # a write announces itself before its result
+                await self.changes.check()
+
+    # The SDK's MCPServer lists only resources registered one by one, all on one page; a
+    # vault's memories change with every write, so this server answers resources/list
+    # itself (the SDK routes the request to this method).
+    async def _handle_list_resources(
+        self, ctx: ServerRequestContext[Any], params: PaginatedRequestParams | None
+    ) -> ListResourcesResult:
+        session = self.memvault
+        if session is None:  # pragma: no cover - build_server always sets it
+            return ListResourcesResult(resources=[])
+        cursor = params.cursor if params is not None else None
+        try:
+            resources, next_cursor = await anyio.to_thread.run_sync(session.list_page, cursor)
+        except InvalidCursor as exc:
+            raise MCPError(code=INVALID_PARAMS, message=str(exc)) from None
+        except MemvaultError as exc:  # the vault's side, e.g. a bad mcp.page_size
+            raise MCPError(code=INTERNAL_ERROR, message=str(exc)) from None
+        return ListResourcesResult(resources=resources, next_cursor=next_cursor)
+
+    async def run_stdio_async(self) -> None:
+        """The SDK's stdio loop, declaring ``resources.listChanged`` to handshake-era clients
+        (MCPServer has no other way to declare it, and clients only act on list changes a
+        server declares; 2026-07-28 clients learn it from ``subscriptions/listen``)."""
+        server = self._lowlevel_server
+        options = server.create_initialization_options(NotificationOptions(resources_changed=True))
+        async with stdio_server() as (read_stream, write_stream):
+            await server.run(read_stream, write_stream, options)
 
 
 class Session:
@@ -104,6 +156,7 @@ class Session:
         self.vault = vault
         self.lock = threading.RLock()
         self.config_mtime = self.read_config_mtime()
+        self.resources = ResourceList(vault)
 
     def read_config_mtime(self) -> float:
         try:
@@ -126,14 +179,25 @@ class Session:
             )
             self.config_mtime = mtime
 
-    def guard(self, fn: Callable[..., CallToolResult]) -> Callable[..., CallToolResult]:
-        """Run a tool body under the lock; expected errors become one-line MCP errors."""
+    def list_page(self, cursor: str | None) -> tuple[list[Any], str | None]:
+        """A page of ``resources/list`` (see :mod:`.resources`), read under the lock."""
+        with self.lock:
+            self.refresh()
+            return self.resources.page(cursor)
+
+    def guard(
+        self, fn: Callable[..., CallToolResult], reads: bool = False
+    ) -> Callable[..., CallToolResult]:
+        """Run a tool body under the lock; expected errors become one-line MCP errors.
+        A tool that ``reads`` carries a ``debug`` trace while debug mode is on."""
 
         @functools.wraps(fn)
         def wrapper(*args: Any, **kwargs: Any) -> CallToolResult:
             with self.lock:
                 try:
                     self.refresh()
+                    if reads and debug.enabled(self.vault.root):
+                        return traced(self.vault, fn, args, kwargs)
                     return fn(*args, **kwargs)
                 except MemvaultError as exc:
                     raise ToolError(str(exc)) from exc
@@ -157,15 +221,27 @@ def build_server(vault: Vault) -> MemvaultMCP:
         for k, v in (("agent", ident.agent), ("team", ident.team), ("role", ident.role))
         if v
     )
+    bus = InMemorySubscriptionBus()
+    changes = ChangeAnnouncer(vault.root, bus)
+
+    @asynccontextmanager
+    async def lifespan(_: MCPServer[Any]) -> AsyncIterator[None]:
+        async with changes.watching():  # HEAD moved by the CLI, git or another server
+            yield
+
     server = MemvaultMCP(
         "memvault",
         title="memvault: long-term memory",
         instructions=INSTRUCTIONS + (f"\nYou are: {who}." if who else ""),
         version=package_version(),
         log_level="WARNING",
+        subscriptions=bus,
+        lifespan=lifespan,
     )
+    server.middleware.append(changes.capture)
+    server.changes = changes
     for fn, hints, title in define_tools(vault):
-        server.register(session.guard(fn), hints, title)
+        server.register(session.guard(fn, reads=hints is READ), hints, title)
 
     @server.resource(
         "memvault://{id}",

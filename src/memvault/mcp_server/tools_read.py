@@ -117,9 +117,9 @@ class ReadTools:
         """A ready-to-use block of the memories most useful for a task (relevant episodes, known
         facts, applicable procedures, active constraints), kept within a token budget.
 
-        Call it once at the start of a task and keep the block in mind while you work."""
-        block = self.vault.context(query, budget=budget)
-        return result(block.as_dict(), text=block.text)
+        Call it once at the start of a task and keep the block in mind while you work: the
+        block is the result's `text`; `included` and `omitted` list the memories behind it."""
+        return result(self.vault.context(query, budget=budget).as_dict())
 
     def show(self, id: ShowId, around: Around = 2) -> CallToolResult:
         """Read one memory in full: all its fields and its text (also readable as the resource

@@ -1,0 +1,21 @@
+"""Connecting agent clients to a vault: ``memvault integrations install claude-code|cursor``.
+
+:func:`install` writes, or merges into existing files, what a client needs: the MCP server
+entry (Claude Code's ``.mcp.json`` or ``~/.claude.json``, Cursor's ``.cursor/mcp.json``),
+and for Claude Code its ``settings.json`` (environment, permissions, hooks) and the
+``/memvault`` slash command. It is idempotent, never drops the user's own entries, and
+with ``dry_run`` only reports the diff. :mod:`.entries` holds what memvault adds,
+:mod:`.merge` the merge rules, :mod:`.install` the files and their writing.
+
+>>> from memvault.integrations import install                               # doctest: +SKIP
+>>> report = install("claude-code", "project", vault="~/memory", project=Path("."),
+...                  home=Path.home(), dry_run=True)                         # doctest: +SKIP
+>>> print(report.files[0].diff())                                           # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+from .entries import CLIENTS
+from .install import SCOPES, FileChange, InstallReport, install
+
+__all__ = ["CLIENTS", "SCOPES", "FileChange", "InstallReport", "install"]

@@ -1,0 +1,118 @@
+"""What memvault adds to an agent client's configuration: its MCP server entry, Claude
+Code's environment, permissions and hooks, and the ``/memvault`` slash command.
+
+The files in the repository's ``integrations/`` folder are these entries rendered for a
+vault at ``~/memory`` (``tests/test_integrations_install.py`` keeps them equal).
+"""
+
+from __future__ import annotations
+
+from importlib import resources
+from typing import Any
+
+CLIENTS = ("claude-code", "cursor")
+SERVER = "memvault"  # the server's name in every client's configuration
+
+# Claude Code names an MCP tool mcp__<server>__<tool> in permission rules.
+READ_ONLY_TOOLS = (
+    "recall",
+    "fact",
+    "procedure",
+    "validate",
+    "context",
+    "show",
+    "stats",
+    "recent_episodes",
+    "insights",
+)
+# Tools and commands that stay behind the user's prompt even under a wider allow rule
+# (Claude Code checks ask rules before allow rules). consolidate's dry run is one call of
+# the same tool as its apply, so the tool as a whole asks.
+ASK_TOOLS = ("forget", "consolidate", "ingest")
+READ_ONLY_COMMANDS = (
+    "recall",
+    "fact",
+    "procedure",
+    "validate",
+    "context",
+    "show",
+    "list",
+    "search",
+    "episodes",
+    "stats",
+    "history",
+    "insights",
+    "why",
+    "consolidate --dry-run",
+    "debug status",
+)
+ASK_COMMANDS = ("forget", "ingest")
+
+SESSION_START = 'memvault -q context "$(basename "$CLAUDE_PROJECT_DIR")" --budget 1500 || true'
+INGEST_HOOK = "memvault -q ingest --hook --format claude >/dev/null || true"
+
+
+def tool_rule(tool: str) -> str:
+    return f"mcp__{SERVER}__{tool}"
+
+
+def command_rule(command: str) -> str:
+    return f"Bash(memvault {command}:*)"
+
+
+def server_args(vault: str, agent: str, team: str | None, role: str | None) -> list[str]:
+    """``memvault`` arguments that serve ``vault`` as ``agent`` (and team, role)."""
+    args = ["--vault", vault, "--agent", agent]
+    for flag, value in (("--team", team), ("--role", role)):
+        if value:
+            args += [flag, value]
+    return [*args, "mcp"]
+
+
+def mcp_entry(
+    client: str, vault: str, agent: str, team: str | None = None, role: str | None = None
+) -> dict[str, Any]:
+    """The ``mcpServers.memvault`` entry for ``client``.
+
+    Claude Code expands ``${VAR:-default}`` in an entry, so each user may point a shared
+    project entry at their own vault or name with MEMVAULT_VAULT / MEMVAULT_AGENT; Cursor's
+    ``${env:VAR}`` has no default, so its entry names the vault itself.
+    """
+    if client == "claude-code":
+        args = server_args(
+            f"${{MEMVAULT_VAULT:-{vault}}}", f"${{MEMVAULT_AGENT:-{agent}}}", team, role
+        )
+        return {"type": "stdio", "command": "memvault", "args": args, "env": {}}
+    return {"command": "memvault", "args": server_args(vault, agent, team, role)}
+
+
+def claude_settings(vault: str, agent: str) -> dict[str, Any]:
+    """What memvault adds to Claude Code's settings.json.
+
+    ``env`` reaches every command Claude Code runs (the slash command's ``memvault`` calls
+    and the hooks); the allow list names the read-only tools and commands one by one; the
+    hooks inject context at session start and ingest the transcript before a compaction
+    and at session end, failing open.
+    """
+    allow = [tool_rule(t) for t in READ_ONLY_TOOLS] + [command_rule(c) for c in READ_ONLY_COMMANDS]
+    ask = [tool_rule(t) for t in ASK_TOOLS] + [command_rule(c) for c in ASK_COMMANDS]
+    ingest = [{"hooks": [{"type": "command", "command": INGEST_HOOK, "timeout": 60}]}]
+    return {
+        "env": {"MEMVAULT_VAULT": vault, "MEMVAULT_AGENT": agent},
+        "permissions": {"allow": allow, "ask": ask},
+        "hooks": {
+            "SessionStart": [
+                {
+                    "matcher": "startup|resume|clear|compact",
+                    "hooks": [{"type": "command", "command": SESSION_START, "timeout": 30}],
+                }
+            ],
+            "PreCompact": ingest,
+            "SessionEnd": ingest,
+        },
+    }
+
+
+def slash_command() -> str:
+    """The ``/memvault`` command file (``.claude/commands/memvault.md``)."""
+    return resources.files(__package__).joinpath("memvault.md").read_text(encoding="utf-8")
