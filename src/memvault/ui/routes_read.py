@@ -1,0 +1,179 @@
+"""Pages that read: browse, search, a memory, its history, the inbox, scopes, export."""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Any
+
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, Response
+
+from ..memory import SCOPES, TYPES
+from . import details
+from .listing import FACETS, SORTS, select
+from .params import (
+    MAX_QUERY,
+    choice,
+    facet_filters,
+    flag,
+    memory_id,
+    notice,
+    number,
+    session_of,
+    text,
+    url,
+)
+from .render import markdown, turns
+
+SEARCH_MODES = ("recall", "search", "fact", "procedure")
+EXPORT_FORMATS = {"jsonl": ("jsonl", "application/x-ndjson"), "markdown": ("md", "text/markdown")}
+
+
+def page(request: Request, name: str, status: int = 200, **context: Any) -> HTMLResponse:
+    session = session_of(request)
+    html = session.render(name, notice=notice(request.query_params), **context)
+    return HTMLResponse(html, status)
+
+
+def browse(request: Request) -> Response:
+    """Every memory the identity may see, filtered by facets, sorted, one page at a time."""
+    session = session_of(request)
+    query = request.query_params
+    filters = facet_filters(query)
+    sort = choice(query.get("sort"), SORTS, "sort") or "date"
+    number_ = number(query.get("page"), "page", 1, 1_000_000, 1)
+    with session.using():
+        snap = session.listing.snapshot()
+    result = select(snap, filters, sort, number_)
+    state = {**filters, "sort": "" if sort == "date" else sort}
+
+    def link(**changes: Any) -> str:
+        return url("/", {**state, "page": "", **changes})
+
+    facet_links = {
+        facet: [
+            (value, count, link(**{facet: value}), filters[facet] == value)
+            for value, count in result.facets[facet]
+        ]
+        for facet in FACETS
+    }
+    return page(
+        request,
+        "browse.html",
+        result=result,
+        filters=filters,
+        sort=sort,
+        sorts=SORTS,
+        facets=facet_links,
+        clear={f: link(**{f: ""}) for f in FACETS},
+        sort_links={s: link(sort="" if s == "date" else s) for s in SORTS},
+        prev_link=link(page=result.page - 1) if result.page > 1 else None,
+        next_link=link(page=result.page + 1) if result.page < result.pages else None,
+        total=len(snap.rows),
+    )
+
+
+def search(request: Request) -> Response:
+    """recall / search / fact / procedure, as the CLI runs them, with the explanation."""
+    session = session_of(request)
+    query = request.query_params
+    q = text(query.get("q"), "q", MAX_QUERY, free=False).strip()
+    mode = choice(query.get("mode"), SEARCH_MODES, "mode") or "recall"
+    kind = choice(query.get("kind"), TYPES, "kind")
+    scope = choice(query.get("scope"), SCOPES, "scope")
+    archive = flag(query.get("archive"))
+    limit = number(query.get("limit"), "limit", 1, 100, 20)
+    result = None
+    if q:
+        options: dict[str, Any] = {"limit": limit, "explain": True, "include_archive": archive}
+        if kind and mode in ("recall", "search"):
+            options["kind"] = kind
+        if scope:
+            options["scope"] = scope
+        with session.using() as vault:
+            result = getattr(vault, mode)(q, **options)
+    return page(
+        request,
+        "search.html",
+        q=q,
+        mode=mode,
+        modes=SEARCH_MODES,
+        kind=kind,
+        kinds=TYPES,
+        scope=scope,
+        scopes=SCOPES,
+        archive=archive,
+        result=result,
+    )
+
+
+def memory(request: Request) -> Response:
+    """One memory: its text, front matter, supersede chain, links, history and relevance."""
+    session = session_of(request)
+    mid = memory_id(request.path_params["memory_id"])
+    with session.using() as vault:
+        m = vault.get(mid)
+        related, hidden = details.links(vault, [str(i) for i in m.meta.get("related") or []])
+        context: dict[str, Any] = {
+            "m": m,
+            "body": markdown(m.content),
+            "turns": turns(m),
+            "meta": sorted(m.meta.items(), key=lambda kv: str(kv[0])),
+            "chain": details.chain(vault, m),
+            "related": related,
+            "hidden_related": hidden,
+            "commits": details.history(vault, m, 10),
+            "why": details.relevance(vault, m),
+            "in_inbox": m.path.startswith("inbox/"),
+        }
+    return page(request, "memory.html", **context)
+
+
+def history(request: Request) -> Response:
+    """A memory's git history, each commit with its diff."""
+    session = session_of(request)
+    mid = memory_id(request.path_params["memory_id"])
+    with session.using() as vault:
+        m = vault.get(mid)
+        commits = details.history(vault, m, diffs=True)
+    return page(request, "history.html", m=m, commits=commits)
+
+
+def inbox(request: Request) -> Response:
+    """Proposals awaiting review, oldest first."""
+    from ..review import inbox as proposals
+
+    session = session_of(request)
+    with session.using() as vault:
+        items = [(m, markdown(m.content)) for m in proposals(vault)]
+    return page(request, "inbox.html", items=items)
+
+
+def scopes(request: Request) -> Response:
+    from ..capture import paused
+
+    session = session_of(request)
+    with session.using() as vault:
+        now = paused(vault)
+    return page(request, "scopes.html", scopes=[(s, s in now) for s in SCOPES])
+
+
+def export(request: Request) -> Response:
+    """The export page, or (with ``format``) the download itself."""
+    from ..transfer import export_memories
+
+    session = session_of(request)
+    query = request.query_params
+    fmt = choice(query.get("format"), tuple(EXPORT_FORMATS), "format")
+    if not fmt:
+        return page(request, "export.html")
+    archive = query.get("archive", "1") != "0"
+    with session.using() as vault:
+        body = export_memories(vault, fmt, archive)
+    suffix, media = EXPORT_FORMATS[fmt]
+    stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%d-%H%M%S")
+    return Response(
+        body,
+        media_type=f"{media}; charset=utf-8",
+        headers={"Content-Disposition": f'attachment; filename="memvault-{stamp}.{suffix}"'},
+    )
