@@ -27,6 +27,7 @@ LEAKY_ENV = (
     "MEMVAULT_INDEX_URL",
     "MEMVAULT_AUTHOR_NAME",
     "MEMVAULT_AUTHOR_EMAIL",
+    "MEMVAULT_DEBUG",  # a developer's debug mode would print traces into every test's stderr
     "VISUAL",
     "EDITOR",
     # git variables that would point our git calls at another repository

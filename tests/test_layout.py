@@ -22,6 +22,7 @@ ADAPTERS = (
     "memvault.watch",
     "memvault.githooks",
     "memvault.hooks",
+    "memvault.ui",
 )
 BASE = ("memvault.errors", "memvault.record", "memvault.paths", "memvault.config")
 MODEL = ("memvault.memory", "memvault.files", "memvault.embeddings")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 from pathlib import Path
 
@@ -34,6 +35,8 @@ def test_purge_removes_every_trace_from_history(vault: Vault, tmp_path: Path) ->
         handle.write(
             json.dumps({"ts": "2026-01-01T00:00:00Z", "kind": "query", "ids": [keep.id]}) + "\n"
         )
+    # reads a consolidation folded are kept for `stats`: they must go too
+    shutil.copy(root / ".memvault" / "access.log", root / ".memvault" / "access.log.history")
     assert "zebra" in _history_text(root)
 
     report = purge_memory(vault, secret.id, "sensitive")
@@ -43,8 +46,9 @@ def test_purge_removes_every_trace_from_history(vault: Vault, tmp_path: Path) ->
     assert "zebra" not in history and "Door code" not in history and secret.id not in history
     assert not (root / secret.path).exists()
     assert "Lunch is served" in (root / keep.path).read_text()
-    log = (root / ".memvault" / "access.log").read_text()
-    assert secret.id not in log and keep.id in log
+    for name in ("access.log", "access.log.history"):
+        log = (root / ".memvault" / name).read_text()
+        assert secret.id not in log and keep.id in log
     assert not (root / ".memvault" / "index").exists()
     # the remote kept the old history, as the report says
     assert "zebra" in git(remote, "log", "--all", "-p")

@@ -316,22 +316,41 @@ class Catalog:
         rels = list(rels)
         if not rels:
             return
+        rows: list[tuple[object, ...]] = []
+        gone: list[str] = []
+        for rel in rels:
+            abs_path = self.root / rel
+            if not abs_path.exists():
+                gone.append(rel)
+                continue
+            sha, memory, problems = parse_file(abs_path, rel, self.max_bytes)
+            rows.append(_row(rel, abs_path.lstat(), sha, memory, problems))
+        self._store(rows, gone)
+
+    def put_many(self, items: Iterable[tuple[str, Memory, str]]) -> None:
+        """Record files memvault itself just wrote, ``(rel, memory, text)``, without parsing
+        them back (see :meth:`put`)."""
+        rows = [
+            _row(rel, os.lstat(os.path.join(self.root, rel)), sha256_hex(text), memory, [])
+            for rel, memory, text in items
+        ]
+        self._store(rows, [])
+
+    def forget(self, rels: Iterable[str]) -> None:
+        """Drop files memvault itself just removed (no stat: they are gone)."""
+        self._store([], list(rels))
+
+    def _store(self, rows: list[tuple[object, ...]], gone: list[str]) -> None:
+        """Upsert ``rows`` and delete ``gone`` in one transaction; each folder's names are
+        rewritten once (not once per file: a folder may hold 100,000 memories)."""
+        if not rows and not gone:
+            return
         conn = _connect(self.db_path)
         try:
             conn.execute("BEGIN IMMEDIATE")
-            for rel in rels:
-                abs_path = self.root / rel
-                if not abs_path.exists():
-                    conn.execute("DELETE FROM files WHERE path=?", (rel,))
-                    _note_name(conn, rel, present=False)
-                    continue
-                st = abs_path.lstat()
-                sha, memory, problems = parse_file(abs_path, rel, self.max_bytes)
-                conn.execute(
-                    "INSERT OR REPLACE INTO files VALUES (?,?,?,?,?,?,?,?)",
-                    _row(rel, st, sha, memory, problems),
-                )
-                _note_name(conn, rel, present=True)
+            conn.executemany("INSERT OR REPLACE INTO files VALUES (?,?,?,?,?,?,?,?)", rows)
+            conn.executemany("DELETE FROM files WHERE path=?", [(rel,) for rel in gone])
+            _note_names(conn, [str(row[0]) for row in rows], gone)
             conn.execute("COMMIT")
         finally:
             conn.close()
@@ -414,6 +433,15 @@ class Catalog:
         finally:
             conn.close()
 
+    def shas(self) -> dict[str, str]:
+        """Every file's sha as last recorded, without a walk or a parse ("": not parsed yet):
+        a reader keeping its own parsed copies asks :meth:`entry` for the few that moved."""
+        conn = _connect(self.db_path)
+        try:
+            return {row[0]: row[1] or "" for row in conn.execute("SELECT path, sha FROM files")}
+        finally:
+            conn.close()
+
     def entry(self, rel: str) -> Entry | None:
         """One file's entry, re-read if its size or mtime changed since it was cached."""
         try:
@@ -447,19 +475,7 @@ class Catalog:
 
     def put(self, rel: str, memory: Memory, text: str) -> None:
         """Record a file memvault itself just wrote from ``memory`` (no re-parse)."""
-        st = os.lstat(os.path.join(self.root, rel))
-        sha = sha256_hex(text)
-        conn = _connect(self.db_path)
-        try:
-            conn.execute("BEGIN IMMEDIATE")
-            conn.execute(
-                "INSERT OR REPLACE INTO files VALUES (?,?,?,?,?,?,?,?)",
-                _row(rel, st, sha, memory, []),
-            )
-            _note_name(conn, rel, present=True)
-            conn.execute("COMMIT")
-        finally:
-            conn.close()
+        self.put_many([(rel, memory, text)])
 
     def clear(self) -> None:
         for suffix in ("", "-wal", "-shm"):
@@ -517,20 +533,22 @@ def _peek_id(path: Path) -> str | None:
     return value if ID_RE.match(value) else None
 
 
-def _note_name(conn: sqlite3.Connection, rel: str, present: bool) -> None:
-    """Keep a folder's ``names`` in step with a file memvault wrote or removed itself."""
-    folder, _, name = rel.rpartition("/")
-    row = conn.execute("SELECT names FROM dirs WHERE path=?", (folder,)).fetchone()
-    if row is None or row[0] is None:
-        return
-    names = set(row[0].split("\0")) if row[0] else set()
-    if (name in names) == present:
-        return
-    if present:
-        names.add(name)
-    else:
-        names.discard(name)
-    conn.execute("UPDATE dirs SET names=? WHERE path=?", ("\0".join(sorted(names)), folder))
+def _note_names(conn: sqlite3.Connection, present: Iterable[str], absent: Iterable[str]) -> None:
+    """Keep folders' ``names`` in step with files memvault wrote or removed itself: one
+    read and one write per folder touched."""
+    changes: dict[str, tuple[set[str], set[str]]] = {}
+    for rels, slot in ((present, 0), (absent, 1)):
+        for rel in rels:
+            folder, _, name = rel.rpartition("/")
+            changes.setdefault(folder, (set(), set()))[slot].add(name)
+    for folder, (added, removed) in changes.items():
+        row = conn.execute("SELECT names FROM dirs WHERE path=?", (folder,)).fetchone()
+        if row is None or row[0] is None:
+            continue
+        names = set(row[0].split("\0")) if row[0] else set()
+        new = (names | added) - removed
+        if new != names:
+            conn.execute("UPDATE dirs SET names=? WHERE path=?", ("\0".join(sorted(new)), folder))
 
 
 def _under(folder: str) -> tuple[str, tuple[str, str]]:

@@ -34,12 +34,14 @@ DEFAULTS: dict[str, Any] = {
     },
     "retention": {"self": 90, "team": 365, "global": None, "transcripts": 548},
     "consolidate": {
-        "dedup_threshold": 0.92,
+        "dedup_threshold": 0.68,  # with the words agreeing: consolidate/compare.py
         "same_event_hours": 6,
         "promote_min_episodes": 3,
         "distill_after_days": 30,
         "summarizer_command": None,
     },
+    # validate's own judge (an LLM behind a command; docs/validate.md), and its time limit
+    "validate": {"judge_command": None, "judge_timeout": 60},
     "security": {"secrets": "refuse", "allow": [], "patterns": [], "redact": {}},
     "paused": [],
 }

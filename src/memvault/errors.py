@@ -75,6 +75,10 @@ class GitError(MemvaultError):
     """A git operation failed."""
 
 
+class JournalError(MemvaultError):
+    """A write that died half-way could not be fully undone (``memvault doctor --repair``)."""
+
+
 class IndexError_(MemvaultError):
     """The search index is unusable (and could not be rebuilt)."""
 

@@ -516,15 +516,19 @@ def update_text(doc: Document, changes: Mapping[str, Any], content: str | None =
 # --- atomic writes -----------------------------------------------------------------
 
 
-def atomic_write(path: Path, text: str) -> None:
-    """Write via a temp file in the same folder and ``os.replace``: never half a file."""
+def atomic_write(path: Path, text: str, *, durable: bool = True) -> None:
+    """Write via a temp file in the same folder and ``os.replace``: never half a file.
+
+    ``durable=False`` skips the fsync: for a bulk write that syncs the filesystem once at
+    the end (an fsync per file costs ~2.5 ms, most of an import's time)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = _temp_beside(path)
     try:
         with os.fdopen(fd, "w", encoding="utf-8", newline="") as handle:
             handle.write(text)
             handle.flush()
-            os.fsync(handle.fileno())
+            if durable:
+                os.fsync(handle.fileno())
         os.replace(tmp, path)
     except BaseException:
         try:

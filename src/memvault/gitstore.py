@@ -13,158 +13,20 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 from .errors import GitError
+
+# Re-exported: callers reach the process layer through this module.
+from .gitproc import GIT_ENV_VARS as GIT_ENV_VARS
+from .gitproc import GitResult as GitResult
+from .gitproc import Identity as Identity
+from .gitproc import no_git_env as no_git_env
+from .gitproc import run_git as run_git
 from .paths import COMMITS_STATE_PATH
 from .record import Record
 
 TYPE_CHECKING = False  # typing is not imported at run time (fast CLI start)
 if TYPE_CHECKING:  # pragma: no cover
-    import subprocess
+    import datetime as dt
     from typing import Any
-
-# Variables git sets for hooks; inherited by a child git they would point it elsewhere.
-GIT_ENV_VARS = (
-    "GIT_DIR",
-    "GIT_INDEX_FILE",
-    "GIT_WORK_TREE",
-    "GIT_PREFIX",
-    "GIT_OBJECT_DIRECTORY",
-    "GIT_ALTERNATE_OBJECT_DIRECTORIES",
-    "GIT_QUARANTINE_PATH",
-)
-
-
-def no_git_env(extra: dict[str, str] | None = None) -> dict[str, str]:
-    """The current environment without git's per-repository variables (pre-commit's trick)."""
-    env = {k: v for k, v in os.environ.items() if k not in GIT_ENV_VARS}
-    env.setdefault("GIT_TERMINAL_PROMPT", "0")
-    if extra:
-        env.update(extra)
-    return env
-
-
-class Identity(Record):
-    """Author and committer of memvault's commits."""
-
-    __slots__ = ("name", "email")
-    _frozen = True
-    name: str
-    email: str
-
-
-def run_git(
-    root: Path,
-    args: Sequence[str],
-    *,
-    identity: Identity | None = None,
-    check: bool = True,
-    input_text: str | None = None,
-    env_extra: dict[str, str] | None = None,
-) -> GitResult | subprocess.CompletedProcess[str]:
-    extra = dict(env_extra or {})
-    cmd = ["git"]
-    if identity is not None:
-        extra.update(
-            GIT_AUTHOR_NAME=identity.name,
-            GIT_AUTHOR_EMAIL=identity.email,
-            GIT_COMMITTER_NAME=identity.name,
-            GIT_COMMITTER_EMAIL=identity.email,
-        )
-        cmd += ["-c", f"user.name={identity.name}", "-c", f"user.email={identity.email}"]
-    # memvault's own commits were validated already; our hook shims read this and stay quiet.
-    extra.setdefault("MEMVAULT_INTERNAL", "1")
-    if input_text is None and hasattr(os, "posix_spawnp"):
-        try:
-            code, out, err = _spawn(["git", "-C", str(root), *cmd[1:], *args], no_git_env(extra))
-        except FileNotFoundError:
-            raise GitError("git is not installed or not on PATH") from None
-        result = GitResult([*cmd, *args], code, out, err)
-        if check and code != 0:
-            detail = (err or out).strip().splitlines()
-            raise GitError(f"git {args[0]} failed: {detail[-1] if detail else code}")
-        return result
-    import subprocess
-
-    try:
-        proc = subprocess.run(
-            [*cmd, *args],
-            cwd=root,
-            env=no_git_env(extra),
-            capture_output=True,
-            text=True,
-            input=input_text,
-            check=False,
-        )
-    except FileNotFoundError:
-        raise GitError("git is not installed or not on PATH") from None
-    if check and proc.returncode != 0:
-        detail = (proc.stderr or proc.stdout).strip().splitlines()
-        raise GitError(f"git {args[0]} failed: {detail[-1] if detail else proc.returncode}")
-    return proc
-
-
-class GitResult(Record):
-    """What ``subprocess.run`` returns, for the calls made without it."""
-
-    __slots__ = ("args", "returncode", "stdout", "stderr")
-    args: list[str]
-    returncode: int
-    stdout: str
-    stderr: str
-
-
-def _spawn(argv: list[str], env: dict[str, str]) -> tuple[int, str, str]:
-    """Run ``argv`` with stdin from /dev/null; return (exit code, stdout, stderr).
-
-    ``subprocess.run`` without importing subprocess, whose imports (threading, selectors,
-    locale, ...) are a noticeable share of a whole ``memvault add``.
-    """
-    import _signal  # the C module: signal.py builds enums on import
-    import select
-
-    out_r, out_w = os.pipe()  # non-inheritable: only the dup2-ed copies reach git
-    err_r, err_w = os.pipe()
-    try:
-        pid = os.posix_spawnp(
-            argv[0],
-            argv,
-            env,
-            file_actions=[
-                (os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDONLY, 0),
-                (os.POSIX_SPAWN_DUP2, out_w, 1),
-                (os.POSIX_SPAWN_DUP2, err_w, 2),
-            ],
-            setsigdef=(_signal.SIGPIPE,),  # Python ignores SIGPIPE; git should not inherit that
-        )
-    except BaseException:
-        for fd in (out_r, out_w, err_r, err_w):
-            os.close(fd)
-        raise
-    os.close(out_w)
-    os.close(err_w)
-    chunks: dict[int, list[bytes]] = {out_r: [], err_r: []}
-    poller = select.poll()
-    for fd in chunks:
-        poller.register(fd, select.POLLIN)
-    try:
-        open_fds = len(chunks)
-        while open_fds:
-            for fd, _ in poller.poll():
-                data = os.read(fd, 65536)
-                if data:
-                    chunks[fd].append(data)
-                else:
-                    poller.unregister(fd)
-                    open_fds -= 1
-    finally:
-        os.close(out_r)
-        os.close(err_r)
-        _, status = os.waitpid(pid, 0)
-    code = os.waitstatus_to_exitcode(status)
-    return (
-        code,
-        b"".join(chunks[out_r]).decode("utf-8", "replace"),
-        b"".join(chunks[err_r]).decode("utf-8", "replace"),
-    )
 
 
 def _repo(root: Path) -> Any:
@@ -204,10 +66,7 @@ def commit(
     add = sorted(set(add))
     remove = sorted(set(remove))
     paths = add + remove
-    if add:
-        run_git(root, ["add", "-f", "--", *add])
-    if remove:
-        run_git(root, ["rm", "-q", "--cached", "--ignore-unmatch", "-r", "--", *remove])
+    stage(root, add, remove)
     if not paths and not allow_empty:
         return None
     if paths and not allow_empty:
@@ -219,7 +78,8 @@ def commit(
         args.append("--allow-empty")
     if paths:
         # --only keeps whatever else the user had staged out of this commit.
-        proc = run_git(root, [*args, "--only", "--", *paths], identity=identity, check=False)
+        args += ["--only", "--pathspec-from-file=-", "--pathspec-file-nul"]
+        proc = run_git(root, args, identity=identity, check=False, input_text=_nul(paths))
     else:
         proc = run_git(root, args, identity=identity, check=False)
     if proc.returncode != 0:
@@ -231,6 +91,107 @@ def commit(
     sha = head(root)
     _count_commit(root)
     return sha
+
+
+def _nul(paths: Iterable[str]) -> str:
+    return "".join(f"{p}\0" for p in paths)
+
+
+def stage(root: Path, add: Sequence[str] = (), remove: Sequence[str] = ()) -> None:
+    """Stage ``add`` (a path whose file is gone is unstaged) and unstage ``remove``.
+
+    Paths go to ``git update-index`` on stdin, NUL-separated: no command line holds them
+    (100,000 paths pass the OS argument limit), and the work is linear, where ``git add``
+    and ``git rm`` match every path given against every index entry (100,000 paths into
+    a 100,000-file index: minutes). Like ``git add -f``, ignore rules don't apply.
+    """
+    if remove:
+        run_git(root, ["update-index", "--force-remove", "-z", "--stdin"], input_text=_nul(remove))
+    if add:
+        run_git(root, ["update-index", "--add", "--remove", "-z", "--stdin"], input_text=_nul(add))
+
+
+class BlobPacker:
+    """Blobs written into one pack by ``git fast-import`` while a bulk write goes on, so
+    that staging finds them there: ``update-index`` otherwise writes one loose object per
+    new file (100,000 files: ~3x the time of the whole pack). Only a head start: staging
+    still hashes every file as git sees it (filters included), so a blob packed here that
+    isn't the staged one is merely unused. Any failure just stops the packing."""
+
+    def __init__(self, root: Path) -> None:
+        import subprocess
+
+        self._proc: Any = subprocess.Popen(
+            ["git", "-C", str(root), "fast-import", "--quiet"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,  # a failure only means no head start
+            env=no_git_env({"MEMVAULT_INTERNAL": "1"}),
+        )
+
+    def add(self, data: bytes) -> None:
+        if self._proc is None:
+            return
+        try:
+            self._proc.stdin.write(b"blob\ndata %d\n%s\n" % (len(data), data))
+        except OSError:  # fast-import stopped: staging writes the objects itself
+            self.close()
+
+    def close(self) -> None:
+        """Finish the pack (waits for git)."""
+        proc, self._proc = self._proc, None
+        if proc is not None:
+            try:
+                proc.stdin.close()
+            except OSError:
+                pass
+            proc.wait()
+
+
+def _folders(paths: Iterable[str]) -> list[str]:
+    """Pathspecs covering ``paths``: their folders (a file at the top level: itself)."""
+    return sorted({p.rpartition("/")[0] or p for p in paths})
+
+
+def _batches(items: Sequence[str], size: int = 500) -> Iterable[Sequence[str]]:
+    return (items[i : i + size] for i in range(0, len(items), size))
+
+
+def unstage(root: Path, paths: Iterable[str]) -> None:
+    """Put the index entries of ``paths`` back to what HEAD holds (``git reset -- paths``).
+
+    HEAD's entries are listed per folder (a handful of pathspecs, in bounded batches) and
+    written back with ``update-index --index-info`` on stdin; paths HEAD lacks are dropped.
+    Linear in the paths and their folders, where ``git reset`` with a pathspec list is not.
+    """
+    wanted = set(paths)
+    if not wanted:
+        return
+    entries: dict[str, str] = {}
+    zero = "0" * 40
+    if head(root) is not None:
+        for batch in _batches(_folders(wanted)):
+            args = ["ls-tree", "-r", "-z", "--full-tree", "HEAD", "--", *batch]
+            for item in run_git(root, args).stdout.split("\0"):
+                info, _, rel = item.partition("\t")
+                if rel in wanted:
+                    mode, _, sha = info.split(" ")
+                    entries[rel] = f"{mode} {sha}"
+                    zero = "0" * len(sha)
+    lines = "".join(f"{entries.get(rel, '0 ' + zero)}\t{rel}\0" for rel in sorted(wanted))
+    run_git(root, ["update-index", "-z", "--index-info"], input_text=lines)
+
+
+def changed_among(root: Path, paths: Iterable[str]) -> set[str]:
+    """Which of ``paths`` differ from HEAD in the work tree or the index (untracked
+    included): ``git status`` over their folders, in bounded batches of pathspecs."""
+    wanted = set(paths)
+    found: set[str] = set()
+    for batch in _batches(_folders(wanted)):
+        args = ["status", "--porcelain", "-z", "--no-renames", "--untracked-files=all", "--"]
+        out = run_git(root, [*args, *batch], check=False).stdout
+        found.update(item[3:] for item in out.split("\0") if len(item) > 3)
+    return found & wanted
 
 
 EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
@@ -491,6 +452,63 @@ def history_by_pattern(root: Path, needle: str, limit: int = 50) -> list[Change]
         if len(parts) >= 4:
             out.append(Change(parts[0], parts[1], parts[2], parts[3], names.strip().split("\n")[0]))
     return out
+
+
+class FileEdit(Record):
+    """A file one commit changed in place (or moved and changed): its text before and after."""
+
+    __slots__ = ("sha", "time", "path", "before", "after")
+    _frozen = True
+    sha: str
+    time: str  # committer time, ISO
+    path: str
+    before: str
+    after: str
+
+
+def edits(
+    root: Path, since: dt.datetime, until: dt.datetime, folders: Sequence[str]
+) -> list[FileEdit]:
+    """Files under ``folders`` that commits made between ``since`` and ``until`` (committer
+    time) modified or renamed -- not added or removed --, with their text before and after.
+
+    One ``git log --raw`` names the blobs; their text comes through GitPython's persistent
+    ``cat-file``. ``--since`` (a day early) bounds the walk of a long history; git stops a few
+    commits past that date, so an edit with an older date behind several even older ones (a
+    rebase of old work) can be missed. Dates are compared again here. Merges show no diff of
+    their own: their edits are their branch's."""
+    import datetime as dt
+
+    fmt = "%x1e%H%x1f%cI"
+    early = (since - dt.timedelta(days=1)).isoformat()
+    args = ["log", "--raw", "--no-abbrev", "-M", f"--since={early}", f"--format={fmt}", "HEAD"]
+    args += ["--", *folders]
+    proc = run_git(root, args, check=False)
+    if proc.returncode != 0:
+        return []  # no commit yet
+    found: list[tuple[str, str, str, str, str]] = []  # sha, time, path, old blob, new blob
+    for record in proc.stdout.split("\x1e"):
+        head, _, body = record.partition("\n")
+        sha, _, when = head.partition("\x1f")
+        if not when.strip() or not since <= dt.datetime.fromisoformat(when.strip()) <= until:
+            continue
+        for line in body.splitlines():
+            fields, _, names = line.partition("\t")
+            parts = fields.split()
+            if line.startswith(":") and len(parts) >= 5 and parts[4][:1] in ("M", "R"):
+                found.append((sha, when.strip(), names.split("\t")[-1], parts[2], parts[3]))
+    if not found:
+        return []
+    odb = _repo(root).odb
+    out = []
+    for sha, when, path, old, new in found:
+        before, after = (_blob_text(odb.stream(bytes.fromhex(b)).read()) for b in (old, new))
+        out.append(FileEdit(sha, when, path, before, after))
+    return out
+
+
+def _blob_text(data: bytes) -> str:
+    return data.decode("utf-8", "replace")
 
 
 def fsck(root: Path) -> tuple[bool, str]:

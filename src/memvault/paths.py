@@ -21,12 +21,16 @@ CONFIG_CACHE_PATH = ".memvault/index/config.marshal"
 COMMITS_STATE_PATH = ".memvault/index/commits"  # plumbing-commit counter (git gc --auto)
 ACCESS_LOG = ".memvault/access.log"  # reads, append-only (git-ignored); folded by consolidate
 ACCESS_LOG_FOLDING = ".memvault/access.log.folding"  # the log a consolidation is folding
+# reads already folded, kept (git-ignored, a few months) for the windows of `stats`
+ACCESS_LOG_HISTORY = ".memvault/access.log.history"
 CONSOLIDATION_LOG = ".memvault/consolidation.log"  # what each consolidation did (tracked)
 
 MEMORY_TYPES = ("episodic", "semantic", "procedural")  # one top-level folder per type
 ARCHIVE = "archive"  # decayed or superseded memories, same relative paths
 INBOX = "inbox"  # proposals awaiting review
 ALL_TREES = (*MEMORY_TYPES, ARCHIVE, INBOX)  # every folder that holds memory files
+
+DEBUG_STATE = "debug.json"  # in user_cache_dir(): which vaults this user debugs
 
 
 def user_cache_dir() -> Path:

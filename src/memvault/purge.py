@@ -20,7 +20,7 @@ from pathlib import Path
 
 from . import gitstore
 from .errors import GitError, MemvaultError
-from .paths import ACCESS_LOG, INDEX_DIR
+from .paths import ACCESS_LOG, ACCESS_LOG_HISTORY, INDEX_DIR
 from .vault import Vault
 
 
@@ -141,7 +141,11 @@ def purge_memory(vault: Vault, memory_id: str, reason: str) -> PurgeReport:
 
 
 def _scrub_access_log(root: Path, memory_id: str) -> None:
-    path = root / ACCESS_LOG
+    for name in (ACCESS_LOG, ACCESS_LOG_HISTORY):  # the live log and the folded reads kept
+        _scrub_log(root / name, memory_id)
+
+
+def _scrub_log(path: Path, memory_id: str) -> None:
     if not path.exists():
         return
     kept = []

@@ -19,6 +19,7 @@ from .config import Config, load_config
 from .errors import (
     DuplicateIdError,
     LockTimeoutError,
+    MemvaultError,
     NotFoundError,
     VaultExistsError,
     VaultNotFoundError,
@@ -71,6 +72,7 @@ class Repository:
         self.config = config
         self.identity = identity
         self.catalog = Catalog(root, config.int("limits.max_file_bytes"))
+        self.last_recovery: journal.Recovery | None = None  # what the last undo did
 
     # --- opening -------------------------------------------------------------------
 
@@ -214,28 +216,40 @@ class Repository:
 
     @contextmanager
     def locked(self, timeout: float = 60.0) -> Iterator[None]:
-        """The vault's single-writer lock (files + git + index writes)."""
+        """The vault's single-writer lock (files + git + index writes).
+
+        A writer never stays blocked by a dead write it can't fully undo: it undoes what it
+        can, sets the rest aside and says so (``force``, as ``doctor --repair`` does)."""
         with file_lock(self.root / LOCK_PATH, timeout=timeout, label="vault"):
             clear_stale_git_lock(self.root)
-            self.recover_interrupted()
+            self.recover_interrupted(force=True)
             yield
 
-    def recover_interrupted(self) -> bool:
+    def recover_interrupted(self, *, force: bool = False) -> journal.Recovery | None:
         """Undo a write whose process died half-way (its journal note is still there), so
         that its files are never read as memories. Call with the vault lock held. Returns
-        whether anything was put back."""
+        what was done, None when there was nothing to undo. Raises
+        :class:`~memvault.errors.JournalError` when part of it can't be undone (unless
+        ``force``: see :func:`memvault.journal.recover`)."""
         if not journal.pending(self.root):
-            return False
-        restored = journal.recover(self.root)
-        if restored:
-            self.catalog.refresh(restored)
-            import sys
+            return None
+        import sys
 
+        result = journal.recover(self.root, force=force)
+        self.last_recovery = result
+        self.catalog.refresh(result.restored)
+        if result.restored:
             print(
-                f"memvault: undid an interrupted write ({len(restored)} file(s) put back)",
+                f"memvault: undid an interrupted write ({len(result.restored)} file(s) put back)",
                 file=sys.stderr,
             )
-        return True
+        if result.kept:
+            print(
+                f"memvault: part of an interrupted write could not be undone "
+                f"({result.problems[0]}); its notes and saved copies are in {result.kept}",
+                file=sys.stderr,
+            )
+        return result
 
     def rel(self, path: Path) -> str:
         return path.resolve().relative_to(self.root).as_posix()
@@ -303,8 +317,7 @@ class Repository:
             raise
         else:
             journal.end(self.root)
-            for rel, memory in known.items():
-                self.catalog.put(rel, memory, writes[rel])
+            self.catalog.put_many((rel, memory, writes[rel]) for rel, memory in known.items())
             self.catalog.refresh([rel for rel in before if rel not in known])
         finally:
             self.bump_generation()
@@ -322,7 +335,10 @@ class Repository:
                     atomic_write(path, data.decode("utf-8"))
             except OSError:
                 pass
-        gitstore.run_git(self.root, ["reset", "-q", "--", *before], check=False)
+        try:
+            gitstore.unstage(self.root, before)
+        except (MemvaultError, OSError):
+            pass  # best effort: the files are back; 'git status' shows what stays staged
 
     # --- reading -------------------------------------------------------------------
 
@@ -330,9 +346,12 @@ class Repository:
         if journal.pending(self.root):
             # A write in flight, or one whose process died: undo the latter before reading,
             # so its half-written files are never served. A live writer keeps the lock.
+            # A reader never forces: what it can't undo is a one-line error (JournalError)
+            # until a write or 'doctor --repair' does.
             try:
-                with self.locked(timeout=0):
-                    pass
+                with file_lock(self.root / LOCK_PATH, timeout=0, label="vault"):
+                    clear_stale_git_lock(self.root)
+                    self.recover_interrupted()
             except LockTimeoutError:
                 pass
         return self.catalog.scan()

@@ -2,22 +2,38 @@
 
 A JSONL record carries the memory's fields *and* its file's exact text (``raw``) and
 path, so importing an export recreates byte-identical files.
+
+Imports scale with the file, not the vault: JSONL and Markdown bundles are read one
+record at a time, each record is parsed at most once (never when memvault renders it
+from fields it checked), the ids already taken are read once, and the files go through
+:class:`~memvault.bulk.BulkWrite` (batches, one sync, one commit).
 """
 
 from __future__ import annotations
 
 import json
+import os
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
+from .bulk import BulkWrite
 from .errors import MemvaultError, Problem, ValidationError
-from .files import check_text, render_new
-from .memory import ID_RE, TYPES, format_time, parse_time, slugify, to_plain
+from .files import check_text, new_memory, render_new
+from .memory import ID_RE, TYPES, Memory, format_time, parse_time, slugify, to_plain, validate_meta
 from .security import check_secrets
 from .vault import Vault
+
+FORMATS = ("auto", "jsonl", "markdown", "md", "yaml-episodes")
+# (records read, bytes read, bytes in the file): called every PROGRESS_EVERY records
+ImportProgress = Callable[[int, int, int], None]
+PROGRESS_EVERY = 500
+# one record of an import: where it comes from, its path, its text, the memory it holds
+# (None: not parsed yet)
+Item = tuple[str, str, str, Memory | None]
 
 BUNDLE_MARK = "<!-- memvault:file "
 _BUNDLE_RE = re.compile(r"^<!-- memvault:file (?P<path>\S+) -->\n", re.MULTILINE)
@@ -68,9 +84,9 @@ def export_memories(vault: Vault, fmt: str, include_archive: bool = True) -> str
 
 
 def _records_jsonl(
-    text: str, source: str
+    lines: Iterator[tuple[int, str]], source: str
 ) -> Iterator[tuple[str | None, dict[str, Any] | None, Problem | None]]:
-    for n, line in enumerate(text.splitlines(), 1):
+    for n, line in lines:
         if not line.strip():
             continue
         try:
@@ -84,8 +100,9 @@ def _records_jsonl(
         yield f"{source}:{n}", record, None
 
 
-def _from_record(vault: Vault, record: dict[str, Any], where: str) -> tuple[str, str]:
-    """(relative path, file text) for one JSONL record."""
+def _from_record(vault: Vault, record: dict[str, Any], where: str) -> Item:
+    """One JSONL record as an import item: its exact text (``raw``), or a file rendered
+    from its fields, validated without parsing it back when that can be vouched for."""
     raw, path = record.get("raw"), record.get("path")
     if (
         isinstance(raw, str)
@@ -93,8 +110,7 @@ def _from_record(vault: Vault, record: dict[str, Any], where: str) -> tuple[str,
         and _SAFE_PATH_RE.match(path)
         and ".." not in path
     ):
-        memory = check_text(raw, path)
-        return path, raw if memory else raw
+        return where, path, raw, check_text(raw, path)
     meta = {k: v for k, v in record.items() if k not in ("raw", "path", "content")}
     mtype = meta.get("type")
     if mtype not in TYPES:
@@ -103,7 +119,15 @@ def _from_record(vault: Vault, record: dict[str, Any], where: str) -> tuple[str,
         raise ValidationError(f"expected a memory id, got {meta.get('id')!r}", where, "id")
     meta.setdefault("created", format_time(parse_time(meta.get("created")) or _now()))
     rel = vault.path_for(meta)
-    return rel, render_new(meta, str(record.get("content", "")))
+    content = str(record.get("content", ""))
+    text = render_new(meta, content)
+    memory = new_memory(meta, content, rel)
+    if memory is None:
+        return where, rel, text, check_text(text, rel)
+    problems = validate_meta(memory.meta, rel)
+    if problems:
+        raise ValidationError(problems[0].message, rel, problems[0].key, problems)
+    return where, rel, text, memory
 
 
 def _now() -> Any:
@@ -174,14 +198,15 @@ def _episode_record(ep: dict[str, Any]) -> tuple[dict[str, Any], str]:
     )
 
 
-def _detect(path: Path, text: str) -> str:
+def _detect(path: Path, head: str) -> str:
+    """The format of a file, from its name or the start of its text."""
     if path.suffix in (".jsonl", ".ndjson"):
         return "jsonl"
     if path.suffix in (".yaml", ".yml"):
         return "yaml-episodes"
-    if text.lstrip().startswith("{"):
+    if head.lstrip().startswith("{"):
         return "jsonl"
-    if BUNDLE_MARK in text:
+    if BUNDLE_MARK in head:
         return "markdown"
     return "yaml-episodes"
 
@@ -192,90 +217,149 @@ def import_file(
     fmt: str = "auto",
     *,
     allow_secrets: bool = False,
-    progress: bool = False,
+    progress: ImportProgress | None = None,
     skip_bad: bool = False,
 ) -> ImportReport:
     """Import memories from a file in one commit; existing ids are skipped (idempotent).
 
     A file with any bad record writes nothing (the report lists every problem) unless
-    ``skip_bad``, which imports the good records and reports the rest.
+    ``skip_bad``, which imports the good records and reports the rest. The work per
+    record does not grow with the vault; memory holds one batch of records. Killed
+    half-way, the import is undone by the next memvault command (the journal): run it
+    again and it picks up from nothing, skipping what an earlier run committed.
     """
-    text = _read_text(path)
-    fmt = _detect(path, text) if fmt == "auto" else fmt
+    if fmt not in FORMATS:
+        raise MemvaultError(
+            f"expected auto|jsonl|markdown|yaml-episodes, got {fmt!r}", key="format"
+        )
     report = ImportReport()
-    planned = _plan_import(vault, path, text, fmt, report)
-    with vault.locked():
-        existing = {m.id: m.path for m in vault.all_memories()}
-        writes: dict[str, str] = {}
-        for where, rel, body in planned:
-            if not _SAFE_PATH_RE.match(rel) or ".." in rel:
-                report.problems.append(Problem(where, "path", f"unsafe path {rel!r}"))
-                continue
-            try:
-                memory = check_text(body, rel)
-                check_secrets(body, where, vault.config.get("security"), allow_secrets)
-            except MemvaultError as exc:
-                report.problems.append(Problem(where, exc.key, exc.message))
-                continue
-            if memory.id in existing or rel in writes or (vault.root / rel).exists():
-                report.skipped += 1
-                continue
-            existing[memory.id] = rel
-            writes[rel] = body
-            report.ids.append(memory.id)
-        if report.problems and not skip_bad:
-            report.skipped += len(writes)
-            return report
-        if writes:
-            report.commit = vault.commit_files(
-                writes, f"memvault: import {len(writes)} memories from {path.name}"
+    security = vault.config.get("security")
+    with _open_source(path) as source, vault.locked():
+        size = os.fstat(source.fileno()).st_size
+        fmt = _detect(path, _peek(source)) if fmt == "auto" else fmt
+        taken = vault.scan().ids()  # once: every id the vault holds, in-place edits included
+        bulk = BulkWrite(vault)
+        seen: set[str] = set()
+        good = 0
+        try:
+            for n, item in enumerate(_items(vault, path, source, fmt, report), 1):
+                if progress is not None and n % PROGRESS_EVERY == 0:
+                    progress(n, source.tell(), size)
+                memory = _checked(item, report, security, allow_secrets)
+                if memory is None:
+                    continue
+                _, rel, text, _ = item
+                if memory.id in taken or rel in seen or os.path.lexists(vault.root / rel):
+                    report.skipped += 1
+                    continue
+                taken.add(memory.id)
+                seen.add(rel)
+                report.ids.append(memory.id)
+                good += 1
+                if skip_bad or not report.problems:  # a bad record stops the writing
+                    bulk.add(rel, text, memory)
+            if progress is not None:
+                progress(len(seen), size, size)
+            if report.problems and not skip_bad:
+                bulk.abort()
+                report.skipped += good
+                return report
+            report.added = len(bulk)
+            report.commit = bulk.commit(
+                f"memvault: import {report.added} memories from {path.name}"
             )
-        report.added = len(writes)
+        except BaseException:
+            bulk.abort()
+            raise
     return report
 
 
-def _read_text(path: Path) -> str:
-    source = str(path)
+def _checked(item: Item, report: ImportReport, security: Any, allow_secrets: bool) -> Memory | None:
+    """The memory an import item holds, once its path, schema and secrets are checked;
+    None (and a problem in ``report``) when the item is bad."""
+    where, rel, text, memory = item
+    if not _SAFE_PATH_RE.match(rel) or ".." in rel:
+        report.problems.append(Problem(where, "path", f"unsafe path {rel!r}"))
+        return None
     try:
-        return path.read_bytes().decode("utf-8")  # no newline translation: CRLF round-trips
+        memory = memory or check_text(text, rel)
+        check_secrets(text, where, security, allow_secrets)
+    except MemvaultError as exc:
+        report.problems.append(Problem(where, exc.key, exc.message))
+        return None
+    return memory
+
+
+@contextmanager
+def _open_source(path: Path) -> Iterator[IO[bytes]]:
+    """The import file opened for binary reading; a missing or unreadable file is a
+    one-line error naming it."""
+    try:
+        handle = open(path, "rb")  # noqa: SIM115 -- closed by the with below
     except FileNotFoundError:
-        raise MemvaultError("file not found", source) from None
-    except UnicodeDecodeError:
-        raise MemvaultError("not UTF-8 text", source) from None
+        raise MemvaultError("file not found", str(path)) from None
     except OSError as exc:  # a folder, no permission, ...
-        raise MemvaultError(f"cannot read: {exc.strerror or exc}", source) from None
+        raise MemvaultError(f"cannot read: {exc.strerror or exc}", str(path)) from None
+    with handle:
+        yield handle
 
 
-def _plan_import(
-    vault: Vault, path: Path, text: str, fmt: str, report: ImportReport
-) -> list[tuple[str, str, str]]:
-    """``(where, rel, text)`` of every record in the file; bad records go to ``report``."""
-    planned: list[tuple[str, str, str]] = []
+def _peek(source: IO[bytes]) -> str:
+    head = source.read(65536)
+    source.seek(0)
+    return head.decode("utf-8", "replace")
+
+
+def _lines(source: IO[bytes], name: str) -> Iterator[tuple[int, str]]:
+    """(line number, text) of each line; no newline translation, so CRLF round-trips."""
+    for n, raw in enumerate(source, 1):
+        try:
+            yield n, raw.decode("utf-8")
+        except UnicodeDecodeError:
+            raise MemvaultError(f"not UTF-8 text (line {n})", name) from None
+
+
+def _items(
+    vault: Vault, path: Path, source: IO[bytes], fmt: str, report: ImportReport
+) -> Iterator[Item]:
+    """Every record of the file as an import item; bad records go to ``report``."""
     if fmt == "jsonl":
-        for where, record, problem in _records_jsonl(text, path.name):
+        for where, record, problem in _records_jsonl(_lines(source, str(path)), path.name):
             if problem:
                 report.problems.append(problem)
                 continue
             assert record is not None and where is not None
             try:
-                rel, body = _from_record(vault, record, where)
-                planned.append((where, rel, body))
+                yield _from_record(vault, record, where)
             except ValidationError as exc:
                 report.problems.append(Problem(where, exc.key, exc.message))
     elif fmt in ("markdown", "md"):
-        matches = list(_BUNDLE_RE.finditer(text))
-        for i, m in enumerate(matches):
-            end = matches[i + 1].start() if i + 1 < len(matches) else len(text)
-            body = text[m.end() : end]
-            body = body[:-1] if body.endswith("\n\n") else body
-            planned.append((f"{path.name}:{m.group('path')}", m.group("path"), body))
-    elif fmt == "yaml-episodes":
+        yield from _bundle_items(_lines(source, str(path)), path.name)
+    else:  # yaml-episodes: one YAML document, read whole
+        text = "".join(line for _, line in _lines(source, str(path)))
         for n, ep in enumerate(_seed_episodes(text, str(path))):
             meta, body = _episode_record(ep)
-            rel = vault.path_for(meta)
-            planned.append((f"{path.name}:episodes[{n}]", rel, render_new(meta, body)))
-    else:
-        raise MemvaultError(
-            f"expected auto|jsonl|markdown|yaml-episodes, got {fmt!r}", key="format"
-        )
-    return planned
+            yield f"{path.name}:episodes[{n}]", vault.path_for(meta), render_new(meta, body), None
+
+
+def _bundle_items(lines: Iterator[tuple[int, str]], name: str) -> Iterator[Item]:
+    """The files of a Markdown bundle: each starts at a ``<!-- memvault:file PATH -->`` line
+    and runs to the next (the blank line the export puts between files is dropped)."""
+    rel: str | None = None
+    body: list[str] = []
+
+    def item() -> Item:
+        text = "".join(body)
+        text = text[:-1] if text.endswith("\n\n") else text
+        return f"{name}:{rel}", str(rel), text, None
+
+    for _, line in lines:
+        mark = _BUNDLE_RE.fullmatch(line)
+        if mark:
+            if rel is not None:
+                yield item()
+            rel, body = mark.group("path"), []
+        elif rel is not None:
+            body.append(line)
+    if rel is not None:
+        yield item()

@@ -33,10 +33,10 @@ def _typer_app() -> Any:
     from . import agents, hooks, sync  # noqa: F401
 
     # isort: split
-    from . import maintain, read, write  # noqa: F401
+    from . import debugmode, maintain, read, write  # noqa: F401
 
     # isort: split
-    from . import search  # noqa: F401
+    from . import search, webui  # noqa: F401
     from .root import app
 
     return app
@@ -79,6 +79,9 @@ def main(argv: list[str] | None = None) -> int:
     else:
         exit_after = False
     code = 0
+    from .trace import begin, finish
+
+    token = begin(argv)  # debug mode: a trace of a read command, printed on stderr
     try:
         from .fast import parse
 
@@ -102,8 +105,16 @@ def main(argv: list[str] | None = None) -> int:
             file=sys.stderr,
         )
         code = 3
+    finish(token, code)
     if exit_after:
+        from .common import state
+
         sys.stdout.flush()
+        if state.exit_now:
+            # Unloading chromadb, onnxruntime and numpy takes about a second of CPU (several
+            # under load); what the command wrote is on disk already.
+            sys.stderr.flush()
+            os._exit(code)
         raise SystemExit(code)
     return code
 

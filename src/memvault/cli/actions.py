@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from .. import debug
 from ..memory import KIND_TYPE
 from .common import emit_json, info, open_vault, parse_when, read_text_arg, split_list
 
@@ -120,6 +121,7 @@ def show(memory_id: str, *, raw: bool, around: int | None, json_out: bool) -> No
     vault = open_vault()
     if "#" in memory_id:
         window = vault.turn_window(memory_id, around=2 if around is None else around)
+        debug.note("found", f"{memory_id} in {window.memory.path}, {len(window.turns)} turn(s)")
         if json_out:
             emit_json(window.as_dict())
             return
@@ -131,6 +133,7 @@ def show(memory_id: str, *, raw: bool, around: int | None, json_out: bool) -> No
             print(turn.text)
         return
     memory = vault.get(memory_id)
+    debug.note("found", f"{memory.id} in {memory.path} ({memory.status})")
     if json_out:
         emit_json(memory.to_dict())
     elif raw:

@@ -1,16 +1,22 @@
-"""Commands for agents: the MCP server, transcript ingest and usage insights."""
+"""Commands for agents: the MCP server, transcript ingest, usage insights, and installing
+the integrations for agent clients."""
 
 from __future__ import annotations
 
 import json
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 
 from ..errors import MemvaultError
 from .common import emit_json, info, open_vault, parse_when, state
+from .options import INTEGRATIONS_INSTALL, typer_parameters
 from .root import app
+
+if TYPE_CHECKING:
+    from ..ingest import IngestReport
 
 
 @app.command()
@@ -61,7 +67,8 @@ def ingest(
     """Import a conversation transcript as session turns (one commit; again adds nothing).
 
     Bad lines are reported as FILE:LINE on stderr and skipped; exit 1 only when nothing
-    in the file could be read.
+    in the file could be read. With --hook a failure never blocks the client: one line on
+    stderr says what was not saved and why, and the exit code is 0.
 
     Examples:
 
@@ -69,33 +76,66 @@ def ingest(
 
       memvault ingest chat.jsonl --session 2026-01-05-deploy
 
-      memvault ingest --hook      # in a Claude Code SessionEnd/PreCompact hook
+      memvault ingest --hook --format claude   # in a Claude Code SessionEnd/PreCompact hook
     """
-    from ..ingest import ingest_file
-
-    if hook:
+    if not hook:
+        report = _ingest(file, session, format, allow_secrets)
+        _show_report(report, json_out)
+        for problem in report.problems:
+            print(f"warning: {problem}", file=sys.stderr)
+        if report.problems and not report.turns:
+            raise typer.Exit(1)
+        return
+    what = "the session transcript"
+    try:
         file, hook_session = _hook_input(file)
         session = session or hook_session
+        what = f"session {session or '?'}" + (f" ({file})" if file else "")
+        if file is None:
+            raise MemvaultError("the hook's input names no transcript_path", "<stdin>")
+        report = _ingest(file, session, format, allow_secrets)
+    except MemvaultError as exc:
+        _hook_failed(what, str(exc))
+        return
+    except Exception as exc:  # a bug: still never block the client, but say what it was
+        _hook_failed(what, f"internal error ({type(exc).__name__}: {exc})")
+        return
+    _show_report(report, json_out)
+    if report.problems and not report.turns:
+        _hook_failed(what, f"no turn could be read ({report.problems[0]})")
+    elif report.problems:
+        first = report.problems[0]
+        _hook_failed(f"{len(report.problems)} line(s) of {file}", f"skipped (first: {first})")
+
+
+def _ingest(file: Path | None, session: str | None, fmt: str, allow_secrets: bool) -> IngestReport:
+    from ..ingest import ingest_file
+
     if file is None:
         raise MemvaultError(
             "give a transcript FILE (or --hook to read a Claude Code hook's input)", key="FILE"
         )
     vault = open_vault()
-    report = ingest_file(vault, file, session=session, fmt=format, allow_secrets=allow_secrets)
+    return ingest_file(vault, file, session=session, fmt=fmt, allow_secrets=allow_secrets)
+
+
+def _show_report(report: IngestReport, json_out: bool) -> None:
     if json_out:
         emit_json(report.as_dict())
-    else:
-        print(f"{report.memory_id or '-'}\t{report.path or '-'}")
-        info(
-            f"session {report.session}: {report.added} turn(s) added,"
-            f" {report.skipped} already there"
-            + (f", {report.truncated} cut to size" if report.truncated else "")
-            + (f"; commit {report.commit[:10]}" if report.commit else "")
-        )
-    for problem in report.problems:
-        print(f"warning: {problem}", file=sys.stderr)
-    if report.problems and not report.turns:
-        raise typer.Exit(1)
+        return
+    print(f"{report.memory_id or '-'}\t{report.path or '-'}")
+    info(
+        f"session {report.session}: {report.added} turn(s) added,"
+        f" {report.skipped} already there"
+        + (f", {report.truncated} cut to size" if report.truncated else "")
+        + (f"; commit {report.commit[:10]}" if report.commit else "")
+    )
+
+
+def _hook_failed(what: str, why: str) -> None:
+    """One line on stderr for a hook's log: what was not saved and why."""
+    line = f"memvault: {what} not saved: {why}"
+    print(" ".join(line.split()), file=sys.stderr)
 
 
 def _hook_input(file: Path | None) -> tuple[Path | None, str | None]:
@@ -170,3 +210,72 @@ def insights(
         )
         if not state.quiet:
             print(f"    -> {item['response']}")
+
+
+integrations_app = typer.Typer(
+    help=(
+        "Connect agent clients (Claude Code, Cursor) to the vault: MCP server, hooks,"
+        " permissions, the /memvault command.\n\n"
+        "Example: memvault --vault ~/memory integrations install claude-code --dry-run"
+    ),
+    no_args_is_help=True,
+    rich_markup_mode=None,
+)
+app.add_typer(integrations_app, name="integrations")
+
+
+@integrations_app.command("install")
+@typer_parameters(INTEGRATIONS_INSTALL)
+def integrations_install(
+    *,
+    client: str,
+    project: bool,
+    user: bool,
+    folder: Path | None,
+    dry_run: bool,
+    json_out: bool,
+) -> None:
+    """Write (or merge into existing files) what a client needs to use this vault.
+
+    claude-code: the MCP server in .mcp.json (--user: ~/.claude.json), hooks, permissions
+    and MEMVAULT_VAULT/MEMVAULT_AGENT in .claude/settings.json (--user: ~/.claude/), and the
+    /memvault slash command in .claude/commands/memvault.md. cursor: the MCP server in
+    .cursor/mcp.json (--user: ~/.cursor/mcp.json). Running it again changes nothing; your
+    own servers, hooks and rules are kept; --dry-run prints the diff and writes nothing.
+
+    Examples:
+
+      memvault --vault ~/memory integrations install claude-code --dry-run
+
+      memvault --vault ~/memory --agent cursor integrations install cursor --user
+    """
+    from ..integrations import install
+    from ..integrations.install import portable
+
+    if project and user:
+        raise MemvaultError("choose one of --project and --user", key="scope")
+    vault = open_vault()
+    home = Path.home()
+    report = install(
+        client,
+        "user" if user else "project",
+        vault=portable(vault.root, home),
+        agent=state.agent,
+        team=state.team,
+        role=state.role,
+        project=(folder or Path.cwd()).expanduser().resolve(),
+        home=home,
+        dry_run=dry_run,
+    )
+    if json_out:
+        emit_json(report.as_dict())
+    else:
+        for change in report.files:
+            if dry_run:
+                sys.stdout.write(change.diff())
+            verb = {"create": "created", "update": "updated"}.get(change.action, change.action)
+            if dry_run and change.action != "unchanged":
+                verb = f"would be {verb}"
+            print(f"{verb}\t{change.path}", file=sys.stderr if dry_run else sys.stdout)
+    for note in report.notes:
+        print(f"note: {note}", file=sys.stderr)

@@ -28,15 +28,30 @@ class State:
         self.team: str | None = None
         self.role: str | None = None
         self.quiet = False
+        # The command is done and left nothing to tear down that matters (``watch`` after
+        # Ctrl-C): the process ends without the interpreter's teardown, see ``main``.
+        self.exit_now = False
 
 
 state = State()
 
 
 def open_vault() -> Vault:
+    from .. import debug
     from ..vault import Vault
 
-    return Vault.open(state.vault, agent=state.agent, team=state.team, role=state.role)
+    if debug.current() is None:
+        return Vault.open(state.vault, agent=state.agent, team=state.team, role=state.role)
+    # A read command started a trace (cli/trace.py): keep it if debug mode is on here.
+    with debug.stage("open vault"):
+        vault = Vault.open(state.vault, agent=state.agent, team=state.team, role=state.role)
+    if not debug.enabled(vault.root):
+        debug.stop()
+        return vault
+    ident = vault.identity
+    debug.note("vault", str(vault.root))
+    debug.note("identity", {"agent": ident.agent, "team": ident.team, "role": ident.role})
+    return vault
 
 
 def emit_json(data: Any) -> None:

@@ -105,6 +105,15 @@ def _every_parameter(
     return values
 
 
+def command_name(argv: list[str]) -> str | None:
+    """The command a command line runs (the word after the global options), or None."""
+    try:
+        _, _, at = _options(argv, GLOBAL.lookup(), stop_at_positional=True)
+    except _Unsure:
+        return None
+    return argv[at] if at < len(argv) else None
+
+
 def parse(argv: list[str]) -> Callable[[], None] | None:
     """A ready-to-run call for a plain ``add``/``log``/``show`` command line, else None."""
     if "--help" in argv or "-h" in argv:

@@ -194,6 +194,42 @@ SHOW = Command(
     ),
 )
 
+UI = Command(
+    "ui",
+    (),
+    (
+        Option("port", ("--port", "-p"), "int", "Port (default 8765; 0: any free port)."),
+        Option(
+            "host",
+            ("--host",),
+            "str",
+            "Address to bind (default 127.0.0.1: this machine only).",
+            default="127.0.0.1",
+        ),
+        Option("open_browser", ("--open",), "flag", "Open the page in the default browser."),
+        Option("json_out", ("--json",), "flag", "Print the address as JSON (url, port, pid)."),
+    ),
+)
+
+INTEGRATIONS_INSTALL = Command(
+    "install",
+    (
+        Argument(
+            "client",
+            "The agent client: claude-code or cursor.",
+            required=True,
+            choices=("claude-code", "cursor"),
+        ),
+    ),
+    (
+        Option("project", ("--project",), "flag", "Into the project's files (the default)."),
+        Option("user", ("--user",), "flag", "Into your user files, for every project."),
+        Option("folder", ("--dir",), "path", "The project folder (default: here)."),
+        Option("dry_run", ("--dry-run",), "flag", "Show the diff of every file; write nothing."),
+        Option("json_out", ("--json",), "flag", "Print the report (files, diffs, notes) as JSON."),
+    ),
+)
+
 # The commands the fast parser may run without Typer.
 FAST_COMMANDS = {command.name: command for command in (ADD, LOG, SHOW)}
 

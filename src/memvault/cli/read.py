@@ -8,6 +8,7 @@ from typing import Any
 
 import typer
 
+from .. import debug
 from ..errors import MemvaultError
 from . import actions, options
 from .common import emit_json, open_vault, parse_when, split_list
@@ -84,6 +85,8 @@ def list_(
     )
     if limit:
         items = items[:limit]
+    debug.note("filters", debug.plain(filters))
+    debug.note("found", f"{len(items)} memories")
     if json_out:
         emit_json([m.to_dict(with_content=False) for m in items])
         return
@@ -121,6 +124,8 @@ def episodes(
 
     vault = open_vault()
     items = recent_episodes(vault, last, include_transcripts)
+    debug.note("filters", {"type": "episodic", "last": last, "transcripts": include_transcripts})
+    debug.note("found", f"{len(items)} episodes")
     if json_out:
         emit_json([m.to_dict() for m in items])
         return
@@ -139,14 +144,23 @@ def episodes(
 
 
 @app.command()
-def stats(json_out: bool = typer.Option(False, "--json", help="Print JSON.")) -> None:
-    """Counts per kind, category, status and scope; oldest/newest; archive, inbox and usage.
+def stats(
+    days: int = typer.Option(
+        30, "--days", "-d", help="Measure usage and rates over the last N days (1-90)."
+    ),
+    json_out: bool = typer.Option(False, "--json", help="Print JSON."),
+) -> None:
+    """Counts per kind, category, status and scope; oldest/newest; archive and inbox; usage
+    (queries per day over the window, hit rate, query time) and seed 004's metrics:
+    consolidation rate, decay rate, validation rate, patterns discovered, procedures
+    optimized. The window is the last --days days, or the vault's life if it is younger;
+    each rate's numerator and denominator are under "basis" in --json.
 
-    Example: memvault stats --json
+    Example: memvault stats --days 7 --json
     """
     from ..reports import vault_stats
 
-    data = vault_stats(open_vault())
+    data = vault_stats(open_vault(), days=days)
     if json_out:
         emit_json(data)
         return
@@ -158,13 +172,40 @@ def stats(json_out: bool = typer.Option(False, "--json", help="Print JSON.")) ->
         items = ", ".join(f"{k} {v}" for k, v in sorted(data[key].items()))
         print(f"{key.replace('by_', 'by ')}: {items or '-'}")
     print(f"oldest: {data['oldest'] or '-'}   newest: {data['newest'] or '-'}")
-    usage = data.get("usage") or {}
-    if usage.get("queries"):
-        print(
-            f"queries: {usage['queries']} ({usage['queries_per_day']:.1f}/day), "
-            f"hit rate {usage['recall_hit_rate']:.0%}, "
-            f"avg {usage['avg_query_ms']:.0f} ms"
-        )
+    for line in _metric_lines(data):
+        print(line)
+
+
+def _metric_lines(data: dict[str, Any]) -> list[str]:
+    """Usage and seed 004's metrics, as ``stats`` prints them."""
+    win = data["window"]
+    usage, m = data["usage"], data["metrics"]
+    basis = m["basis"]
+    lines = [f"window: the last {win['days']} days, since {win['start']}"]
+    if win["span_days"] < win["days"]:  # clipped to the vault's age
+        lines[0] = f"window: the vault's life, {win['span_days']:g} day(s) since {win['start']}"
+    lines.append(
+        f"queries: {usage['queries']} ({usage['queries_per_day']:.2f}/day), "
+        f"hit rate {usage['recall_hit_rate']:.0%}, avg {usage['avg_query_ms']:.0f} ms"
+    )
+    c, d, v = basis["consolidation_rate"], basis["decay_rate"], basis["validation_rate"]
+    lines.append(
+        f"consolidation rate: {m['consolidation_rate']:.0%} "
+        f"({c['consolidated']} of {c['episodes']} episodes promoted to facts or procedures)"
+    )
+    lines.append(
+        f"decay rate: {m['decay_rate']:.1%}/week ({d['archived_by_decay']} of "
+        f"{d['decaying']} decaying memories archived in {d['weeks']:g} weeks)"
+    )
+    lines.append(
+        f"validation rate: {m['validation_rate']:.0%} ({v['validated']} of {v['facts']} "
+        "facts weighed by validate)"
+    )
+    lines.append(
+        f"patterns discovered: {m['patterns_discovered']}   "
+        f"procedures optimized: {m['procedures_optimized']}"
+    )
+    return lines
 
 
 @app.command()
@@ -226,15 +267,20 @@ def export(
 @app.command()
 def doctor(
     json_out: bool = typer.Option(False, "--json", help="Print JSON."),
+    repair: bool = typer.Option(
+        False,
+        "--repair",
+        help="Undo a write that died half-way and could not be undone (sets aside the rest).",
+    ),
 ) -> None:
     """Check the vault: schema, duplicate ids, dangling links, stray files, index health.
 
-    Exits 1 when it finds a problem. Example: memvault doctor
+    Exits 1 when it finds a problem. Examples: memvault doctor; memvault doctor --repair
     """
     from ..reports import doctor_report
 
     vault = open_vault()
-    report = doctor_report(vault)
+    report = doctor_report(vault, repair=repair)
     if json_out:
         emit_json(report)
     else:

@@ -325,15 +325,22 @@ def validate(
     scope: str | None = _SCOPE,
     tag: list[str] | None = _TAG,
     explain: bool = _EXPLAIN,
+    judge: bool = typer.Option(
+        True,
+        "--judge/--no-judge",
+        help="Ask validate.judge_command, when one is set, for the verdict (default); "
+        "--no-judge: the built-in rules only.",
+    ),
     json_out: bool = _JSON,
 ) -> None:
     """Check a statement against known facts: supported, contradicted or unknown, with the
-    facts that decide it and why.
+    fact and the slot that decide it.
 
-    Contradicted: a fact on the same topic holds another value (number, name, version), a
-    fact negates it, or it matches a fact that was superseded. It compares words and
-    values: it cannot follow paraphrase without shared words, unit conversions or
-    reasoning across several facts -- "unknown" means no fact decides it, not "false".
+    The statement and the facts are compared on their subject and slots: names and the
+    alternatives a fact rejects ("PostgreSQL over MySQL"), numbers with units (200 ms is
+    not 200 s), dates, times, weekdays, versions, permission (frozen vs preferred). Only
+    facts in force decide; a statement of a superseded value is contradicted by the newer
+    fact. "unknown" means no fact decides it, not "false". See docs/validate.md.
 
     Example: memvault validate "we deploy on Fridays"
     """
@@ -344,6 +351,7 @@ def validate(
         as_of=parse_when(as_of or None, "as-of"),
         scope=scope or None,
         tags=split_list(tag),
+        judge=judge,
     )
     if json_out:
         emit_json(result.as_dict())

@@ -73,6 +73,9 @@ def watch(
         f"memvault watch: done ({stats.reindexes} reindex(es), {stats.commits} commit(s), "
         f"{stats.errors} error(s))"
     )
+    # After Ctrl-C the process ends at once (an interrupted reindex was rolled back or, if
+    # abandoned, is recovered from like a crash on the next open).
+    state.exit_now = stats.interrupted or stats.abandoned
 
 
 def _say_unless_quiet() -> Callable[[str], None]:

@@ -190,13 +190,10 @@ def import_(
     from ..transfer import import_file
 
     vault = open_vault()
-    report = import_file(
-        vault,
-        file,
-        format,
-        allow_secrets=allow_secrets,
-        progress=not state.quiet,
-        skip_bad=skip_bad,
+    report = _with_import_bar(
+        lambda progress: import_file(
+            vault, file, format, allow_secrets=allow_secrets, progress=progress, skip_bad=skip_bad
+        )
     )
     failed = bool(report.problems) and not skip_bad
     if json_out:
@@ -214,6 +211,38 @@ def import_(
             print(f"imported {report.added}, skipped {report.skipped} (already there)")
     if failed:
         raise typer.Exit(1)
+
+
+def _with_import_bar(work: Any) -> Any:
+    """Run ``work(progress)`` with a rich progress bar on stderr (bytes of the file read,
+    memories so far); none with --quiet or when stderr is not a terminal."""
+    if state.quiet or not sys.stderr.isatty():
+        return work(None)
+    from rich.progress import (
+        BarColumn,
+        Progress,
+        TaskProgressColumn,
+        TextColumn,
+        TimeRemainingColumn,
+    )
+
+    from .root import console
+
+    bar = Progress(
+        TextColumn("importing {task.fields[records]:,} records"),
+        BarColumn(),
+        TaskProgressColumn(),
+        TimeRemainingColumn(),
+        console=console(stderr=True),
+        transient=True,
+    )
+    task = bar.add_task("import", total=None, records=0)
+
+    def progress(records: int, done: int, total: int) -> None:
+        bar.update(task, completed=done, total=total, records=records)
+
+    with bar:
+        return work(progress)
 
 
 @app.command()

@@ -7,6 +7,7 @@ import time
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Unpack
 
+from .. import debug
 from .accesslog import log_read
 from .engine import run
 from .options import (
@@ -38,6 +39,9 @@ def _execute(
     procedures: bool = False,
 ) -> SearchResult:
     started = time.perf_counter()
+    if debug.current() is not None:  # debug mode traces this read
+        debug.note("route", the_route.as_dict())
+        debug.note("options", debug.plain({k: v for k, v in options.items() if v is not None}))
     fopts, rest = split_options(options)
     if the_route.since is not None and fopts.get("since") is None:
         fopts["since"] = the_route.since
@@ -91,6 +95,7 @@ def recall(vault: Repository, query: str, **options: Unpack[SearchOptions]) -> S
     kind = options.pop("kind", None)
     the_route = options.pop("route", None) or route(query, kind)
     if the_route.intent == "validate" and kind is None:
+        debug.note("route", the_route.as_dict())
         verdict = validate(
             vault,
             query,

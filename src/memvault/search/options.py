@@ -60,6 +60,7 @@ class ValidateOptions(FilterOptions, total=False):
     kind: str | None  # ignored: validate weighs facts
     explain: bool
     log: bool
+    judge: bool  # False: don't ask validate.judge_command
 
 
 FILTER_KEYS = frozenset(FilterOptions.__annotations__)

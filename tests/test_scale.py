@@ -1,0 +1,200 @@
+"""Vaults far past the OS argument limit: 200,000 paths through import, the journal and
+rollback, with no git command line holding them and no per-record scan of the vault.
+
+The two 200,000-memory tests are marked slow (each writes 200,000 files: most of their
+time is the filesystem's); the rest run the same code paths on small vaults.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from memvault import Vault, gitstore, journal
+from memvault.transfer import import_file
+
+from conftest import commit_count, git, is_clean
+
+BIG = 200_000
+
+
+def _tiny_jsonl(path: Path, n: int, prefix: str = "t") -> Path:
+    """``n`` tiny facts, spread over the semantic categories (one folder holds 40,000)."""
+    cats = ("facts", "decisions", "definitions", "relationships", "constraints")
+    with open(path, "w", encoding="utf-8") as out:
+        for i in range(n):
+            record = {"id": f"{prefix}{i}", "type": "semantic", "category": cats[i % 5]}
+            out.write(json.dumps({**record, "content": f"f{i}"}) + "\n")
+    return path
+
+
+@pytest.mark.slow
+def test_an_import_of_200000_memories_is_one_commit(vault: Vault, tmp_path: Path) -> None:
+    before = commit_count(vault.root)
+    seen: list[tuple[int, int, int]] = []
+    report = import_file(
+        vault, _tiny_jsonl(tmp_path / "big.jsonl", BIG), progress=lambda *a: seen.append(a)
+    )
+    assert report.problems == [] and report.added == BIG and report.commit is not None
+    assert commit_count(vault.root) == before + 1
+    names = git(vault.root, "show", "--name-only", "--format=", "HEAD").split()
+    assert len(names) == BIG and "semantic/constraints/t4.md" in names
+    assert is_clean(vault.root)
+    assert seen[-1][1] == seen[-1][2] and len(seen) >= BIG // 500  # the bar moved to the end
+    assert vault.get("t199999").content.strip() == "f199999"
+
+
+KILL_AFTER_STAGING = """
+import os, signal, sys
+from pathlib import Path
+from memvault import Vault, gitstore
+from memvault.transfer import import_file
+def die(*a, **k):
+    os.kill(os.getpid(), signal.SIGKILL)
+gitstore._plumbing_commit = die  # every file is written and staged; no commit
+import_file(Vault.open(sys.argv[1]), Path(sys.argv[2]))
+"""
+
+
+@pytest.mark.slow
+def test_a_journal_of_200000_paths_is_undone_by_the_next_command(
+    vault: Vault, tmp_path: Path
+) -> None:
+    vault.add("semantic", "A fact from before the import", id="before-import")
+    before = commit_count(vault.root)
+    source = _tiny_jsonl(tmp_path / "big.jsonl", BIG)
+    proc = subprocess.run(
+        [sys.executable, "-c", KILL_AFTER_STAGING, str(vault.root), str(source)],
+        capture_output=True,
+        text=True,
+    )
+    assert proc.returncode == -9, proc.stderr
+    assert journal.pending(vault.root)
+    staged = git(vault.root, "diff", "--cached", "--name-only", "-z").split("\0")
+    assert len([p for p in staged if p]) == BIG  # killed between staging and commit
+    # the next command, a reader in a new process, puts everything back
+    result = subprocess.run(
+        [sys.executable, "-m", "memvault", "--vault", str(vault.root), "list", "--json"],
+        capture_output=True,
+        text=True,
+    )
+    assert result.returncode == 0, result.stderr
+    assert [m["id"] for m in json.loads(result.stdout)] == ["before-import"]
+    assert f"{BIG} file(s) put back" in result.stderr
+    assert not journal.pending(vault.root) and is_clean(vault.root)
+    assert commit_count(vault.root) == before
+
+
+def test_staging_and_unstaging_take_paths_on_stdin(vault: Vault) -> None:
+    """Past the argument limit (a 2 MB command line), in one call each."""
+    root = vault.root
+    vault.add("semantic", "Committed before", id="kept")
+    kept = vault.get("kept").path
+    folder = root / "semantic" / "facts"
+    names = [f"semantic/facts/{'x' * 200}-{i}.md" for i in range(12_000)]  # ~2.5 MB of paths
+    for rel in names:
+        (root / rel).write_text(f"---\nid: {rel[15:-3]}\ntype: semantic\n---\n")
+    (folder / kept.rsplit("/", 1)[1]).write_text("changed by hand\n")
+    gitstore.stage(root, [*names, kept])
+    staged = git(root, "diff", "--cached", "--name-only").split()
+    assert len(staged) == len(names) + 1
+    assert gitstore.changed_among(root, [*names, kept, "semantic/facts/nothing.md"]) == {
+        *names,
+        kept,
+    }
+    gitstore.unstage(root, [*names, kept])
+    assert git(root, "diff", "--cached", "--name-only") == ""  # the index is HEAD's again
+    assert "changed by hand" in (root / kept).read_text()  # the work tree is left alone
+
+
+def test_a_failed_import_commit_rolls_back_every_file(
+    vault: Vault, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def fail(*a: object, **k: object) -> None:
+        raise gitstore.GitError("git commit-tree failed: disk full")
+
+    monkeypatch.setattr(gitstore, "_plumbing_commit", fail)
+    with pytest.raises(gitstore.GitError):
+        import_file(vault, _tiny_jsonl(tmp_path / "in.jsonl", 5000))
+    assert is_clean(vault.root) and not journal.pending(vault.root)
+    assert git(vault.root, "diff", "--cached", "--name-only") == ""
+    monkeypatch.undo()
+    assert Vault.open(vault.root).all_memories() == []
+    assert import_file(Vault.open(vault.root), tmp_path / "in.jsonl").added == 5000
+
+
+def test_an_import_reads_the_vault_once_not_per_record(
+    vault: Vault, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import_file(vault, _tiny_jsonl(tmp_path / "a.jsonl", 3000, prefix="a"))
+    scans: list[int] = []
+    real_scan = Vault.scan
+
+    def counted(self: Vault) -> object:
+        scans.append(1)
+        return real_scan(self)
+
+    monkeypatch.setattr(Vault, "scan", counted)
+    report = import_file(vault, _tiny_jsonl(tmp_path / "b.jsonl", 3000, prefix="b"))
+    assert report.added == 3000 and len(scans) == 1
+    again = import_file(vault, tmp_path / "b.jsonl")  # a re-run skips what is there
+    assert again.added == 0 and again.skipped == 3000 and again.commit is None
+
+
+def test_an_import_with_a_bad_record_late_in_the_file_writes_nothing(
+    vault: Vault, tmp_path: Path
+) -> None:
+    src = _tiny_jsonl(tmp_path / "in.jsonl", 5000)
+    with open(src, "a", encoding="utf-8") as out:
+        out.write('{"id": "Bad Id", "type": "semantic"}\n')
+    before = commit_count(vault.root)
+    report = import_file(vault, src)
+    assert report.added == 0 and len(report.problems) == 1 and report.skipped == 5000
+    assert commit_count(vault.root) == before and is_clean(vault.root)
+    assert "in.jsonl:5001" in str(report.problems[0])
+    assert not journal.pending(vault.root)
+
+
+def _break_a_journal(vault: Vault) -> Path:
+    """A rewrite killed before its commit, whose saved copy of the old bytes is gone."""
+    m = vault.add("semantic", "The original text", id="orig").memory
+    path = vault.root / m.path
+    new = path.read_text().replace("The original text", "Half-done rewrite")
+    journal.begin(vault.root, {m.path: path.read_bytes()}, {m.path: new}, {})
+    path.write_text(new)
+    folder = journal._folder(vault.root)
+    os.unlink(folder / "0.bak")
+    return path
+
+
+def test_a_journal_that_cannot_be_undone_is_a_one_line_error_then_repaired(
+    vault: Vault, cli
+) -> None:
+    path = _break_a_journal(vault)
+    listed = cli("--vault", vault.root, "list", "--json")
+    assert listed.code == 1 and listed.out == ""
+    assert listed.err.count("\n") == 1 and "doctor --repair" in listed.err
+    assert ".git/memvault-journal/note.json" in listed.err
+    doctor = cli("--vault", vault.root, "doctor", "--json")
+    assert doctor.code == 1
+    assert any("could not be undone" in p["text"] for p in doctor.json()["problems"])
+    repaired = cli("--vault", vault.root, "doctor", "--repair", "--json")
+    assert repaired.code == 0, repaired.out
+    assert any("saved copies are in" in n for n in repaired.json()["notes"])
+    assert not journal.pending(vault.root)
+    assert cli("--vault", vault.root, "list", "--json").code == 0
+    assert "Half-done rewrite" in path.read_text()  # left as it is, for a person to decide
+    kept = list(journal._folder(vault.root).parent.glob("memvault-journal.failed-*"))
+    assert len(kept) == 1 and (kept[0] / "note.json").exists()
+
+
+def test_the_next_write_gets_past_a_journal_that_cannot_be_undone(vault: Vault) -> None:
+    _break_a_journal(vault)
+    Vault.open(vault.root).add("semantic", "Written after the failure", id="after")
+    assert not journal.pending(vault.root)
+    assert Vault.open(vault.root).get("after").content.startswith("Written after")
