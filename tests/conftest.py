@@ -66,6 +66,23 @@ def cache_dir(clean_env: Path) -> Path:
 
 
 @pytest.fixture
+def real_model(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The default embedder for ``realmodel`` tests, its ONNX export kept in pytest's cache
+    (shared with ``test_embeddings.py``) so it is made once per checkout."""
+    from memvault.embeddings.onnx_minilm import OnnxEmbedder
+
+    cache = getattr(request.config, "cache", None)
+    directory = (
+        cache.mkdir("memvault-onnx-model")
+        if cache is not None
+        else request.getfixturevalue("tmp_path_factory").mktemp("memvault-cache")
+    )
+    OnnxEmbedder(cache_dir=directory).load()
+    monkeypatch.setenv("MEMVAULT_CACHE_DIR", str(directory))
+    monkeypatch.setenv("MEMVAULT_EMBEDDER", "default")
+
+
+@pytest.fixture
 def vault(tmp_path: Path) -> Vault:
     """A fresh, empty vault (one init commit)."""
     return Vault.init(tmp_path / "v")

@@ -283,23 +283,6 @@ LOCOMO_2_TURN_R5 = 75.0  # LoCoMo conversations 1-2 (conv-26, conv-30), 231 ques
 TOLERANCE = 3.0
 
 
-@pytest.fixture
-def real_model(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The default embedder, its ONNX export kept in pytest's cache (shared with
-    ``test_embeddings.py``) so it is made once per checkout."""
-    from memvault.embeddings.onnx_minilm import OnnxEmbedder
-
-    cache = getattr(request.config, "cache", None)
-    directory = (
-        cache.mkdir("memvault-onnx-model")
-        if cache is not None
-        else request.getfixturevalue("tmp_path_factory").mktemp("memvault-cache")
-    )
-    OnnxEmbedder(cache_dir=directory).load()
-    monkeypatch.setenv("MEMVAULT_CACHE_DIR", str(directory))
-    monkeypatch.setenv("MEMVAULT_EMBEDDER", "default")
-
-
 def check_figures(result: dict[str, Any], recorded: float) -> None:
     assert result["errors"] == [] and result["stray_hits"] == 0
     assert result["layout"] == "transcripts"

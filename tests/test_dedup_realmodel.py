@@ -26,23 +26,6 @@ DATA = Path(__file__).resolve().parents[1] / "bench" / "data" / "consolidate.jso
 NOW = dt.datetime(2026, 12, 15, tzinfo=dt.UTC)
 
 
-@pytest.fixture
-def real_model(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The default embedder, its ONNX export kept in pytest's cache (shared with
-    ``test_embeddings.py``) so it is made once per checkout."""
-    from memvault.embeddings.onnx_minilm import OnnxEmbedder
-
-    cache = getattr(request.config, "cache", None)
-    directory = (
-        cache.mkdir("memvault-onnx-model")
-        if cache is not None
-        else request.getfixturevalue("tmp_path_factory").mktemp("memvault-cache")
-    )
-    OnnxEmbedder(cache_dir=directory).load()
-    monkeypatch.setenv("MEMVAULT_CACHE_DIR", str(directory))
-    monkeypatch.setenv("MEMVAULT_EMBEDDER", "default")
-
-
 def held_out() -> dict[str, list[dict[str, Any]]]:
     data = json.loads(DATA.read_text(encoding="utf-8"))
     return {k: [x for x in data[k] if x["split"] == "test"] for k in data if k != "about"}

@@ -350,6 +350,11 @@ def test_annotations_are_as_documented(vault: Vault) -> None:
             assert bool(ann.idempotent_hint) is ("idempotent" in words), name
             assert words <= {"write", "idempotent", "destructive"}, (name, doc)
         assert {n for n, d in documented.items() if d == "read-only"} == READ_ONLY
+        # the permissions `integrations install` writes allow exactly the read-only tools
+        from memvault.integrations.entries import ASK_TOOLS, READ_ONLY_TOOLS
+
+        assert set(READ_ONLY_TOOLS) == READ_ONLY
+        assert set(ASK_TOOLS) <= ALL_TOOLS - READ_ONLY
         assert {n for n, d in documented.items() if "destructive" in d} == DESTRUCTIVE
 
     anyio.run(main)

@@ -297,23 +297,6 @@ def test_cli_validate_json_and_no_judge(
 # --- the real model -------------------------------------------------------------------------
 
 
-@pytest.fixture
-def real_model(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The default embedder, its ONNX export kept in pytest's cache (shared with the other
-    ``realmodel`` tests) so it is made once per checkout."""
-    from memvault.embeddings.onnx_minilm import OnnxEmbedder
-
-    cache = getattr(request.config, "cache", None)
-    directory = (
-        cache.mkdir("memvault-onnx-model")
-        if cache is not None
-        else request.getfixturevalue("tmp_path_factory").mktemp("memvault-cache")
-    )
-    OnnxEmbedder(cache_dir=directory).load()
-    monkeypatch.setenv("MEMVAULT_CACHE_DIR", str(directory))
-    monkeypatch.setenv("MEMVAULT_EMBEDDER", "default")
-
-
 @pytest.mark.realmodel
 def test_bench_slice_with_the_real_model(real_model: None, tmp_path: Path) -> None:
     spec = importlib.util.spec_from_file_location("validate_bench", ROOT / "bench" / "validate.py")
