@@ -765,6 +765,13 @@ def test_ingest_hook_with_bytes_that_are_not_utf8(ws: Workspace) -> None:
     assert res.err.count("\n") == 1 and "not saved" in res.err and "not UTF-8" in res.err
 
 
+def test_ingest_hook_failure_with_json_prints_json(ws: Workspace) -> None:
+    res = invoke(["--vault", str(ws.vault), "ingest", "--hook", "--json"], stdin=b"{}")
+    assert res.code == 0, res.err
+    assert json.loads(res.out)["saved"] is False
+    assert "not saved" in res.err and res.err.count("\n") == 1
+
+
 def test_forget_leaves_no_dangling_related_link(ws: Workspace) -> None:
     # friday-deploy links to deploy-window; forgetting deploy-window must not break doctor.
     assert (

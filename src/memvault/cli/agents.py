@@ -95,10 +95,10 @@ def ingest(
             raise MemvaultError("the hook's input names no transcript_path", "<stdin>")
         report = _ingest(file, session, format, allow_secrets)
     except MemvaultError as exc:
-        _hook_failed(what, str(exc))
+        _hook_failed(what, str(exc), json_out)
         return
     except Exception as exc:  # a bug: still never block the client, but say what it was
-        _hook_failed(what, f"internal error ({type(exc).__name__}: {exc})")
+        _hook_failed(what, f"internal error ({type(exc).__name__}: {exc})", json_out)
         return
     _show_report(report, json_out)
     if report.problems and not report.turns:
@@ -132,10 +132,13 @@ def _show_report(report: IngestReport, json_out: bool) -> None:
     )
 
 
-def _hook_failed(what: str, why: str) -> None:
-    """One line on stderr for a hook's log: what was not saved and why."""
-    line = f"memvault: {what} not saved: {why}"
-    print(" ".join(line.split()), file=sys.stderr)
+def _hook_failed(what: str, why: str, json_out: bool = False) -> None:
+    """One line on stderr for a hook's log: what was not saved and why; with --json, when
+    no report was printed, the same as a JSON object on stdout."""
+    line = " ".join(f"memvault: {what} not saved: {why}".split())
+    if json_out:
+        emit_json({"saved": False, "what": what, "error": " ".join(why.split())})
+    print(line, file=sys.stderr)
 
 
 def _hook_input(file: Path | None) -> tuple[Path | None, str | None]:
