@@ -194,6 +194,9 @@ PROCEDURES = [
 ]  # fmt: skip
 
 
+DAYS_SPAN = 180  # the history a vault holds: half a year of a team's agents
+
+
 def _slots(rng: random.Random) -> dict[str, Any]:
     pet, pet_name = rng.choice(PETS)
     return {
@@ -215,21 +218,23 @@ def _time(base: dt.datetime, minutes: float) -> str:
     return (base + dt.timedelta(minutes=minutes)).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-def records(n: int, seed: int = 17) -> Iterator[dict[str, Any]]:
-    """``n`` import records: turns, facts and procedures, interleaved as they accrue."""
+def records(n: int, seed: int = 17, end: dt.datetime | None = None) -> Iterator[dict[str, Any]]:
+    """``n`` import records (a few more: restated facts): turns, facts and procedures,
+    interleaved as they accrue over the ``DAYS_SPAN`` days before ``end`` (default: now)."""
     rng = random.Random(seed)
-    start = dt.datetime(2024, 1, 1, 9, 0, tzinfo=dt.UTC)
+    end = end or dt.datetime.now(dt.UTC)
+    start = end - dt.timedelta(days=DAYS_SPAN)
+    step = DAYS_SPAN * 24 * 60 / max(n, 1)  # minutes between two memories, on average
     minutes = 0.0
     session, speakers, turn_no = "", ("", ""), 0
     for i in range(n):
-        minutes += rng.uniform(1, 40)
+        minutes += rng.uniform(0.2, 1.8) * step
         kind = rng.random()
         slots = _slots(rng)
         if kind < 0.5:  # a conversation turn
             if turn_no == 0 or rng.random() < 0.05:
                 speakers = tuple(rng.sample(PEOPLE, 2))  # type: ignore[assignment]
                 session, turn_no = f"conv-{i}-session-{rng.randint(1, 30)}", 0
-                minutes += rng.uniform(600, 6000)  # sessions are days apart
             speaker = speakers[turn_no % 2]
             text = rng.choice(TURNS).format(**slots)
             turn_no += 1

@@ -198,3 +198,101 @@ def test_the_next_write_gets_past_a_journal_that_cannot_be_undone(vault: Vault) 
     Vault.open(vault.root).add("semantic", "Written after the failure", id="after")
     assert not journal.pending(vault.root)
     assert Vault.open(vault.root).get("after").content.startswith("Written after")
+
+
+def _fresh_search(vault: Vault, query: str) -> list[str]:
+    """A search as a new process makes it (no handle kept from an earlier search)."""
+    from memvault.index.handle import forget_open_index
+
+    forget_open_index(vault.root)
+    return Vault.open(vault.root).search(query, limit=5, log=False).ids
+
+
+def _indexed(vault: Vault) -> dict[str, str]:
+    """``{path: sha}`` of what the index holds."""
+    from memvault.index import store
+
+    conn = store.connect(vault.root, create=False)
+    try:
+        return {p: s for p, s in conn.execute("SELECT path, sha FROM docs")}
+    finally:
+        conn.close()
+
+
+def _on_disk(vault: Vault) -> dict[str, str]:
+    from memvault.catalog import sha256_bytes
+
+    return {
+        p.relative_to(vault.root).as_posix(): sha256_bytes(p.read_bytes())
+        for p in (vault.root / "semantic").rglob("*.md")
+    }
+
+
+def test_a_fresh_process_finds_hand_edits_through_git_without_statting_every_file(
+    vault: Vault, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from memvault.index import service
+
+    kept = vault.add("semantic", "The office cat is called Biscuit", id="cat").memory
+    dog = vault.add("semantic", "The office dog is called Rex", id="dog").memory
+    vault.add("semantic", "Lunch is served at noon", id="lunch")
+    assert _fresh_search(vault, "office cat")[0] == "cat"  # index built, manifest written
+    walks: list[int] = []
+    real = service.stat_files
+    monkeypatch.setattr(service, "stat_files", lambda root: walks.append(1) or real(root))
+    path = vault.root / kept.path
+    # 1. a tracked file edited in place (no commit; its folder's mtime does not move)
+    path.write_text(path.read_text().replace("Biscuit", "Waffle"))
+    _fresh_search(vault, "Waffle")
+    assert _indexed(vault) == _on_disk(vault)
+    # 2. put back as HEAD has it: it differed when the index was written, so it is checked
+    git(vault.root, "checkout", "--", kept.path)
+    _fresh_search(vault, "Biscuit")
+    assert _indexed(vault) == _on_disk(vault)
+    # 3. a new file nobody committed, and 4. a tracked file deleted by hand
+    (vault.root / "semantic/facts/new.md").write_text(
+        "---\nid: new\ntype: semantic\n---\nThe printer is on the third floor\n"
+    )
+    (vault.root / dog.path).unlink()
+    _fresh_search(vault, "printer")
+    assert _indexed(vault) == _on_disk(vault) and dog.path not in _indexed(vault)
+    # 5. nothing changed: nothing to do
+    _fresh_search(vault, "printer")
+    assert walks == []  # no first search of a process walked the vault
+
+
+def test_without_git_a_fresh_process_still_compares_every_file(tmp_path: Path) -> None:
+    from memvault.index import drift
+
+    assert drift.git_drift(tmp_path, None, lambda paths: {}) is None
+    assert drift.git_drift(tmp_path, [], lambda paths: {}) is None  # not a repository
+
+
+def test_a_large_rewrite_is_one_commit_synced_once(
+    vault: Vault, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """commit_files past BULK_WRITES: no fsync per file, blobs packed, the catalog fed."""
+    from memvault import files, repository
+
+    import_file(vault, _tiny_jsonl(tmp_path / "in.jsonl", repository.BULK_WRITES + 44))
+    memories = Vault.open(vault.root).all_memories()
+    writes = {
+        m.path: (vault.root / m.path).read_text().replace(m.content.strip(), f"{m.id} again")
+        for m in memories
+    }
+    fsyncs: list[int] = []
+    real_fsync = os.fsync
+    monkeypatch.setattr(os, "fsync", lambda fd: fsyncs.append(fd) or real_fsync(fd))
+    synced: list[Path] = []
+    monkeypatch.setattr(files, "sync_filesystem", lambda root: synced.append(root))
+    monkeypatch.setattr(repository, "sync_filesystem", lambda root: synced.append(root))
+    loose_before = int(git(vault.root, "count-objects").split()[0])
+    with vault.locked():
+        sha = vault.commit_files(writes, "memvault: rewrite them all")
+    assert sha is not None and is_clean(vault.root) and synced == [vault.root]
+    assert fsyncs == []
+    loose = int(git(vault.root, "count-objects").split()[0]) - loose_before
+    assert loose < 12  # the blobs went into a pack: only trees and the commit are loose
+    assert {m.id: m.content.strip() for m in Vault.open(vault.root).all_memories()} == {
+        m.id: f"{m.id} again" for m in memories
+    }

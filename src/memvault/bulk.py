@@ -16,34 +16,14 @@ import os
 from . import gitstore, journal
 from .catalog import sha256_hex
 from .errors import MemvaultError
-from .files import atomic_write
+from .files import atomic_write, sync_filesystem
 
 TYPE_CHECKING = False  # typing is not imported at run time (fast CLI start)
 if TYPE_CHECKING:  # pragma: no cover
-    from pathlib import Path
-
     from .memory import Memory
     from .repository import Repository
 
 BATCH = 2000  # files per journal line, write burst and catalog transaction
-
-
-def sync_filesystem(path: Path) -> None:
-    """Flush the filesystem holding ``path`` to disk: one ``syncfs(2)`` on Linux (cheap on a
-    busy machine: only that filesystem), ``os.sync()`` elsewhere."""
-    try:
-        import ctypes
-
-        libc = ctypes.CDLL(None, use_errno=True)
-        fd = os.open(path, os.O_RDONLY)
-        try:
-            if libc.syncfs(fd) == 0:
-                return
-        finally:
-            os.close(fd)
-    except (OSError, AttributeError):
-        pass
-    os.sync()
 
 
 class BulkWrite:

@@ -72,13 +72,15 @@ class Entry:
 
 
 class ScanResult(Record):
-    """Every entry of a scan (by path), and which paths it (re)parsed or dropped."""
+    """Every entry of a scan (by path), which paths it (re)parsed or dropped, and each
+    file's ``(mtime_ns, size)`` as stat-ed before it was read."""
 
-    __slots__ = ("entries", "changed", "removed")
-    _factories = {"entries": dict, "changed": list, "removed": list}
+    __slots__ = ("entries", "changed", "removed", "stats")
+    _factories = {"entries": dict, "changed": list, "removed": list, "stats": dict}
     entries: dict[str, Entry]
     changed: list[str]
     removed: list[str]
+    stats: dict[str, tuple[int, int]]
 
     @property
     def memories(self) -> list[Memory]:
@@ -271,6 +273,7 @@ class Catalog:
                 if st is None:
                     continue
                 seen.add(rel)
+                result.stats[rel] = (st.st_mtime_ns, st.st_size)
                 folder, _, name = rel.rpartition("/")
                 names.setdefault(folder, []).append(name)
                 row = cached.get(rel)

@@ -148,8 +148,11 @@ def _yaml_message(exc: Exception) -> str:
     return f"invalid YAML: {problem}{where}"
 
 
-def parse_text(text: str, path: str) -> Document:
-    """Split and parse a memory file's text. Raises :class:`ValidationError`."""
+def parse_text(text: str, path: str, meta: dict[str, Any] | None = None) -> Document:
+    """Split and parse a memory file's text. Raises :class:`ValidationError`.
+
+    ``meta``: this very text's front matter, parsed before (a catalog's copy, checked by
+    hash): the text is only split, not parsed again."""
     bom = BOM if text.startswith(BOM) else ""
     if bom:
         text = text[1:]
@@ -171,7 +174,7 @@ def parse_text(text: str, path: str) -> Document:
     head = text[head_start : closing.start()]
     rest = text[closing.end() :]
     body = rest[1:] if rest.startswith("\n") else rest
-    meta = _load_mapping(head, path)
+    meta = _load_mapping(head, path) if meta is None else meta
     return Document(path, "md", bom, newline, head, body, meta)
 
 
@@ -536,6 +539,23 @@ def atomic_write(path: Path, text: str, *, durable: bool = True) -> None:
         except FileNotFoundError:
             pass
         raise
+
+
+def sync_filesystem(path: Path) -> None:
+    """Flush the filesystem holding ``path`` to disk, after writes made with
+    ``durable=False``: one ``syncfs(2)`` on Linux (only that filesystem), else ``os.sync()``."""
+    try:
+        import ctypes
+
+        fd = os.open(path, os.O_RDONLY)
+        try:
+            if ctypes.CDLL(None, use_errno=True).syncfs(fd) == 0:
+                return
+        finally:
+            os.close(fd)
+    except (OSError, AttributeError):
+        pass
+    os.sync()
 
 
 def _temp_beside(path: Path) -> tuple[int, str]:

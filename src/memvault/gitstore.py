@@ -194,6 +194,17 @@ def changed_among(root: Path, paths: Iterable[str]) -> set[str]:
     return found & wanted
 
 
+def differing_paths(root: Path, specs: Sequence[str]) -> list[str] | None:
+    """Paths under ``specs`` that differ from HEAD in the index or the work tree, untracked
+    and ignored files included: ``git status`` (C, over git's own stat cache). None when
+    git can't tell (no repository, no commit yet, git failing)."""
+    args = ["status", "--porcelain", "-z", "-uall", "--ignored=matching", "--no-renames", "--"]
+    proc = run_git(root, [*args, *specs], check=False)
+    if proc.returncode != 0 or read_head(root) is None:
+        return None
+    return [item[3:] for item in proc.stdout.split("\0") if len(item) > 3]
+
+
 EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
 
 

@@ -24,7 +24,7 @@ from .errors import (
     VaultExistsError,
     VaultNotFoundError,
 )
-from .files import atomic_write, check_text
+from .files import atomic_write, check_text, sync_filesystem
 from .lock import clear_stale_git_lock, file_lock
 from .memory import ID_RE, Memory, format_time, now_utc
 from .paths import ALL_TREES, CONFIG_PATH, GENERATION_PATH, LOCK_PATH, MARKER
@@ -34,6 +34,11 @@ TYPE_CHECKING = False  # typing is not imported at run time (fast CLI start)
 if TYPE_CHECKING:  # pragma: no cover
     from collections.abc import Iterator
     from typing import Any, Self
+
+
+# Writes of at least this many files skip the fsync per file (one sync of the filesystem
+# instead) and pack their blobs at once: a first consolidation rewrites most of a vault.
+BULK_WRITES = 256
 
 
 def find_root(start: Path | None = None) -> Path:
@@ -278,7 +283,8 @@ class Repository:
         known = dict(known or {})
         for rel, text in writes.items():
             if rel.split("/", 1)[0] in ALL_TREES and rel not in known:
-                check_text(text, rel)
+                known[rel] = check_text(text, rel)  # parsed once: the catalog keeps it
+        bulk = len(writes) >= BULK_WRITES
         removes = list(removes)
         moves = dict(moves or {})
         touched_add = [*writes.keys(), *moves.values()]
@@ -290,23 +296,31 @@ class Repository:
             before[rel] = path.read_bytes() if path.is_file() and not path.is_symlink() else None
         journal.begin(self.root, before, writes, moves)  # a killed write is undone next time
         head_before = gitstore.head(self.root)
+        packer = gitstore.BlobPacker(self.root) if bulk else None
         try:
             for src, dst in moves.items():
                 (self.root / dst).parent.mkdir(parents=True, exist_ok=True)
                 os.replace(self.root / src, self.root / dst)
             for rel, text in writes.items():
-                atomic_write(self.root / rel, text)
+                atomic_write(self.root / rel, text, durable=not bulk)
+                if packer is not None:
+                    packer.add(text.encode("utf-8"))
             for rel in removes:
                 try:
                     (self.root / rel).unlink()
                 except FileNotFoundError:
                     pass
+            if packer is not None:  # many files: one sync, and their blobs in one pack
+                packer.close()
+                sync_filesystem(self.root)
             sha = None
             if self.config.get("git.commit", True):
                 sha = gitstore.commit(
                     self.root, message, self.git_identity, add=touched_add, remove=touched_rm
                 )
         except BaseException:
+            if packer is not None:
+                packer.close()
             # Put the files back, unless the commit landed (an interrupt in a post-commit
             # hook, say): then the files are what HEAD holds, and undoing them would leave
             # an uncommitted change that reverts the commit.

@@ -8,7 +8,7 @@ import os
 import stat
 import threading
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Protocol
 
@@ -35,6 +35,45 @@ def walk_stats(root: Path) -> Iterator[tuple[str, tuple[int, int] | None]]:
 def stat_files(root: Path) -> Stats:
     """``{path: (mtime_ns, size)}`` of every memory file: the drift check's view of the disk."""
     return {rel: st for rel, st in walk_stats(root) if st is not None}
+
+
+# More differing files than this at a manifest write: the next process stats every file.
+DIRTY_LIMIT = 5000
+
+
+def dirty_paths(root: Path) -> list[str] | None:
+    """The memory-tree paths git says differ from HEAD (None: git can't tell, or too many
+    to be worth keeping). Written into the manifest with the commit it was checked at."""
+    from ..gitstore import differing_paths
+
+    found = differing_paths(root, ALL_TREES)
+    return sorted(found) if found is not None and len(found) <= DIRTY_LIMIT else None
+
+
+def git_drift(
+    root: Path,
+    dirty_then: object,
+    recorded: Callable[[list[str]], Mapping[str, tuple[int, int]]],
+) -> bool | None:
+    """Whether a memory file differs from the index's record, statting only the files
+    that can: those git says differ from HEAD now, and those that differed when the index
+    last wrote its manifest (``dirty_then``). Call only while HEAD is the manifest's
+    commit: then any file the index holds other text for is in one of the two sets.
+
+    At 100,000 files ``git status`` (C, over git's stat cache) costs a fraction of a
+    Python stat of every file plus reading every file's record. None when git can't tell
+    (no repository, the manifest kept no list): the caller stats every file."""
+    if not isinstance(dirty_then, list):
+        return None
+    now = dirty_paths(root)
+    if now is None:
+        return None
+    candidates = sorted({*now, *(str(p) for p in dirty_then)})
+    if not candidates:
+        return False
+    stats = recorded(candidates)
+    base = str(root)
+    return any(_listed(base, rel) != stats.get(rel) for rel in candidates)
 
 
 _feeds_lock = threading.Lock()

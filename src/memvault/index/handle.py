@@ -24,6 +24,9 @@ Progress = Callable[[int, int], None]
 # that was reading it: a search may have embedded its query for it already (context()
 # embeds once for four searches). Its files are deleted, but stay readable while open.
 GRACE = 2.0
+# Chunks up to which searches score every vector exactly (``index.exact_below``): with the
+# vectors mapped from a flat file that beats loading Chroma's graphs well past 100,000.
+EXACT_BELOW = 250_000
 
 
 def say(message: str) -> None:
@@ -42,7 +45,7 @@ class Index:
         conn: sqlite3.Connection,
         manifest: dict[str, Any],
         url: str | None,
-        exact_below: int = 20_000,
+        exact_below: int = EXACT_BELOW,
         collection: str = store.COLLECTION,
         prune: bool = True,
         home: str = "",
@@ -217,19 +220,26 @@ class Index:
     def in_memory(self) -> bool:
         """Score vectors exactly in memory (small index) rather than through Chroma.
 
-        Below ``index.exact_below`` chunks (default 20,000: 30 MB of vectors) a numpy scan is
-        as fast as Chroma and saves a process the ~1 s it takes to import chromadb; the
-        vectors still live in Chroma too (a Chroma server, or the index growing past the
-        threshold, uses them). ``index.exact_below: 0`` always asks Chroma.
+        Below ``index.exact_below`` chunks (default 250,000: 380 MB of vectors, mapped from
+        :mod:`memvault.index.flat`) a numpy scan is as fast as Chroma, and saves a new
+        process the ~0.7 s of importing chromadb and the loading of its graphs (at 100,000
+        chunks a cold search took 2.2 s through Chroma; see docs/scale.md); the vectors
+        still live in Chroma too (a Chroma server, or the index growing past the threshold,
+        uses them). ``index.exact_below: 0`` always asks Chroma.
         """
         total = sum(self.chunk_count(t) for t in TYPES)
         return total <= self.exact_below
 
     def memory_vectors(self, doc_type: str) -> tuple[Any, Any, Any]:
-        """``(rowids, doc keys, matrix)`` of every stored vector of a type (loaded once)."""
+        """``(rowids, doc keys, matrix)`` of every stored vector of a type (loaded once; rows
+        of a vector since replaced have rowid -1 and a document no filter allows)."""
         import numpy as np
 
         cached = self._matrices.get(doc_type)
+        if cached is None:
+            from .flat import vectors
+
+            cached = vectors(self, doc_type)  # mapped from the flat file, kept current
         if cached is None:
             rows = self.conn.execute(
                 "SELECT c.rowid, c.doc, c.vec FROM chunks AS c JOIN docs AS d ON d.key = c.doc "
@@ -242,7 +252,8 @@ class Index:
             matrix = np.frombuffer(b"".join(b for _, _, b in rows), dtype=np.float32).reshape(
                 len(rows), self.dimensions
             )
-            cached = self._matrices[doc_type] = (rowids, docs, matrix)
+            cached = (rowids, docs, matrix)
+        self._matrices[doc_type] = cached
         return cached
 
     def recorded_files(self) -> Stats:
@@ -251,6 +262,18 @@ class Index:
             rows = self.conn.execute("SELECT path, mtime_ns, size FROM files")
             self._recorded = {p: (int(m), int(s)) for p, m, s in rows}
         return self._recorded
+
+    def recorded_for(self, paths: list[str]) -> Stats:
+        """The recorded ``(mtime_ns, size)`` of some files (a query for just those)."""
+        if self._recorded is not None:
+            return {p: self._recorded[p] for p in paths if p in self._recorded}
+        out: Stats = {}
+        for start in range(0, len(paths), 500):
+            batch = paths[start : start + 500]
+            marks = ",".join("?" * len(batch))
+            sql = f"SELECT path, mtime_ns, size FROM files WHERE path IN ({marks})"
+            out.update({p: (int(m), int(s)) for p, m, s in self.conn.execute(sql, batch)})
+        return out
 
     def set_recorded_files(self, files: Stats) -> None:
         """The files as just indexed (the caller wrote them to the ``files`` table)."""

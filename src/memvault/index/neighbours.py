@@ -9,9 +9,9 @@ A memory's vector is its chunk's vector (the mean of its chunks' vectors, re-nor
 for the rare memory longer than ``index.chunk_words``). Two ways to find the neighbours,
 chosen like search chooses (:attr:`memvault.index.handle.Index.in_memory`):
 
-* **exact**, while the index is under ``index.exact_below`` chunks: per group, a
-  blockwise matrix product and a top-``k`` per row; bounded by that threshold (at the
-  default 20,000 chunks, under a second on two cores).
+* **exact**, while the index is under 20,000 chunks (``EXACT_PAIRS_BELOW``, or
+  ``index.exact_below`` if lower): per group, a blockwise matrix product and a top-``k``
+  per row; quadratic, so bounded by that threshold (under a second on two cores).
 * **ann**: Chroma's HNSW collection of the type, queried in batches with every memory's
   vector. The collections hold no metadata (filters are SQLite's job, see
   :mod:`memvault.index.query`), so the nearest chunks come back unfiltered and are kept when
@@ -174,6 +174,16 @@ def memory_vectors(
     return MemoryVectors(matrix, rowids, stale)
 
 
+# Chunks up to which neighbours are found by comparing every pair of a group: that is
+# quadratic, so it stops where searches' exact scan (linear) goes on much further.
+EXACT_PAIRS_BELOW = 20_000
+
+
+def _few(idx: Index) -> bool:
+    total = sum(idx.chunk_count(t) for t in ("episodic", "semantic", "procedural"))
+    return total <= min(idx.exact_below, EXACT_PAIRS_BELOW)
+
+
 def similar_pairs(
     idx: Index | None,
     vecs: MemoryVectors,
@@ -196,7 +206,7 @@ def similar_pairs(
     if len(vecs) < 2 or k <= 0:
         report.seconds = time.perf_counter() - started
         return pairs, report
-    chosen = mode or ("exact" if idx is None or idx.in_memory else "ann")
+    chosen = mode or ("exact" if idx is None or _few(idx) else "ann")
     if idx is None:
         chosen = "exact"
     members: dict[Hashable, list[int]] = defaultdict(list)

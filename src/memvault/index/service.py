@@ -21,7 +21,7 @@ from ..lock import try_lock
 from ..memory import format_time, now_utc
 from ..paths import INDEX_DIR, LOCK_PATH
 from . import migrate, store
-from .drift import Stats, generation, stat_files
+from .drift import Stats, generation, git_drift, stat_files
 from .handle import (
     Index,
     Progress,
@@ -320,9 +320,17 @@ def _catch_up(vault: Repository, idx: Index, embedder: Embedder) -> Index:
     gen, head = generation(vault.root), read_head(vault.root)
     moved = gen != idx.seen_generation or head != idx.seen_head
     files: Stats | None = None
-    if moved or idx.last_scan == 0.0:
-        # memvault or git changed files, or this is the handle's first search (a fresh
-        # process must see edits made while it was not running): compare every file.
+    quick = None
+    if not moved and idx.last_scan == 0.0:
+        # The handle's first search (a fresh process must see edits made while it was not
+        # running), HEAD as the manifest saw it: git names the files that can differ.
+        quick = git_drift(vault.root, idx.manifest.get("dirty_paths"), idx.recorded_for)
+    if quick is not None:
+        drift = quick
+        idx.last_scan = time.monotonic()
+        idx.sweep.reset()
+    elif moved or idx.last_scan == 0.0:
+        # memvault or git changed files, or git can't tell: compare every file.
         files = stat_files(vault.root)
         drift = files != idx.recorded_files()
         idx.last_scan = time.monotonic()

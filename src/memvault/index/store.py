@@ -246,6 +246,7 @@ def remove_data(root: Path, home: str) -> None:
     base = index_dir(root)
     _remove(base, (DB_NAME, DB_NAME + "-wal", DB_NAME + "-shm"))
     shutil.rmtree(base / CHROMA_DIR, ignore_errors=True)
+    shutil.rmtree(base / "flat", ignore_errors=True)  # memvault.index.flat's copy of the vectors
 
 
 def _remove(base: Path, names: tuple[str, ...]) -> None:

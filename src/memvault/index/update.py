@@ -16,8 +16,8 @@ from ..gitstore import current_branch, read_head
 from ..memory import format_time, now_utc
 from . import store
 from .apply import IndexedRow, apply_changes
-from .drift import Stats, generation, stat_files
-from .handle import Index, Progress, say
+from .drift import Stats, dirty_paths, generation
+from .handle import EXACT_BELOW, Index, Progress, say
 from .manifest import expected_header, spec_for
 from .plan import ChangeReport, DiskDoc, IndexedDoc, plan_changes
 from .store import transaction
@@ -159,11 +159,11 @@ def vector_home(vault: Repository, manifest: Mapping[str, Any]) -> str:
 
 
 def exact_below(vault: Repository) -> int:
-    value = vault.config.get("index.exact_below", 20_000)
+    value = vault.config.get("index.exact_below", EXACT_BELOW)
     return (
         int(value)
         if isinstance(value, int) and not isinstance(value, bool) and value >= 0
-        else 20_000
+        else EXACT_BELOW
     )
 
 
@@ -210,11 +210,13 @@ def plan_for(vault: Repository, idx: Index, scan: ScanResult, *, lazy: bool = Fa
             if entry.valid:
                 disk[path] = DiskDoc(entry.sha, None)
             continue
-        memory = entry.memory
-        if memory is None:
+        if not entry.valid:
             continue
         if before is not None and before.sha == entry.sha:
-            disk[path] = DiskDoc(entry.sha, None)
+            disk[path] = DiskDoc(entry.sha, None)  # unchanged: never decoded (100,000: seconds)
+            continue
+        memory = entry.memory
+        if memory is None:
             continue
         info = doc_info(memory, chunk_words)
         infos[path] = info
@@ -262,8 +264,10 @@ def sync(
     (for an index built beside the live one, that is the switch to it). Call with the vault
     lock held."""
     started = time.perf_counter()
-    files = stat_files(vault.root) if files is None else files  # before the scan: see below
-    planned = plan_for(vault, idx, scan_files(vault))
+    scan = scan_files(vault)
+    # Files are recorded as stat-ed before they were read (the scan stats, then parses).
+    files = scan.stats if files is None else files
+    planned = plan_for(vault, idx, scan)
     plan = planned.plan
     stats = apply_changes(
         idx, plan, planned.infos, planned.shas, planned.indexed, embedder, progress
@@ -323,6 +327,8 @@ def write_manifest(vault: Repository, idx: Index, embedder: Embedder, dirty: boo
         if spec:
             manifest["embedder_spec"] = spec
     manifest["commit"] = read_head(vault.root)
+    # what differs from that commit: the next process's drift check stats only these
+    manifest["dirty_paths"] = dirty_paths(vault.root)
     manifest["generation"] = generation(vault.root)
     manifest["updated"] = format_time(now_utc())
     manifest.setdefault("built", manifest["updated"])

@@ -1,0 +1,100 @@
+"""The flat copy of the index's vectors (memvault.index.flat): built once, patched from the
+change log after each write, never serving a vector SQLite no longer holds."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from memvault import Vault
+from memvault.index import flat, store
+from memvault.index.handle import current_index, forget_open_index
+from memvault.lock import try_lock
+
+TYPES = ("episodic", "semantic", "procedural")
+
+
+def _from_sqlite(vault: Vault) -> dict[str, dict[int, tuple[int, bytes]]]:
+    """``{type: {chunk rowid: (doc, vector bytes)}}`` straight from SQLite."""
+    conn = store.connect(vault.root, create=False)
+    try:
+        out: dict[str, dict[int, tuple[int, bytes]]] = {t: {} for t in TYPES}
+        sql = (
+            "SELECT d.type, c.rowid, c.doc, c.vec FROM chunks AS c JOIN docs AS d "
+            "ON d.key = c.doc WHERE c.vec IS NOT NULL"
+        )
+        for t, r, d, v in conn.execute(sql):
+            out[t][int(r)] = (int(d), bytes(v))
+        return out
+    finally:
+        conn.close()
+
+
+def _from_flat(vault: Vault) -> dict[str, dict[int, tuple[int, bytes]]]:
+    """The same, as a fresh process reads it from the flat files (live rows only)."""
+    forget_open_index(vault.root)
+    vault.search("warm", log=False)
+    idx = current_index(vault.root)
+    assert idx is not None
+    out: dict[str, dict[int, tuple[int, bytes]]] = {}
+    for t in TYPES:
+        got = flat.vectors(idx, t)
+        assert got is not None
+        rowids, docs, matrix = got
+        out[t] = {
+            int(r): (int(d), np.asarray(matrix[i], dtype=np.float32).tobytes())
+            for i, (r, d) in enumerate(zip(rowids, docs, strict=True))
+            if r >= 0
+        }
+        assert all(int(d) == flat.DEAD_DOC for r, d in zip(rowids, docs, strict=True) if r < 0)
+    return out
+
+
+def _folder(vault: Vault):  # noqa: ANN202 - a Path
+    return store.data_dir(vault.root, "") / flat.FLAT_DIR
+
+
+def test_the_flat_vectors_follow_every_write(vault: Vault) -> None:
+    first = vault.add("semantic", "The billing service stores invoices in PostgreSQL").memory
+    vault.add("episodic", "We moved the staging cluster to eu-west-1 on Monday")
+    vault.add("procedural", "Rotate the keys", steps=["make a key", "deploy", "revoke"])
+    assert _from_flat(vault) == _from_sqlite(vault)  # built from SQLite
+    built = {p.name for p in _folder(vault).glob("*.f32")}
+    vault.add("semantic", "The search service is written in Go")
+    vault.update(first.id, {}, "reword", content="Invoices live in PostgreSQL 15 now")
+    other = vault.add("semantic", "A fact soon forgotten").memory
+    vault.forget(other.id, reason="wrong")
+    assert _from_flat(vault) == _from_sqlite(vault)  # patched: appended, old rows dead
+    assert {p.name for p in _folder(vault).glob("*.f32")} == built  # the same files, grown
+    vault.update(first.id, {"type": "episodic"}, "it was an event after all", touch=False)
+    assert _from_flat(vault) == _from_sqlite(vault)  # a document changing type moves over
+
+
+def test_a_rebuilt_index_starts_the_flat_files_over(vault: Vault) -> None:
+    vault.add("semantic", "Lunch is at noon")
+    assert _from_flat(vault) == _from_sqlite(vault)
+    vault.reindex(full=True)  # another database: its token differs from the files'
+    vault.add("semantic", "Dinner is at seven")
+    assert _from_flat(vault) == _from_sqlite(vault)
+
+
+def test_a_torn_or_busy_flat_file_falls_back_to_sqlite(vault: Vault) -> None:
+    vault.add("semantic", "The office cat is called Biscuit", id="cat")
+    assert _from_flat(vault) == _from_sqlite(vault)
+    (_folder(vault) / "semantic.rows").write_bytes(b"\x93NUMPY torn")
+    assert _from_flat(vault) == _from_sqlite(vault)  # rebuilt
+    vault.add("semantic", "The office dog is called Rex", id="dog")
+    forget_open_index(vault.root)
+    with try_lock(_folder(vault) / "lock") as got:  # another process is patching the files
+        assert got
+        assert Vault.open(vault.root).search("office dog", log=False).ids[:2] == ["dog", "cat"]
+        idx = current_index(vault.root)
+        assert idx is not None and flat.vectors(idx, "semantic") is None
+
+
+@pytest.mark.parametrize("threshold", [0])
+def test_exact_below_zero_still_asks_chroma(vault: Vault, threshold: int) -> None:
+    vault.set_config("index.exact_below", threshold, "always ask Chroma")
+    vault.add("semantic", "Deploys are frozen on Fridays", id="freeze")
+    assert Vault.open(vault.root).search("deploy freeze Friday", log=False).ids[0] == "freeze"
+    assert not _folder(vault).exists()
