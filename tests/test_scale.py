@@ -272,7 +272,7 @@ def test_a_large_rewrite_is_one_commit_synced_once(
     vault: Vault, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """commit_files past BULK_WRITES: no fsync per file, blobs packed, the catalog fed."""
-    from memvault import files, repository
+    from memvault import repository
 
     import_file(vault, _tiny_jsonl(tmp_path / "in.jsonl", repository.BULK_WRITES + 44))
     memories = Vault.open(vault.root).all_memories()
@@ -284,7 +284,6 @@ def test_a_large_rewrite_is_one_commit_synced_once(
     real_fsync = os.fsync
     monkeypatch.setattr(os, "fsync", lambda fd: fsyncs.append(fd) or real_fsync(fd))
     synced: list[Path] = []
-    monkeypatch.setattr(files, "sync_filesystem", lambda root: synced.append(root))
     monkeypatch.setattr(repository, "sync_filesystem", lambda root: synced.append(root))
     loose_before = int(git(vault.root, "count-objects").split()[0])
     with vault.locked():
@@ -296,3 +295,62 @@ def test_a_large_rewrite_is_one_commit_synced_once(
     assert {m.id: m.content.strip() for m in Vault.open(vault.root).all_memories()} == {
         m.id: f"{m.id} again" for m in memories
     }
+
+
+# --- a consolidation's rewrites recorded without parsing them back -----------------------
+
+from hypothesis import HealthCheck, given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+from memvault.files import check_text, parse_text, rewritten_memory, update_text  # noqa: E402
+
+_HAND_WRITTEN = (
+    "---\nid: m-1\ntype: semantic\n# a comment\ntags: [a, b]\nrelevance: 0.5\n"
+    "status: active\nsource:\n  session: s1\n---\n\nThe body.\n"
+)
+_changed = st.one_of(
+    st.none(),
+    st.integers(min_value=-(10**9), max_value=10**9),
+    st.booleans(),
+    st.floats(allow_nan=False, allow_infinity=False, width=32),
+    st.floats(min_value=0, max_value=1).map(lambda f: round(f, 2)),
+    st.text(max_size=30),
+    st.sampled_from(["2026-11-30T01:02:03Z", "2026-11-30", "yes", "null", "1e3", "a: b", ""]),
+    st.lists(st.text(max_size=10), max_size=3),
+    st.dictionaries(st.text(max_size=5), st.text(max_size=5), max_size=2),
+)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    changes=st.dictionaries(
+        st.sampled_from(
+            ["relevance", "access_count", "last_accessed", "status", "tags", "supersedes"]
+            + ["superseded_by", "valid_to", "updated", "related", "source", "x_custom"]
+        ),
+        _changed,
+        max_size=4,
+    )
+)
+def test_a_rewrite_recorded_without_parsing_equals_parsing_it(changes: dict) -> None:
+    doc = parse_text(_HAND_WRITTEN, "semantic/facts/m-1.md")
+    text = update_text(doc, changes)
+    quick = rewritten_memory(doc, changes, "archive/semantic/facts/m-1.md")
+    if quick is None:
+        return  # it declined: the commit parses the text instead
+    parsed = check_text(text, "archive/semantic/facts/m-1.md")
+    assert (quick.id, quick.type, quick.path, quick.content) == (
+        parsed.id,
+        parsed.type,
+        parsed.path,
+        parsed.content,
+    )
+    assert list(quick.meta.items()) == list(parsed.meta.items()), text
+
+
+def test_a_consolidation_rewrite_of_the_common_keys_is_vouched_for() -> None:
+    doc = parse_text(_HAND_WRITTEN, "semantic/facts/m-1.md")
+    changes = {"relevance": 0.41, "status": "archived", "updated": "2026-12-01T10:00:00Z"}
+    quick = rewritten_memory(doc, changes, "archive/semantic/facts/m-1.md")
+    assert quick is not None
+    assert quick == check_text(update_text(doc, changes), "archive/semantic/facts/m-1.md")

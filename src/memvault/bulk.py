@@ -16,14 +16,49 @@ import os
 from . import gitstore, journal
 from .catalog import sha256_hex
 from .errors import MemvaultError
-from .files import atomic_write, sync_filesystem
+from .files import atomic_write
 
 TYPE_CHECKING = False  # typing is not imported at run time (fast CLI start)
 if TYPE_CHECKING:  # pragma: no cover
+    from pathlib import Path
+    from typing import Any, Protocol
+
+    from .catalog import Catalog
+    from .gitstore import Identity
     from .memory import Memory
-    from .repository import Repository
+
+    class Repository(Protocol):
+        """What a bulk write uses of :class:`memvault.repository.Repository` (which
+        imports this module)."""
+
+        root: Path
+        catalog: Catalog
+        config: Any
+
+        @property
+        def git_identity(self) -> Identity: ...
+
+        def bump_generation(self) -> None: ...
+
 
 BATCH = 2000  # files per journal line, write burst and catalog transaction
+
+
+def sync_filesystem(path: Path) -> None:
+    """Flush the filesystem holding ``path`` to disk, after writes made with
+    ``durable=False``: one ``syncfs(2)`` on Linux (only that filesystem), else ``os.sync()``."""
+    try:
+        import ctypes
+
+        fd = os.open(path, os.O_RDONLY)
+        try:
+            if ctypes.CDLL(None, use_errno=True).syncfs(fd) == 0:
+                return
+        finally:
+            os.close(fd)
+    except (OSError, AttributeError):
+        pass
+    os.sync()
 
 
 class BulkWrite:

@@ -149,10 +149,8 @@ def _yaml_message(exc: Exception) -> str:
 
 
 def parse_text(text: str, path: str, meta: dict[str, Any] | None = None) -> Document:
-    """Split and parse a memory file's text. Raises :class:`ValidationError`.
-
-    ``meta``: this very text's front matter, parsed before (a catalog's copy, checked by
-    hash): the text is only split, not parsed again."""
+    """Split and parse a memory file's text (``meta``: this very text's front matter, known
+    already: only split). Raises :class:`ValidationError`."""
     bom = BOM if text.startswith(BOM) else ""
     if bom:
         text = text[1:]
@@ -408,6 +406,35 @@ def new_memory(meta: Mapping[str, Any], content: str, path: str) -> Memory | Non
     return Memory(str(plain.get("id")), str(plain.get("type")), path, plain, body.lstrip("\r\n"))
 
 
+def rewritten_memory(doc: Document, changes: Mapping[str, Any], path: str) -> Memory | None:
+    """What ``update_text(doc, changes)`` parses back to (at ``path``), without YAML when
+    every changed value loads back as itself (None: parse the text then)."""
+    if doc.fmt != "md" or "content" in changes:
+        return None
+    meta = dict(doc.meta)
+    for key, value in changes.items():
+        if value is None:
+            meta.pop(key, None)
+        elif _loads_as_itself(value):
+            meta[key] = list(value) if isinstance(value, list) else value
+        else:
+            return None
+    if validate_meta(meta, path):
+        return None
+    return Memory(str(meta.get("id")), str(meta.get("type")), path, meta, doc.content)
+
+
+def _loads_as_itself(value: Any) -> bool:
+    """As :func:`new_memory` vouches: strings, lists of them, ints, bools; and floats that
+    :func:`_scalar` writes without an exponent."""
+    if isinstance(value, list):
+        return bool(value) and all(isinstance(v, str) and _same_string(v) for v in value)
+    if isinstance(value, float):
+        text = repr(value)
+        return "." in text and text.lstrip("-").replace(".", "", 1).isdigit()
+    return isinstance(value, (bool, int)) or (isinstance(value, str) and _same_string(value))
+
+
 def _same_string(value: str) -> bool:
     """Whether a string rendered by :func:`_scalar` loads back as the very same string."""
     text = _scalar(value)
@@ -521,9 +548,7 @@ def update_text(doc: Document, changes: Mapping[str, Any], content: str | None =
 
 def atomic_write(path: Path, text: str, *, durable: bool = True) -> None:
     """Write via a temp file in the same folder and ``os.replace``: never half a file.
-
-    ``durable=False`` skips the fsync: for a bulk write that syncs the filesystem once at
-    the end (an fsync per file costs ~2.5 ms, most of an import's time)."""
+    ``durable=False``: no fsync (a bulk write syncs the filesystem once, at the end)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = _temp_beside(path)
     try:
@@ -539,23 +564,6 @@ def atomic_write(path: Path, text: str, *, durable: bool = True) -> None:
         except FileNotFoundError:
             pass
         raise
-
-
-def sync_filesystem(path: Path) -> None:
-    """Flush the filesystem holding ``path`` to disk, after writes made with
-    ``durable=False``: one ``syncfs(2)`` on Linux (only that filesystem), else ``os.sync()``."""
-    try:
-        import ctypes
-
-        fd = os.open(path, os.O_RDONLY)
-        try:
-            if ctypes.CDLL(None, use_errno=True).syncfs(fd) == 0:
-                return
-        finally:
-            os.close(fd)
-    except (OSError, AttributeError):
-        pass
-    os.sync()
 
 
 def _temp_beside(path: Path) -> tuple[int, str]:

@@ -14,6 +14,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from . import gitstore, journal
+from .bulk import sync_filesystem
 from .catalog import Catalog, ScanResult
 from .config import Config, load_config
 from .errors import (
@@ -24,7 +25,7 @@ from .errors import (
     VaultExistsError,
     VaultNotFoundError,
 )
-from .files import atomic_write, check_text, sync_filesystem
+from .files import atomic_write, check_text
 from .lock import clear_stale_git_lock, file_lock
 from .memory import ID_RE, Memory, format_time, now_utc
 from .paths import ALL_TREES, CONFIG_PATH, GENERATION_PATH, LOCK_PATH, MARKER

@@ -76,6 +76,12 @@ def main(argv: list[str] | None = None) -> int:
         # Undecodable bytes in arguments arrive as lone surrogates; make them U+FFFD once, here.
         argv = [_clean_arg(a) for a in sys.argv[1:]]
         exit_after = True
+        # One short process, which may hold a whole vault's memories at once: the cyclic
+        # collector's passes over them were 25-35 % of `list` and `doctor` at 100,000
+        # memories (docs/scale.md). Collect rarely; the process ends soon anyway.
+        import gc
+
+        gc.set_threshold(100_000, 50, 100)
     else:
         exit_after = False
     code = 0

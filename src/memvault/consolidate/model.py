@@ -95,6 +95,8 @@ class Plan:
     # filled when the plan is rendered: rel path -> new text, and src -> dst moves
     writes: dict[str, str] = field(default_factory=dict)
     moves: dict[str, str] = field(default_factory=dict)
+    # rel path -> the memory a write holds, when known without parsing it back
+    known: dict[str, Memory] = field(default_factory=dict)
 
     def counts(self) -> dict[str, int]:
         out: dict[str, int] = defaultdict(int)
@@ -149,6 +151,9 @@ class State:
         self.index_tried = False
         self.neighbour_reports: list[dict[str, Any]] = []
         self.vectors: dict[str, CachedVector] = {}
+        # the vector store's answers, by query (see index.neighbours.similar_pairs): dedup
+        # and promotion ask about the same episodes
+        self.ann_answers: dict[Any, Any] = {}
 
     def change(self, m: Memory, changes: Mapping[str, Any]) -> None:
         self.changes[m.id].update(changes)

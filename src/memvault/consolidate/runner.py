@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..catalog import sha256_bytes
 from ..errors import MemvaultError
-from ..files import Document, load_document, parse_text, update_text
+from ..files import Document, load_document, parse_text, rewritten_memory, update_text
 from ..memory import Memory, format_time, now_utc
 from ..paths import CONSOLIDATION_LOG
 from .decay import plan_decay
@@ -90,9 +90,13 @@ def render(vault: Vault, state: State, result: Plan) -> None:
         if not real:
             continue
         edited = bool(set(real) - BOOKKEEPING_KEYS)
-        text = update_text(doc, {**real, "updated": stamp} if edited else real)
+        final = {**real, "updated": stamp} if edited else real
+        text = update_text(doc, final)
         dst = state.moves.get(mid, m.path)
         result.writes[dst] = text
+        known = rewritten_memory(doc, final, dst)
+        if known is not None:
+            result.known[dst] = known
         if dst != m.path:
             result.moves[m.path] = dst
     for mid, dst in state.moves.items():
@@ -159,7 +163,8 @@ def apply(vault: Vault, result: Plan) -> str | None:
     # a moved file is written at its destination; remove the source
     removes = [src for src in result.moves if src not in writes]
     if writes or removes:
-        sha = vault.commit_files(writes, commit_message(result), removes=removes)
+        known = {rel: m for rel, m in result.known.items() if writes.get(rel) is not None}
+        sha = vault.commit_files(writes, commit_message(result), removes=removes, known=known)
     drop_parked_log(vault.root)
     return sha
 

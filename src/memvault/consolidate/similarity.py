@@ -86,6 +86,7 @@ def neighbour_pairs(
         threshold,
         progress,
         str(mode) if mode in ("exact", "ann") else None,
+        cache=state.ann_answers,  # performance only: dedup and promotion ask alike (issue 17)
     )
     state.neighbour_reports.append(report.as_dict())
     return vecs.matrix, pairs
