@@ -10,7 +10,11 @@ number) in the same range. The words tell them apart:
   sentence said about something else, never a duplicate. A reworded twin shares far fewer
   words in order;
 * a **conflict**: each side names a slot the other lacks (a number, a name, a date), the
-  negations differ, or a polarity word flips (allowed / forbidden): never a duplicate;
+  negations differ, or a polarity word flips (allowed / forbidden): never a duplicate. In a
+  reworded pair (not template-shaped) a negation conflicts only when what it negates -- the
+  next ``NEGATION_SCOPE`` content words of its clause -- is said on the other side: "must
+  stay in the EU" / "not allowed to move outside the EU" rewords one rule, while "Backups
+  are encrypted" / "We never encrypt backups" negates the other's verb;
 * a **contradiction** is a template variant whose one difference is a value -- slots
   replaced by slots, or two slots swapped -- after the words that say what the statement is
   about (the first ``SUBJECT_SHARE`` of it), or a negation or polarity flip anywhere.
@@ -18,7 +22,8 @@ number) in the same range. The words tell them apart:
 Slots: tokens with a digit, number words (mapped to digits), month and weekday names, and
 names (capitalised inside a sentence, or with capitals inside the word: PostgreSQL, iOS).
 Words compare by a short stem (``STEM`` letters), so "Postgres" meets "PostgreSQL" and
-"tables" meets "table".
+"tables" meets "table". A name on one side is said on the other by its acronym ("EU" /
+"European Union") or inside a compound word ("UI" / "ui-kit").
 """
 
 from __future__ import annotations
@@ -34,6 +39,7 @@ VARIANT_RATIO = 0.65  # tuned on the 'tune' half of bench/data/consolidate.json
 OPENING_WORDS = 4  # this many same words first, then a replaced one: a template variant
 SUBJECT_SHARE = 0.3  # the first 30 % of the words name what a statement is about
 STEM = 6
+NEGATION_SCOPE = 2  # content words after a negation, in its clause, that it negates
 
 
 def _list(text: str) -> list[str]:
@@ -42,6 +48,7 @@ def _list(text: str) -> list[str]:
 
 _TOKEN = re.compile(r"\w+(?:['’]\w+)*(?:[-_.:/]\w+)*")
 _SENTENCE_END = re.compile(r"[.!?;:]\s*$")
+_CLAUSE_BREAK = re.compile(r"[.!?;:,()\u2014]")  # punctuation that ends a negation's reach
 NEGATIONS = frozenset(
     _list(
         """not no never don't doesn't isn't aren't won't can't cannot didn't wasn't weren't
@@ -121,6 +128,7 @@ class Word:
     pole: int  # +1 allow, -1 deny, 0 neither
     content: bool  # not a stop word
     name: bool  # a capitalised word (not an acronym, no digit): a person, a product, a place
+    clause: int = 0  # which clause of the text (counted at punctuation) the word is in
 
 
 def _stem(word: str) -> str:
@@ -146,8 +154,11 @@ def words(text: str) -> tuple[Word, ...]:
     lang = detect(text)
     after_number = False
     portuguese = lang == "pt"  # there "no" is "in the", not a negation
+    clause, end = 0, 0
     for m in _TOKEN.finditer(text):
         raw = m.group()
+        clause += bool(_CLAUSE_BREAK.search(text, end, m.start()))
+        end = m.end()
         low = raw.lower().replace("’", "'")
         if lang != "en" and low.isalpha():
             low = lemma(low, (lang,))  # "одного" / "один", "recibos" / "recibo"
@@ -177,6 +188,7 @@ def words(text: str) -> tuple[Word, ...]:
                 pole=_pole(low),
                 content=low not in STOPWORDS,
                 name=name and not raw.isupper() and not digits,
+                clause=clause,
             )
         )
     return tuple(out)
@@ -220,11 +232,15 @@ def _compare(a: str, b: str) -> Difference:
     slots_b = {w.key for w in wb if w.slot and w.key in only_b}
     _acronyms(a, b, slots_a, slots_b)
     _compounds(slots_a, slots_b)
+    _parts_of_compounds(a, b, slots_a, slots_b)
     names_a = {w.key for w in wa if w.name and w.key in slots_a}
     names_b = {w.key for w in wb if w.name and w.key in slots_b}
-    negation = _negations(wa) % 2 != _negations(wb) % 2
-    flip = bool(_poles(wa, only_a) & {-p for p in _poles(wb, only_b)})
     swapped = _swapped(wa, wb)
+    shaped = _shaped(matcher, ka, kb) or swapped
+    negation = _negations(wa) % 2 != _negations(wb) % 2
+    if negation and not shaped:  # reworded: only a negation of something the other says
+        negation = _negates_other(wa, wb) or _negates_other(wb, wa)
+    flip = bool(_poles(wa, only_a) & {-p for p in _poles(wb, only_b)})
     conflict = ""
     if negation:
         conflict = "negation"
@@ -238,16 +254,6 @@ def _compare(a: str, b: str) -> Difference:
         tag == "replace" and any(w.content for w in wa[i1:i2]) and any(w.content for w in wb[j1:j2])
         for tag, i1, i2, j1, j2 in ops
     )
-    # The same opening words, then other ones: one sentence pattern about other things
-    # ("Traced the checkout timeouts to a stale config" / "... to a retry storm").
-    # Or words replaced one for one, nothing added or left out, the most of it the same: a
-    # template filled in differently ("Traced the X emails to Y in Z").
-    opening = ops[0][1] if ops else len(ka)
-    same = sum(i2 - i1 for tag, i1, i2, _, _ in matcher.get_opcodes() if tag == "equal")
-    filled = all(
-        tag == "replace" and i2 - i1 == j2 - j1 for tag, i1, i2, j1, j2 in ops
-    ) and same >= 0.5 * max(len(ka), len(kb))
-    shaped = ratio >= VARIANT_RATIO or opening >= OPENING_WORDS or filled or swapped
     variant = shaped and (replaced or bool(conflict))
     contradiction = ""
     if variant:
@@ -279,6 +285,69 @@ def _compare(a: str, b: str) -> Difference:
         bool(slots_a or slots_b),
         bool(names_a and names_b),
     )
+
+
+def _shaped(matcher: difflib.SequenceMatcher[str], ka: list[str], kb: list[str]) -> bool:
+    """The two word sequences are one sentence pattern: most words the same in order; or the
+    same opening words, then other ones ("Traced the checkout timeouts to a stale config" /
+    "... to a retry storm"); or words replaced one for one, nothing added or left out, the
+    most of it the same (a template filled in differently: "Traced the X emails to Y in Z")."""
+    blocks = matcher.get_opcodes()
+    ops = [op for op in blocks if op[0] != "equal"]
+    opening = ops[0][1] if ops else len(ka)
+    same = sum(i2 - i1 for tag, i1, i2, _, _ in blocks if tag == "equal")
+    filled = all(
+        tag == "replace" and i2 - i1 == j2 - j1 for tag, i1, i2, j1, j2 in ops
+    ) and same >= 0.5 * max(len(ka), len(kb))
+    return matcher.ratio() >= VARIANT_RATIO or opening >= OPENING_WORDS or filled
+
+
+def _negated(ws: tuple[Word, ...]) -> list[list[int]]:
+    """What each negation of ``ws`` negates: the positions of the next ``NEGATION_SCOPE``
+    content words of its clause (none: the negation ends its clause)."""
+    return [
+        [
+            j
+            for j in range(i + 1, len(ws))
+            if ws[j].clause == w.clause and ws[j].content and not ws[j].negation
+        ][:NEGATION_SCOPE]
+        for i, w in enumerate(ws)
+        if w.negation
+    ]
+
+
+def _negates_other(ws: tuple[Word, ...], other: tuple[Word, ...]) -> bool:
+    """A negation in ``ws`` denies what ``other`` says: it negates one of the other's words
+    ("never encrypt" / "encrypted"), or a polarity word of the pole the other states, not
+    negated, ("aren't required" / "mandatory"). A negation that ends its clause is taken to
+    deny the statement."""
+    keys = {x.key for x in other}
+    denied = {j for scope in _negated(other) for j in scope}
+    poles = {x.pole for j, x in enumerate(other) if x.pole and j not in denied}
+    for scope in _negated(ws):
+        if not scope or keys.intersection(ws[j].key for j in scope):
+            return True
+        if poles.intersection(ws[j].pole for j in scope):  # "not required" / "mandatory"
+            return True
+    return False
+
+
+def _parts_of_compounds(a: str, b: str, slots_a: set[str], slots_b: set[str]) -> None:
+    """A name or acronym on one side that is a part of a compound word on the other ("UI" /
+    "ui-kit") is said on both: dropped from the side's unique slots. Numbers are not
+    ("3" is not said by "node-3")."""
+    for mine, other_text in ((slots_a, b), (slots_b, a)):
+        if not mine:
+            continue
+        parts = {
+            _stem(p.lower())
+            for token in _TOKEN.findall(other_text)
+            for p in re.split(r"[-_./:]", token)
+            if p and p != token
+        }
+        mine.difference_update(
+            {k for k in mine if k in parts and not any(ch.isdigit() for ch in k)}
+        )
 
 
 def _compounds(slots_a: set[str], slots_b: set[str]) -> None:
