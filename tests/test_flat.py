@@ -3,13 +3,18 @@ change log after each write, never serving a vector SQLite no longer holds."""
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import numpy as np
 import pytest
 
 from memvault import Vault
-from memvault.index import flat, store
+from memvault.index import flat, query, store
+from memvault.index.filters import IndexFilter
 from memvault.index.handle import current_index, forget_open_index
 from memvault.lock import try_lock
+from memvault.transfer import import_file
 
 TYPES = ("episodic", "semantic", "procedural")
 
@@ -98,3 +103,56 @@ def test_exact_below_zero_still_asks_chroma(vault: Vault, threshold: int) -> Non
     vault.add("semantic", "Deploys are frozen on Fridays", id="freeze")
     assert Vault.open(vault.root).search("deploy freeze Friday", log=False).ids[0] == "freeze"
     assert not _folder(vault).exists()
+
+
+def test_filtering_the_best_rows_finds_what_filtering_every_row_finds(
+    vault: Vault, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Above ``query.PREFILTER_ABOVE`` vectors a new process filters the best-scoring rows
+    only (SQLite asked about those documents); the answer must be the one filtering every
+    document gives, ties and starved filters included."""
+    agents = ("a1", "a2", "a3")
+    scopes = ("self", "team", "global")
+    lines = []
+    for i in range(600):
+        rec = {
+            "id": f"m{i:04d}",
+            "type": TYPES[i % 3],
+            "scope": scopes[i % 3] if i % 50 else "self",
+            "agent": agents[(i // 3) % 3],
+            "content": f"note {i} about {('cache', 'deploy', 'budget', 'schema')[i % 4]}",
+        }
+        if rec["scope"] == "team":
+            rec["team"] = ("t1", "t2")[i % 2]
+        if rec["type"] == "procedural":
+            rec["steps"] = [f"step {i}"]
+        lines.append(json.dumps(rec))
+    source = tmp_path / "in.jsonl"
+    source.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    assert import_file(vault, source).problems == []
+    vault.search("warm", log=False)
+    idx = current_index(vault.root)
+    assert idx is not None and idx.in_memory
+    filters = [
+        IndexFilter(viewer_agent="a1", viewer_team="t1"),
+        IndexFilter(viewer_agent="a2", viewer_team=None, types=("semantic",)),
+        IndexFilter(viewer_team="t2"),
+        IndexFilter(viewer_agent="a3", viewer_team="t1", scope="self"),  # a few dozen rows
+        IndexFilter(viewer_agent="a1", viewer_team="t1", ids=("m0003", "m0100")),  # starved
+    ]
+    rng = np.random.default_rng(7)
+    prefiltered = 0
+    for filt in filters:
+        for k in (1, 7, 60):
+            q = rng.standard_normal(idx.dimensions).astype(np.float32)
+            q /= np.linalg.norm(q)
+            monkeypatch.setattr(query, "PREFILTER_ABOVE", 0)
+            idx.forget_counts()
+            fast, how = query.vector_leg(idx, q, filt, TYPES, k)
+            prefiltered += "among the best" in how
+            monkeypatch.setattr(query, "PREFILTER_ABOVE", 10**9)
+            idx.forget_counts()
+            full, _ = query.vector_leg(idx, q, filt, TYPES, k)
+            assert fast == full, (filt, k)
+            assert full
+    assert prefiltered >= 9  # the short path ran for the broad filters

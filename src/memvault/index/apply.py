@@ -108,6 +108,8 @@ def apply_changes(
         idx.manifest["dirty"] = True
         store.write_manifest(idx.root, idx.manifest)
     with store.transaction(idx.conn):
+        for sql in store.READ_INDEXES:
+            idx.conn.execute(sql)
         for path in plan.removed:
             _remove(batch, indexed[path])
         relabel = [(old, new) for old, new in plan.moved] + [(p, p) for p in plan.updated]

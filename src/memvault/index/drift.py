@@ -44,10 +44,58 @@ DIRTY_LIMIT = 5000
 def dirty_paths(root: Path) -> list[str] | None:
     """The memory-tree paths git says differ from HEAD (None: git can't tell, or too many
     to be worth keeping). Written into the manifest with the commit it was checked at."""
+    early = _take_early(root)
+    found = early.result() if early is not None else _differing(root)
+    return sorted(found) if found is not None and len(found) <= DIRTY_LIMIT else None
+
+
+def _differing(root: Path) -> list[str] | None:
     from ..gitstore import differing_paths
 
-    found = differing_paths(root, ALL_TREES)
-    return sorted(found) if found is not None and len(found) <= DIRTY_LIMIT else None
+    return differing_paths(root, ALL_TREES)
+
+
+class _Early:
+    """``git status`` started ahead of the drift check that reads it, in a thread (which
+    waits on git: the other core does the work)."""
+
+    def __init__(self, root: Path) -> None:
+        self.started = time.monotonic()
+        self._found: list[str] | None = None
+        self._thread = threading.Thread(target=self._run, args=(root,), daemon=True)
+        self._thread.start()
+
+    def _run(self, root: Path) -> None:
+        try:
+            self._found = _differing(root)
+        except Exception:  # noqa: BLE001 - "git can't tell": the caller stats every file
+            self._found = None
+
+    def result(self) -> list[str] | None:
+        self._thread.join()
+        return self._found
+
+
+_early: dict[Path, _Early] = {}
+EARLY_FOR = 2.0  # seconds a prefetched answer stays usable: it is of the moment it began
+
+
+def start_early(root: Path) -> None:
+    """Start the ``git status`` of a new process's first search now, so that it runs while
+    the process loads the embedding model (at 100,000 files it lstat()s every one: ~0.3 s)."""
+    _early[Path(root)] = _Early(Path(root))
+
+
+def drop_early(root: Path) -> None:
+    """Forget an early ``git status`` that was not used (a write may follow)."""
+    _early.pop(Path(root), None)
+
+
+def _take_early(root: Path) -> _Early | None:
+    early = _early.pop(Path(root), None)
+    if early is None or time.monotonic() - early.started > EARLY_FOR:
+        return None
+    return early
 
 
 def git_drift(

@@ -7,7 +7,7 @@ import sqlite3
 import sys
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -76,6 +76,7 @@ class Index:
         self._allowed: dict[Any, tuple[frozenset[int], Any]] = {}
         self._term_docs: dict[str, int] = {}
         self._fts_rows: int | None = None
+        self.epoch = object()  # replaced after every write: a marker for caches of derived facts
         self._recorded: Stats | None = None
         self.sweep = DriftSweep(root)
         self.note: str | None = None  # for the reader, e.g. "another process is writing: ..."
@@ -162,6 +163,7 @@ class Index:
         self._allowed.clear()
         self._term_docs.clear()
         self._fts_rows = None
+        self.epoch = object()
 
     def fts_rows(self) -> int:
         """How many chunks the keyword index holds (cached until the next write)."""
@@ -216,6 +218,42 @@ class Index:
             cached = self._allowed[filt] = (keys, table)
         return cached
 
+    def allowed_among(self, filt: IndexFilter, keys: Iterable[int]) -> set[int]:
+        """Which of the given doc keys ``filt`` lets through: from the filter's table when
+        :meth:`allowed_docs` has it, else asked of SQLite for these keys only (a new process
+        searching 100,000 memories would otherwise read every document's row to filter a
+        few hundred candidates)."""
+        wanted = sorted(set(keys))
+        cached = self._allowed.get(filt)
+        if cached is not None:
+            return {k for k in wanted if k in cached[0]}
+        where, params = filt.sql()
+        out: set[int] = set()
+        for start in range(0, len(wanted), 900):
+            part = wanted[start : start + 900]
+            marks = ",".join("?" * len(part))
+            sql = f"SELECT key FROM docs AS d WHERE key IN ({marks}) AND {where}"
+            out.update(int(k) for (k,) in self.conn.execute(sql, [*part, *params]))
+        return out
+
+    def has_allowed(self, filt: IndexFilter) -> bool:
+        """Whether :meth:`allowed_docs` holds this filter's table already."""
+        return filt in self._allowed
+
+    def docs_of(self, rowids: Sequence[int]) -> dict[int, int]:
+        """``{chunk rowid: doc key}`` of the given chunks (from :meth:`chunk_docs` when it is
+        loaded, else from SQLite for these rows only)."""
+        if self._chunk_docs is not None:
+            docs = self._chunk_docs
+            return {r: docs[r] for r in rowids if r in docs}
+        out: dict[int, int] = {}
+        wanted = sorted(set(rowids))
+        for start in range(0, len(wanted), 900):
+            part = wanted[start : start + 900]
+            sql = f"SELECT rowid, doc FROM chunks WHERE rowid IN ({','.join('?' * len(part))})"
+            out.update((int(r), int(d)) for r, d in self.conn.execute(sql, part))
+        return out
+
     @property
     def in_memory(self) -> bool:
         """Score vectors exactly in memory (small index) rather than through Chroma.
@@ -227,8 +265,8 @@ class Index:
         still live in Chroma too (a Chroma server, or the index growing past the threshold,
         uses them). ``index.exact_below: 0`` always asks Chroma.
         """
-        total = sum(self.chunk_count(t) for t in TYPES)
-        return total <= self.exact_below
+        # count(*) over chunks reads SQLite's narrowest index; the per-type counts join docs
+        return self.fts_rows() <= self.exact_below
 
     def memory_vectors(self, doc_type: str) -> tuple[Any, Any, Any]:
         """``(rowids, doc keys, matrix)`` of every stored vector of a type (loaded once; rows

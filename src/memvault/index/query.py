@@ -104,7 +104,7 @@ def speaker_pattern(index: Index) -> re.Pattern[str] | None:
     (None when nobody does), as :func:`memvault.search.ranking.speaker_named` counts a name:
     whole ("Anna Maria", "jean-luc", any case, with a possessive "'s"), or the first word of
     a longer name when it has 3 letters or more ("Anna")."""
-    marker = index.chunk_docs()
+    marker = index.epoch
     cached = _SPEAKERS.get(index)
     if cached is not None and cached[0] is marker:
         return cached[1]
@@ -198,14 +198,9 @@ def keyword_leg(
 
 def allowed_chunks(index: Index, rowids: Sequence[int], filt: IndexFilter) -> dict[int, int]:
     """``{chunk rowid: doc key}`` for the given chunks that pass ``filt``."""
-    keys, _ = index.allowed_docs(filt)
-    docs = index.chunk_docs()
-    out: dict[int, int] = {}
-    for rowid in rowids:
-        doc = docs.get(rowid)
-        if doc is not None and doc in keys:
-            out[rowid] = doc
-    return out
+    docs = index.docs_of(rowids)
+    keys = index.allowed_among(filt, docs.values())
+    return {rowid: doc for rowid, doc in docs.items() if doc in keys}
 
 
 def all_allowed_chunks(index: Index, filt: IndexFilter, doc_type: str) -> list[tuple[int, int]]:
@@ -391,6 +386,11 @@ def _vector_leg_in_memory(
     rowids = np.concatenate([r for r, _, _ in parts])
     docs = np.concatenate([d for _, d, _ in parts])
     sims = np.concatenate(dot_rows([m for _, _, m in parts], q))
+    if len(sims) > PREFILTER_ABOVE and not index.has_allowed(filt):
+        top = _top_of_best(index, rowids, docs, sims, filt, k)
+        if top is not None:
+            found = [(int(rowids[i]), int(docs[i]), float(sims[i])) for i in top]
+            return found, f"exact in memory over {len(rowids)}, filtered among the best"
     _, table = index.allowed_docs(filt)
     allowed = np.zeros(len(docs), dtype=bool)
     inside = docs < len(table)
@@ -407,6 +407,34 @@ def _vector_leg_in_memory(
     top = top[np.lexsort((rowids[top], -sims[top]))]  # best first, ties by rowid
     found = [(int(rowids[i]), int(docs[i]), float(sims[i])) for i in top]
     return found, f"exact in memory over {len(candidates)} of {len(rowids)}"
+
+
+# Above this many vectors a search that has no filter table yet filters the best-scoring
+# chunks only (:func:`_top_of_best`) rather than building the table from every document.
+PREFILTER_ABOVE = 20_000
+
+
+def _top_of_best(
+    index: Index, rowids: np.ndarray, docs: np.ndarray, sims: np.ndarray, filt: IndexFilter, k: int
+) -> np.ndarray | None:
+    """Positions of the ``k`` best allowed rows, best first (ties by rowid), found among the
+    best-scoring ``max(20k, 500)`` rows; None when fewer than ``k`` allowed rows score above
+    the lowest of those (a row outside could then tie or belong): the caller filters all.
+    Every row outside scores at most that lowest score, so the answer is exact."""
+    import numpy as np
+
+    m = min(len(sims), max(20 * k, 500))
+    best = np.argpartition(-sims, m - 1)[:m]
+    floor = sims[best].min()
+    live = best[sims[best] > floor]
+    keys = index.allowed_among(filt, (int(d) for d in np.unique(docs[live])))
+    if not keys:
+        return None
+    ok = live[np.isin(docs[live], np.fromiter(keys, dtype=np.int64, count=len(keys)))]
+    if len(ok) < k:
+        return None
+    ordered: np.ndarray = ok[np.lexsort((rowids[ok], -sims[ok]))]
+    return ordered[:k]
 
 
 # --- what the ranking reads about the chunks and documents it found ------------------------

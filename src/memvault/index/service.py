@@ -21,7 +21,7 @@ from ..lock import try_lock
 from ..memory import format_time, now_utc
 from ..paths import INDEX_DIR, LOCK_PATH
 from . import migrate, store
-from .drift import Stats, generation, git_drift, stat_files
+from .drift import Stats, drop_early, generation, git_drift, stat_files
 from .handle import (
     Index,
     Progress,
@@ -325,6 +325,7 @@ def _catch_up(vault: Repository, idx: Index, embedder: Embedder) -> Index:
         # The handle's first search (a fresh process must see edits made while it was not
         # running), HEAD as the manifest saw it: git names the files that can differ.
         quick = git_drift(vault.root, idx.manifest.get("dirty_paths"), idx.recorded_for)
+    drop_early(vault.root)  # a git status begun for this check answers nothing after it
     if quick is not None:
         drift = quick
         idx.last_scan = time.monotonic()

@@ -84,8 +84,17 @@ def run(
     if not query or not query.strip():
         raise MemvaultError("empty query: say what to look for", key="query")
     entry = _trace_query(query, plan)
+    first = False
+    if index is None:
+        from ..index.handle import peek_index
+
+        first = peek_index(vault.root) is None  # this process's first search of the vault
+    if first:
+        from ..index.drift import start_early
+
+        start_early(vault.root)  # git's look at the files runs while the model loads
     pending = None
-    if qvec is None and _cold(vault):
+    if qvec is None and (first or _cold(vault)):
         # Load the model and embed the query while the index is being checked: in a fresh
         # process loading the model is most of the wait, and it runs largely outside the GIL.
         pending = Background(query_vector, vault, query)
