@@ -92,3 +92,42 @@ def test_text_the_index_does_not_hold_yet_is_embedded(vault: Vault) -> None:
 
     expected = _embed([c.embed_text for c in chunk_memory(edited, 180)])[0]
     assert vecs.matrix[0] @ expected == pytest.approx(1.0, abs=1e-5)
+
+
+def _reference_pairs(
+    matrix: np.ndarray, rows: list[int], cols: list[int], k: int, threshold: float
+) -> set[tuple[int, int]]:
+    """Every row's whole line of scores sorted: its ``k`` best other columns at or above
+    the threshold (ties broken by column, as the fast path does)."""
+    out: set[tuple[int, int]] = set()
+    for i in rows:
+        scored = sorted(
+            ((-float(matrix[i] @ matrix[j]), j) for j in cols if j != i), key=lambda t: t
+        )
+        for neg, j in scored[:k]:
+            if -neg >= threshold:
+                out.add((min(i, j), max(i, j)))
+    return out
+
+
+@pytest.mark.parametrize(
+    ("k", "threshold", "subset"),
+    [(10, 0.35, False), (3, 0.2, True), (3, -1.0, False), (1, 0.5, True)],
+)
+def test_exact_pairs_are_each_rows_best_at_or_above_the_threshold(
+    k: int, threshold: float, subset: bool
+) -> None:
+    """The blockwise exact path (a threshold first, then the best ``k`` per row; whole-row
+    partitions when most scores pass) against sorting every row's scores."""
+    from memvault.index.neighbours import _exact
+
+    rng = np.random.default_rng(k)
+    base = rng.standard_normal((400, 16)).astype(np.float32)
+    matrix = np.repeat(base, 8, axis=1) + 0.8 * rng.standard_normal((400, 128)).astype(np.float32)
+    matrix /= np.linalg.norm(matrix, axis=1, keepdims=True)
+    cols = list(range(400))
+    rows = cols[::3] if subset else cols
+    pairs: dict[tuple[int, int], float] = {}
+    _exact(matrix, rows, cols, k, threshold, pairs, block=64)
+    assert set(pairs) == _reference_pairs(matrix, rows, cols, k, threshold)
+    assert pairs  # the data has neighbours above each threshold

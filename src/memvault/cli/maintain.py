@@ -51,7 +51,9 @@ def consolidate(
     vault = open_vault()
     when = parse_when(now, "now")
     progress = None if state.quiet or json_out else _progress()
-    result, sha = run(vault, when, dry_run, split_list(only) or None, progress)
+    steps = split_list(only) or None
+    texts = not json_out and show_diff  # a dry run renders files only to show their diff
+    result, sha = run(vault, when, dry_run, steps, progress, texts=texts)
     if json_out:
         emit_json({**result.as_dict(), "commit": sha, "dry_run": dry_run})
         return

@@ -48,6 +48,7 @@ def _list(text: str) -> list[str]:
 
 _TOKEN = re.compile(r"\w+(?:['’]\w+)*(?:[-_.:/]\w+)*")
 _SENTENCE_END = re.compile(r"[.!?;:]\s*$")
+_DIGIT = re.compile(r"\d")  # a decimal digit, found by one C loop
 _CLAUSE_BREAK = re.compile(r"[.!?;:,()\u2014]")  # punctuation that ends a negation's reach
 NEGATIONS = frozenset(
     _list(
@@ -58,15 +59,19 @@ NEGATIONS = frozenset(
 )
 # Words of opposite poles; a statement whose word moves to the other pole says the opposite.
 # Matched by prefix, so inflections count (запрещён / запрещено, proibido / proibidas).
-_ALLOW = _list(
-    """allow permit enabl open support prefer requir encourag mandator active availab
+_ALLOW = tuple(
+    _list(
+        """allow permit enabl open support prefer requir encourag mandator active availab
     approv accept recommend unfrozen permitid ativad aberto obrigat разреш включ открыт
     дозвол увімкн відкрит"""
+    )
 )
-_DENY = _list(
-    """forbid prohibit frozen freez disabl closed deprecat discourag optional ban block
+_DENY = tuple(
+    _list(
+        """forbid prohibit frozen freez disabl closed deprecat discourag optional ban block
     inactive unavailab reject disallow paus suspend proibid desativ fechad запрещ выключ
     закрыт заборон вимкн закрит"""
+    )
 )
 _NUMBER_GROUPS = (  # the words for 0, 1, 2 ... 12
     "zero",
@@ -140,9 +145,9 @@ def _stem(word: str) -> str:
 
 
 def _pole(low: str) -> int:
-    if any(low.startswith(p) for p in _DENY):
+    if low.startswith(_DENY):
         return -1
-    if any(low.startswith(p) for p in _ALLOW):
+    if low.startswith(_ALLOW):
         return 1
     return 0
 
@@ -158,16 +163,20 @@ def words(text: str) -> tuple[Word, ...]:
     for m in _TOKEN.finditer(text):
         raw = m.group()
         clause += bool(_CLAUSE_BREAK.search(text, end, m.start()))
-        end = m.end()
+        gap, end = end, m.end()
         low = raw.lower().replace("’", "'")
         if lang != "en" and low.isalpha():
             low = lemma(low, (lang,))  # "одного" / "один", "recibos" / "recibo"
-        start = m.start() == 0 or bool(_SENTENCE_END.search(text[: m.start()]))
+        # the text before it ends a sentence: only the gap after the previous word can
+        # (a word ends in a letter or digit)
+        start = m.start() == 0 or bool(_SENTENCE_END.search(text, gap, m.start()))
         number = NUMBER_WORDS.get(low)
-        digits = any(ch.isdigit() for ch in low)
+        digits = _DIGIT.search(low) is not None
         # English writes months and days capitalised ("may" is a verb); pt, ru, uk don't.
         dated = len(low) > 2 and (raw[:1].isupper() or lang != "en")
-        calendar = next((p for p in _CALENDAR if low.startswith(p)), "") if dated else ""
+        calendar = ""
+        if dated and low.startswith(_CALENDAR):
+            calendar = next(p for p in _CALENDAR if low.startswith(p))
         name = (raw[:1].isupper() and not start) or any(ch.isupper() for ch in raw[1:])
         if number is not None:
             key = number
@@ -177,7 +186,7 @@ def words(text: str) -> tuple[Word, ...]:
             key = calendar  # "terças-feiras" and "terças" are one day
         else:
             key = _stem(low)
-        unit = after_number and any(low.startswith(u) for u in _UNITS)  # "200 ms" / "200 s"
+        unit = after_number and low.startswith(_UNITS)  # "200 ms" / "200 s"
         after_number = bool(number or digits)
         out.append(
             Word(
@@ -339,15 +348,26 @@ def _parts_of_compounds(a: str, b: str, slots_a: set[str], slots_b: set[str]) ->
     for mine, other_text in ((slots_a, b), (slots_b, a)):
         if not mine:
             continue
-        parts = {
-            _stem(p.lower())
-            for token in _TOKEN.findall(other_text)
-            for p in re.split(r"[-_./:]", token)
-            if p and p != token
-        }
+        parts = _compound_parts(other_text)
         mine.difference_update(
             {k for k in mine if k in parts and not any(ch.isdigit() for ch in k)}
         )
+
+
+@lru_cache(maxsize=65536)
+def _compound_parts(text: str) -> frozenset[str]:
+    """The stems of the parts of the text's compound words ("ui-kit": "ui", "kit")."""
+    return frozenset(
+        _stem(p.lower())
+        for token in _tokens(text)
+        for p in re.split(r"[-_./:]", token)
+        if p and p != token
+    )
+
+
+@lru_cache(maxsize=65536)
+def _tokens(text: str) -> tuple[str, ...]:
+    return tuple(_TOKEN.findall(text))
 
 
 def _compounds(slots_a: set[str], slots_b: set[str]) -> None:
@@ -365,10 +385,10 @@ def _acronyms(a: str, b: str, slots_a: set[str], slots_b: set[str]) -> None:
     """An acronym on one side and its words on the other ("EU" / "European Union") are one
     slot: drop both from the sides' unique slots."""
     for text, mine, other, other_text in ((a, slots_a, slots_b, b), (b, slots_b, slots_a, a)):
-        for token in _TOKEN.findall(text):
+        for token in _tokens(text):
             if len(token) < 2 or not token.isupper() or _stem(token.lower()) not in mine:
                 continue
-            names = [t for t in _TOKEN.findall(other_text) if t[:1].isupper()]
+            names = [t for t in _tokens(other_text) if t[:1].isupper()]
             for i in range(len(names) - len(token) + 1):
                 run = names[i : i + len(token)]
                 if "".join(t[0] for t in run) == token:

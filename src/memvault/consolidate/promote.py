@@ -129,6 +129,8 @@ def _tag_clusters(episodes: list[Memory], pairs: dict[tuple[int, int], float]) -
         a, b = episodes[i], episodes[j]
         if a.tags and b.tags and not set(a.tags) & set(b.tags):
             continue
+        if find(i) == find(j):
+            continue  # joined already, through others: no need to ask
         diff = compare(memory_text(a), memory_text(b))
         if diff.variant or diff.names:
             continue  # a routine told about different things or people: not a recurrence

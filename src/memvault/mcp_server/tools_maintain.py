@@ -30,5 +30,5 @@ class MaintainTools:
         By default it only previews the plan and writes nothing; pass apply=true to perform it."""
         from ..consolidate import consolidate
 
-        plan, sha = consolidate(self.vault, None, dry_run=not apply)
+        plan, sha = consolidate(self.vault, None, dry_run=not apply, texts=False)  # no diff shown
         return result(consolidation_view(self.vault, plan, sha, applied=apply))
