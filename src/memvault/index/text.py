@@ -15,8 +15,10 @@ A transcript (one file per session, see :mod:`memvault.transcripts`) is indexed 
 per chunk: its speaker, role and time are columns, not embedded markup, and its
 neighbours give it a context vector as a per-turn memory gets.
 
-The vector of a chunk embeds ``body`` (and the head when there is one). The keyword index
-holds all three, weighted.
+The vector of a chunk embeds ``body`` (and the head when there is one); a turn's vector
+embeds ``speaker: text`` instead, as dialogue is written, without the date (the date is
+in the keyword body and in the ``at`` column, where questions naming a date use it). The
+keyword index holds all three, weighted.
 """
 
 from __future__ import annotations
@@ -33,7 +35,7 @@ from ..memory import Memory, as_list, parse_time
 from ..transcripts import ParsedTurn, parse_turns
 
 # Bump when the text built for a memory changes: the manifest then forces a rebuild.
-TEXT_FORMAT = 3
+TEXT_FORMAT = 4
 MONTHS = (
     "January",
     "February",
@@ -58,7 +60,7 @@ class Chunk:
     n: int
     head: str
     body: str
-    hash: str  # of what gets embedded: equal hash = the stored vector is still right
+    hash: str  # of its text and what gets embedded: equal hash = nothing to redo
     turn: str | None = None  # the transcript turn this chunk is (part of)
     speaker: str = ""  # who said it, for turns
     role: str = ""  # user|assistant|system|tool, for turns
@@ -66,6 +68,7 @@ class Chunk:
     ctx: str = ""  # the neighbouring turns' text (keyword column ``ctx``)
     ctx_embed: str = ""  # the turn followed by its neighbours: its context vector's text
     lang: str = "en"  # the memory's language: how its keyword form is made
+    vector_text: str = ""  # what the vector embeds when not head and body (turns)
 
     @property
     def keywords(self) -> tuple[str, str, str]:
@@ -79,6 +82,8 @@ class Chunk:
 
     @property
     def embed_text(self) -> str:
+        if self.vector_text:
+            return self.vector_text
         return f"{self.head}\n{self.body}" if self.head else self.body
 
     @property
@@ -232,22 +237,24 @@ def chunk_transcript(
         head = turn.speaker if turn.speaker != turn.role else ""
         for piece in split_words(turn.text, max(16, chunk_words)):
             body = prefix + piece
+            # Embedded as dialogue is written, without the date: a date embedded with every
+            # turn of a session pulls them together and says nothing a question's words do.
+            said = f"{head}: {piece}" if head else piece
             chunks.append(
                 Chunk(
                     len(chunks),
                     head,
                     body,
-                    _hash(head, body),
+                    _hash(head, body, said),
                     turn=turn.turn_id,
                     speaker=turn.speaker,
                     role=turn.role,
                     at=epoch(when),
                     ctx=ctx,
                     # The turn first: a 256-token cut then drops context, not the turn.
-                    ctx_embed="\n".join([f"{head}: {body}" if head else body, *around])
-                    if around
-                    else "",
+                    ctx_embed="\n".join([said, *around]) if around else "",
                     lang=lang,
+                    vector_text=said,
                 )
             )
     return tuple(chunks)

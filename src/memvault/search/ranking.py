@@ -9,7 +9,7 @@
    is embedded without the names of the vault's speakers: who said a turn is the speaker
    term's job (:func:`memvault.index.query.dense_query`);
 4. the union of both legs' top lists is fused:
-   ``bm25 / best bm25 + 2.0 * cosine + 0.4 (query names the speaker) + 0.3 (dated within
+   ``bm25 / best bm25 + 2.0 * cosine + 0.5 (query names the speaker) + 0.3 (dated within
    a date or period the query names)``; a memory scores as its best chunk;
 5. boosts multiply that: importance, recency (episodes), decayed relevance, success rate
    and trigger words (procedures), and the route's preference for one kind of memory.
@@ -48,7 +48,7 @@ WEIGHTS: dict[str, float] = {
     "dense_floor": 0.0,
     # The query names who said it. The name is left out of the embedded query, so this term
     # carries it alone (``docs/retrieval.md``).
-    "speaker": 0.4,
+    "speaker": 0.5,
     "date": 0.3,  # the memory is dated within a date the query names ("in May 2023")
     "importance": 0.05,  # per importance step away from 3
     "recency": 0.1,  # episodes: up to +10 % when brand new, half of it after half_life_days
