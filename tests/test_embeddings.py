@@ -576,3 +576,34 @@ def test_chroma_copy_of_a_different_model_is_rejected(
 
 def _forbidden(*args, **kwargs):
     raise RuntimeError("not allowed in this test")
+
+
+def test_a_cached_model_is_hashed_again_only_when_its_file_changed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The stat noted after a match spares later loads the hash; any write to the file
+    (even one that puts its mtime back) makes the next load hash it, and refuse it."""
+    import time
+
+    from memvault.catalog import sha256_bytes
+
+    model = tmp_path / "model.onnx"
+    data = os.urandom(4096)
+    model.write_bytes(data)
+    (tmp_path / "model.onnx.sha256.json").write_text(json.dumps({"sha256": sha256_bytes(data)}))
+    hashed: list[int] = []
+
+    def counting(blob: bytes) -> str:
+        hashed.append(len(blob))
+        return sha256_bytes(blob)
+
+    monkeypatch.setattr(onnx_cache, "sha256_bytes", counting)
+    assert onnx_cache._read_verified(model) == data and len(hashed) == 1
+    assert onnx_cache._read_verified(model) == data and len(hashed) == 1  # trusted by stat
+    time.sleep(0.05)  # past the file system's timestamp tick
+    mtime = model.stat().st_mtime_ns
+    with model.open("r+b") as handle:
+        handle.seek(100)
+        handle.write(bytes([data[100] ^ 0xFF]))
+    os.utime(model, ns=(mtime, mtime))  # the mtime put back by hand; ctime moved anyway
+    assert onnx_cache._read_verified(model) is None and len(hashed) == 2

@@ -84,6 +84,11 @@ def _detect_short(text: str) -> str:
     return _detect(text)
 
 
+def forget_texts() -> None:
+    """Drop the remembered languages of short texts (a long-lived process, after a job)."""
+    _detect_short.cache_clear()
+
+
 def _detect(text: str) -> str:
     words = WORD.findall(text)
     cyrillic = sum(1 for w in words if CYRILLIC.search(w))

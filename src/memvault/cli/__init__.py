@@ -70,6 +70,10 @@ def one_line(message: str) -> str:
     )
 
 
+# Commands that serve until stopped: the cyclic collector keeps its default pace there.
+LONG_RUNNING = frozenset({"mcp", "ui", "watch", "serve"})
+
+
 def main(argv: list[str] | None = None) -> int:
     """Console entry point; returns (and exits with) the process exit code."""
     if argv is None:
@@ -79,9 +83,10 @@ def main(argv: list[str] | None = None) -> int:
         # One short process, which may hold a whole vault's memories at once: the cyclic
         # collector's passes over them were 25-35 % of `list` and `doctor` at 100,000
         # memories (docs/scale.md). Collect rarely; the process ends soon anyway.
-        import gc
+        if not LONG_RUNNING.intersection(argv[:3]):
+            import gc
 
-        gc.set_threshold(100_000, 50, 100)
+            gc.set_threshold(100_000, 50, 100)
     else:
         exit_after = False
     code = 0

@@ -224,6 +224,15 @@ def _poles(ws: tuple[Word, ...], unique: set[str]) -> set[int]:
     return {w.pole for w in ws if w.pole and w.key in unique}
 
 
+def forget_texts() -> None:
+    """Drop what was remembered about texts (after a plan: a server process lives on)."""
+    from ..language import forget_texts as forget_languages
+
+    for cached in (words, _compare, _tokens, _compound_parts):
+        cached.cache_clear()
+    forget_languages()
+
+
 def compare(a: str, b: str) -> Difference:
     """How ``a`` and ``b`` differ (see the module docstring)."""
     return _compare(a, b)

@@ -18,6 +18,7 @@ from ..errors import MemvaultError
 from ..files import Document, load_document, parse_text, rewritten_memory, update_text
 from ..memory import Memory, format_time, now_utc
 from ..paths import CONSOLIDATION_LOG
+from .compare import forget_texts
 from .decay import plan_decay
 from .dedup import plan_dedup
 from .distill import plan_distill
@@ -79,6 +80,7 @@ def plan(
     result.neighbours = state.neighbour_reports
     if texts:
         render(vault, state, result)
+    forget_texts()  # the word caches hold every memory's text: free them for a server
     return result
 
 

@@ -41,10 +41,12 @@ def stat_files(root: Path) -> Stats:
 DIRTY_LIMIT = 5000
 
 
-def dirty_paths(root: Path) -> list[str] | None:
+def dirty_paths(root: Path, early_ok: bool = False) -> list[str] | None:
     """The memory-tree paths git says differ from HEAD (None: git can't tell, or too many
-    to be worth keeping). Written into the manifest with the commit it was checked at."""
-    early = _take_early(root)
+    to be worth keeping). Written into the manifest with the commit it was checked at.
+    ``early_ok``: a ``git status`` begun by :func:`start_early` may answer (only the drift
+    check it was begun for says so: a manifest must describe the files as they are now)."""
+    early = _take_early(root) if early_ok else None
     found = early.result() if early is not None else _differing(root)
     return sorted(found) if found is not None and len(found) <= DIRTY_LIMIT else None
 
@@ -113,7 +115,7 @@ def git_drift(
     (no repository, the manifest kept no list): the caller stats every file."""
     if not isinstance(dirty_then, list):
         return None
-    now = dirty_paths(root)
+    now = dirty_paths(root, early_ok=True)
     if now is None:
         return None
     candidates = sorted({*now, *(str(p) for p in dirty_then)})

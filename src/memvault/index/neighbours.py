@@ -280,6 +280,12 @@ def _exact(
             if passing > 8 * take * len(row_idx):
                 cut = np.partition(sims, -take, axis=1)[:, -take][:, None]
                 sims[sims < cut] = -np.inf
+                if np.count_nonzero(sims >= threshold) > 8 * take * len(row_idx):
+                    # rows of identical vectors tie past ``take``: any ``take`` of the tied
+                    ties = np.argpartition(-sims, take - 1, axis=1)[:, :take]
+                    kept = np.full_like(sims, -np.inf)
+                    np.put_along_axis(kept, ties, np.take_along_axis(sims, ties, axis=1), axis=1)
+                    sims = kept
         rr, cc = np.nonzero(sims >= threshold)
         if len(rr) == 0:
             continue

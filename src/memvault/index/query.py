@@ -399,12 +399,12 @@ def _vector_leg_in_memory(
     if len(candidates) == 0:
         return [], f"exact in memory over 0 of {len(rowids)}"
     n = min(k, len(candidates))
-    top = (
-        candidates[np.argpartition(-sims[candidates], n - 1)[:n]]
-        if n < len(candidates)
-        else candidates
-    )
-    top = top[np.lexsort((rowids[top], -sims[top]))]  # best first, ties by rowid
+    top = candidates
+    if n < len(candidates):
+        # every row scoring at least the n-th best, so that ties at the cut go by rowid
+        kth = np.partition(sims[candidates], len(candidates) - n)[len(candidates) - n]
+        top = candidates[sims[candidates] >= kth]
+    top = top[np.lexsort((rowids[top], -sims[top]))][:n]  # best first, ties by rowid
     found = [(int(rowids[i]), int(docs[i]), float(sims[i])) for i in top]
     return found, f"exact in memory over {len(candidates)} of {len(rowids)}"
 

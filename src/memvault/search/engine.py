@@ -98,24 +98,39 @@ def run(
         # Load the model and embed the query while the index is being checked: in a fresh
         # process loading the model is most of the wait, and it runs largely outside the GIL.
         pending = Background(query_vector, vault, query)
-    idx = index or ensure_fresh(vault)
-    debug.lap("index check")
-    if pending is not None:
-        qvec = pending.result()
-        debug.lap("wait for the query vector")
-        if entry is not None:  # it was embedded in a thread, while the index was checked
-            entry.stages.append(("embed query (in parallel)", pending.ms))
     try:
-        vec = dense_vector(vault, idx, query, qvec)
-        debug.lap("embed query")
-        hits = rank(vault, idx, query, plan, vec)
+        idx = index or ensure_fresh(vault)
+    finally:
+        if first:
+            from ..index.drift import drop_early
+
+            drop_early(vault.root)  # unused (another path was taken): never read later
+    debug.lap("index check")
+    got: list[np.ndarray] = []
+
+    def vector() -> np.ndarray:
+        # Asked by the ranking once its keyword leg ran (that leg needs no vector: in a new
+        # process it runs while the model is still loading).
+        nonlocal qvec
+        if not got:
+            if pending is not None and qvec is None:
+                qvec = pending.result()
+                debug.lap("wait for the query vector")
+                if entry is not None:  # it was embedded in a thread, while the index was checked
+                    entry.stages.append(("embed query (in parallel)", pending.ms))
+            got.append(dense_vector(vault, idx, query, qvec))
+            debug.lap("embed query")
+        return got[0]
+
+    try:
+        hits = rank(vault, idx, query, plan, vector)
     except sqlite3.DatabaseError:
         # The index broke under us (deleted or garbled while open): rebuild once and retry.
         forget_open_index(vault.root)
         store.remove_all(vault.root)
         idx = ensure_fresh(vault)
-        vec = dense_vector(vault, idx, query, qvec)
-        hits = rank(vault, idx, query, plan, vec)
+        got.clear()
+        hits = rank(vault, idx, query, plan, vector)
     if entry is not None:
         from .tracing import summarise
 

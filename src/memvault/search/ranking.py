@@ -23,7 +23,7 @@ import datetime as dt
 import json
 import math
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -138,9 +138,14 @@ class Legs:
 
 
 def gather(
-    idx: Index, tokens: Sequence[str], qvec: np.ndarray, plan: Plan, w: Mapping[str, float]
+    idx: Index,
+    tokens: Sequence[str],
+    vector: np.ndarray | Callable[[], np.ndarray],
+    plan: Plan,
+    w: Mapping[str, float],
 ) -> Legs:
-    """Run both legs under ``plan``'s filter and read what the fusion needs. Hold ``idx.lock``."""
+    """Run both legs under ``plan``'s filter and read what the fusion needs. Hold ``idx.lock``.
+    ``vector``: the query vector, or a function giving it (asked after the keyword leg)."""
     import numpy as np
 
     from ..index import query as iq
@@ -151,6 +156,7 @@ def gather(
     expr = iq.match_expression(iq.drop_common(idx, tokens, w["common_share"]))
     kw = iq.keyword_leg(idx, expr, plan.filt, pool) if expr else []
     debug.lap("keyword leg")  # debug mode's timings (a no-op when it is off)
+    qvec = vector() if callable(vector) else vector
     try:
         vec, how = iq.vector_leg(idx, qvec, plan.filt, plan.types, pool)
     except Exception as exc:  # noqa: BLE001 - Chroma failing must not fail the search
@@ -340,9 +346,15 @@ def trigger_hit(triggers: str, query: str) -> bool:
 
 
 def rank(
-    vault: Repository, idx: Index, query: str, plan: Plan, qvec: np.ndarray
+    vault: Repository,
+    idx: Index,
+    query: str,
+    plan: Plan,
+    qvec: np.ndarray | Callable[[], np.ndarray],
 ) -> list[SearchHit]:
-    """The hits for ``query`` under ``plan``, best first (newest first for a timeline)."""
+    """The hits for ``query`` under ``plan``, best first (newest first for a timeline).
+    ``qvec``: the vector leg's query vector, or a function giving it (called once the
+    keyword leg has run)."""
     from ..index import query as iq
 
     w = weights(vault)
