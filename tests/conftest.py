@@ -14,6 +14,7 @@ import sys
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -195,3 +196,15 @@ def fact_text(mid: str, body: str = "Some fact.", **keys: object) -> str:
 @pytest.fixture
 def chdir(monkeypatch: pytest.MonkeyPatch) -> Iterator[Callable[[Path], None]]:
     yield monkeypatch.chdir
+
+
+def assert_same_memory(quick: Any, parsed: Any, text: str) -> None:
+    """A memory computed without parsing (``files.new_memory``, ``files.rewritten_memory``)
+    equals the one parsing its text gives: fields, and keys in their order."""
+    assert (quick.id, quick.type, quick.path, quick.content) == (
+        parsed.id,
+        parsed.type,
+        parsed.path,
+        parsed.content,
+    )
+    assert list(quick.meta.items()) == list(parsed.meta.items()), text

@@ -27,6 +27,8 @@ from memvault.files import (
 )
 from memvault.memory import validate_meta
 
+from conftest import assert_same_memory
+
 HAND_WRITTEN = """\
 ---
 # A fact I wrote by hand. Keep this comment.
@@ -683,13 +685,7 @@ def test_new_memory_equals_parsing_the_rendered_text(extra, content):
     if quick is None:
         return  # it declined: the write parses the text instead
     assert parsed is not None, text
-    assert (quick.id, quick.type, quick.path, quick.content) == (
-        parsed.id,
-        parsed.type,
-        parsed.path,
-        parsed.content,
-    )
-    assert list(quick.meta.items()) == list(parsed.meta.items()), text
+    assert_same_memory(quick, parsed, text)
 
 
 def test_new_memory_vouches_for_the_common_case():

@@ -18,7 +18,7 @@ import pytest
 from memvault import Vault, gitstore, journal
 from memvault.transfer import import_file
 
-from conftest import commit_count, git, is_clean
+from conftest import assert_same_memory, commit_count, git, is_clean
 
 BIG = 200_000
 
@@ -339,13 +339,7 @@ def test_a_rewrite_recorded_without_parsing_equals_parsing_it(changes: dict) -> 
     if quick is None:
         return  # it declined: the commit parses the text instead
     parsed = check_text(text, "archive/semantic/facts/m-1.md")
-    assert (quick.id, quick.type, quick.path, quick.content) == (
-        parsed.id,
-        parsed.type,
-        parsed.path,
-        parsed.content,
-    )
-    assert list(quick.meta.items()) == list(parsed.meta.items()), text
+    assert_same_memory(quick, parsed, text)
 
 
 def test_a_consolidation_rewrite_of_the_common_keys_is_vouched_for() -> None:
