@@ -199,7 +199,11 @@ def differing_paths(root: Path, specs: Sequence[str]) -> list[str] | None:
     and ignored files included: ``git status`` (C, over git's own stat cache). None when
     git can't tell (no repository, no commit yet, git failing)."""
     args = ["status", "--porcelain", "-z", "-uall", "--ignored=matching", "--no-renames", "--"]
-    proc = run_git(root, [*args, *specs], check=False)
+    # A reader's look: without the optional refresh of .git/index, whose lock would make a
+    # writer's commit in another process fail while it is held (git's advice for
+    # background status calls).
+    optional = {"GIT_OPTIONAL_LOCKS": "0"}
+    proc = run_git(root, [*args, *specs], check=False, env_extra=optional)
     if proc.returncode != 0 or read_head(root) is None:
         return None
     return [item[3:] for item in proc.stdout.split("\0") if len(item) > 3]
