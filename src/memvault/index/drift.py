@@ -62,20 +62,16 @@ class _Early:
     waits on git: the other core does the work)."""
 
     def __init__(self, root: Path) -> None:
-        self.started = time.monotonic()
-        self._found: list[str] | None = None
-        self._thread = threading.Thread(target=self._run, args=(root,), daemon=True)
-        self._thread.start()
+        from ..background import Background
 
-    def _run(self, root: Path) -> None:
-        try:
-            self._found = _differing(root)
-        except Exception:  # noqa: BLE001 - "git can't tell": the caller stats every file
-            self._found = None
+        self.started = time.monotonic()
+        self._run = Background(_differing, root)
 
     def result(self) -> list[str] | None:
-        self._thread.join()
-        return self._found
+        try:
+            return self._run.result()
+        except Exception:  # noqa: BLE001 - "git can't tell": the caller stats every file
+            return None
 
 
 _early: dict[Path, _Early] = {}

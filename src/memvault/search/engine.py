@@ -3,12 +3,10 @@ with :mod:`memvault.search.ranking`, and rebuild once if the index breaks undern
 
 from __future__ import annotations
 
-import threading
-import time
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Generic, TypeVar, cast
+from typing import TYPE_CHECKING
 
 from .. import debug
+from ..background import Background
 from ..errors import MemvaultError
 from ..paths import MEMORY_TYPES
 from .ranking import Plan, rank
@@ -19,8 +17,6 @@ if TYPE_CHECKING:  # pragma: no cover
 
     from ..index.handle import Index
     from ..repository import Repository
-
-T = TypeVar("T")
 
 # Embedders this process has already used: loaded, so a query costs milliseconds.
 _warm_embedders: set[str] = set()
@@ -40,32 +36,6 @@ def _cold(vault: Repository) -> bool:
     from ..index.manifest import embedder_for
 
     return embedder_for(vault).identity not in _warm_embedders
-
-
-class Background(Generic[T]):
-    """Run ``fn(*args)`` in a thread; ``result()`` waits for it (and re-raises its error)."""
-
-    def __init__(self, fn: Callable[..., T], *args: object) -> None:
-        self._value: T | None = None
-        self._error: BaseException | None = None
-        self.ms = 0.0  # how long ``fn`` ran
-        self._thread = threading.Thread(target=self._run, args=(fn, args), daemon=True)
-        self._thread.start()
-
-    def _run(self, fn: Callable[..., T], args: tuple[object, ...]) -> None:
-        began = time.perf_counter()
-        try:
-            self._value = fn(*args)
-        except BaseException as exc:  # noqa: BLE001 - handed to the caller
-            self._error = exc
-        finally:
-            self.ms = (time.perf_counter() - began) * 1000
-
-    def result(self) -> T:
-        self._thread.join()
-        if self._error is not None:
-            raise self._error
-        return cast(T, self._value)  # set: the thread ended without an error
 
 
 def run(
