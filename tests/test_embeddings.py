@@ -607,3 +607,62 @@ def test_a_cached_model_is_hashed_again_only_when_its_file_changed(
         handle.write(bytes([data[100] ^ 0xFF]))
     os.utime(model, ns=(mtime, mtime))  # the mtime put back by hand; ctime moved anyway
     assert onnx_cache._read_verified(model) is None and len(hashed) == 2
+
+
+def test_a_verified_model_is_loaded_from_a_held_open_descriptor(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Once a cached model matched its hash, the next load hands onnxruntime the descriptor it
+    checked; a write to the file (mtime put back) makes it hash the bytes again, and refuse."""
+    import time
+
+    from memvault.catalog import sha256_bytes
+
+    if not os.path.isdir("/proc/self/fd"):
+        pytest.skip("no /proc/self/fd here: the bytes are always read")
+    model = tmp_path / "model.onnx"
+    data = os.urandom(4096)
+    model.write_bytes(data)
+    (tmp_path / "model.onnx.sha256.json").write_text(json.dumps({"sha256": sha256_bytes(data)}))
+    with onnx_cache.pinned_model(model) as pinned:
+        assert pinned is None  # never hashed yet: no stat noted
+    assert onnx_cache._read_verified(model) == data  # hashes it, notes its stat
+    with onnx_cache.pinned_model(model) as pinned:
+        assert pinned is not None and pinned.unchanged()
+        fd = pinned.fd
+        assert Path(pinned.name).read_bytes() == data
+    with pytest.raises(OSError):
+        os.fstat(fd)  # closed after use
+    time.sleep(0.05)
+    with onnx_cache.pinned_model(model) as pinned:
+        assert pinned is not None
+        mtime = model.stat().st_mtime_ns
+        with model.open("r+b") as handle:  # written while the session would be loading
+            handle.write(bytes([data[0] ^ 0xFF]))
+        os.utime(model, ns=(mtime, mtime))
+        assert not pinned.unchanged()
+    with onnx_cache.pinned_model(model) as pinned:
+        assert pinned is None
+    assert onnx_cache._read_verified(model) is None
+
+
+def test_the_embedder_loads_a_verified_model_by_descriptor(
+    onnx_cache_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A second load of the cached model goes through the descriptor and embeds the same."""
+    from memvault.embeddings import onnx_minilm
+
+    if not os.path.isdir("/proc/self/fd"):
+        pytest.skip("no /proc/self/fd here: the bytes are always read")
+    given: list[object] = []
+    real = onnx_minilm.create_session
+
+    def recording(model: object, threads: int | None) -> object:
+        given.append(model)
+        return real(model, threads)  # type: ignore[arg-type]
+
+    first = OnnxEmbedder(cache_dir=onnx_cache_dir).load().embed_query("a cat on a mat")
+    monkeypatch.setattr(onnx_minilm, "create_session", recording)
+    second = OnnxEmbedder(cache_dir=onnx_cache_dir).load().embed_query("a cat on a mat")
+    assert len(given) == 1 and str(given[0]).startswith("/proc/self/fd/")
+    assert np.allclose(first, second, atol=1e-6)

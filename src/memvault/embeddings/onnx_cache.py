@@ -54,10 +54,12 @@ __all__ = [
     "PROBE_MIN_COSINE",
     "PROBE_MIN_COSINE_INT8",
     "PROBE_TEXTS",
+    "cached_model_file",
     "chroma_onnx_path",
     "default_cache_dir",
     "ensure_int8_model",
     "ensure_onnx_model",
+    "pinned_model",
     "probe_check",
 ]
 
@@ -133,6 +135,12 @@ def _model_cache_dir(cache_dir: Path) -> Path:
     return cache_dir / "models" / f"{MODEL_NAME}-{WEIGHTS_SHA256[:12]}"
 
 
+def cached_model_file(cache_dir: Path | None = None, quantize: bool = False) -> Path:
+    """Where the cached fp32 (or int8) ONNX model is, once obtained."""
+    directory = _model_cache_dir(cache_dir or default_cache_dir())
+    return directory / ("model.int8.onnx" if quantize else "model.onnx")
+
+
 # --------------------------------------------------------------------------- probes
 
 
@@ -199,6 +207,64 @@ def _read_verified(path: Path) -> bytes | None:
             record = {"sha256": meta["sha256"], "stat": before}
             _atomic_write_bytes(_verified_note(path), json.dumps(record).encode("utf-8"))
     return data
+
+
+class Pinned:
+    """The verified cached model, held open: ``name`` is a path to that very descriptor."""
+
+    def __init__(self, fd: int, stat: list[int]) -> None:
+        self.fd = fd
+        self.stat = stat
+        self.name = f"/proc/self/fd/{fd}"
+
+    def unchanged(self) -> bool:
+        """True while the file's stat is still the verified one (no write since)."""
+        return _fd_stat_key(self.fd) == self.stat
+
+
+@contextlib.contextmanager
+def pinned_model(path: Path) -> Iterator[Pinned | None]:
+    """The cached model at ``path`` held open for onnxruntime to read, or None.
+
+    Reading 90 MB into Python and handing the session a copy costs a cold search about
+    0.1 s more than letting onnxruntime read the file itself. So when the file's stat is the
+    one noted when it last matched its SHA-256 (see :func:`_read_verified`), it is opened
+    here and the session is given ``/proc/self/fd/N``: the descriptor is what was checked,
+    so a file swapped in after the check is never the one loaded, and the caller asks
+    :meth:`Pinned.unchanged` after loading to catch a write meanwhile. None (the caller
+    reads and hashes the bytes instead) when there is no note, the stat moved, or the
+    system has no ``/proc/self/fd``.
+    """
+    fd = _open_noted(path)
+    if fd is None:
+        yield None
+        return
+    try:
+        yield Pinned(fd, _fd_stat_key(fd))
+    finally:
+        os.close(fd)
+
+
+def _open_noted(path: Path) -> int | None:
+    if not os.path.isdir("/proc/self/fd"):
+        return None
+    try:
+        meta = json.loads(_sidecar(path).read_text("utf-8"))
+        noted = _verified_stat(path, meta.get("sha256") if isinstance(meta, dict) else None)
+        if noted is None:
+            return None
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
+    except (OSError, ValueError):
+        return None
+    if _fd_stat_key(fd) != noted:
+        os.close(fd)
+        return None
+    return fd
+
+
+def _fd_stat_key(fd: int) -> list[int]:
+    st = os.fstat(fd)
+    return [st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns]
 
 
 def _verified_note(path: Path) -> Path:
@@ -374,8 +440,8 @@ def ensure_onnx_model(
     """
     cache_dir = cache_dir or default_cache_dir()
     packaged = model_dir or packaged_model_dir()
-    directory = _model_cache_dir(cache_dir)
-    target = directory / "model.onnx"
+    target = cached_model_file(cache_dir)
+    directory = target.parent
     data = _read_verified(target)
     if data is not None:
         return target, data
@@ -404,7 +470,7 @@ def ensure_int8_model(cache_dir: Path | None = None, model_dir: Path | None = No
     cache_dir = cache_dir or default_cache_dir()
     model_dir = model_dir or packaged_model_dir()
     fp32_path, _ = ensure_onnx_model(cache_dir, model_dir)
-    target = fp32_path.with_name("model.int8.onnx")
+    target = cached_model_file(cache_dir, quantize=True)
     data = _read_verified(target)
     if data is not None:
         return data

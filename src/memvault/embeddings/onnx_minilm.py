@@ -21,7 +21,13 @@ from pathlib import Path
 import numpy as np
 
 from memvault.embeddings.base import check_texts
-from memvault.embeddings.onnx_cache import default_cache_dir, ensure_int8_model, ensure_onnx_model
+from memvault.embeddings.onnx_cache import (
+    cached_model_file,
+    default_cache_dir,
+    ensure_int8_model,
+    ensure_onnx_model,
+    pinned_model,
+)
 from memvault.embeddings.onnx_runner import OnnxRunner, create_session, tokenizer_from_json
 from memvault.embeddings.packaged_model import (
     DIMENSIONS,
@@ -84,11 +90,19 @@ class OnnxEmbedder:
         # The tokenizer is verified first: it is read on every load, the model file is
         # covered by its cache sidecar.
         tokenizer_json = verify_model_file(model_dir, "tokenizer.json")
+        tokenizer = tokenizer_from_json(tokenizer_json)
+        # A model verified before is read by onnxruntime from a held-open descriptor
+        # (see pinned_model); otherwise it is obtained, hashed and handed over as bytes.
+        with pinned_model(cached_model_file(cache_dir, self.quantize)) as pinned:
+            if pinned is not None:
+                session = create_session(pinned.name, self.threads)
+                if pinned.unchanged():
+                    return OnnxRunner(session, tokenizer)
         if self.quantize:
             model = ensure_int8_model(cache_dir, model_dir)
         else:
             _, model = ensure_onnx_model(cache_dir, model_dir)
-        return OnnxRunner(create_session(model, self.threads), tokenizer_from_json(tokenizer_json))
+        return OnnxRunner(create_session(model, self.threads), tokenizer)
 
     def _ready(self) -> OnnxRunner:
         if self._runner is None:
