@@ -1,4 +1,5 @@
-"""The fast way in for ``add``/``log`` (cli/fast.py) and the cheap write path under it.
+"""The fast way in for ``add``/``log``/``show`` and the searches (cli/fast.py), and the cheap
+write path under it.
 
 The fast parser must accept exactly the options the Typer commands declare, write the
 same thing, and hand anything unusual to Typer. The write path under it skips the full
@@ -73,6 +74,16 @@ SAME_CALL = [
     "show x",
     "show x --raw --json",
     "-V /v show -- -x",
+    "recall 'what is x'",
+    "--role r recall x --role assistant --speaker 'Ana Lima' -k fact -n 3 --type semantic"
+    " -c facts --tag a,b --tag c --scope team --by-agent bot --since 7d --until 2026-01-02"
+    " --as-of 2026-01-01 --include-archive --include-superseded --include-inbox --explain"
+    " --order time --json",
+    "fact 'api limit' --limit=2 --include-superseded",
+    "procedure release -n 1 --category workflows --include-inbox",
+    "search postgres --kind semantic --explain",
+    "context 'migrate billing' -b 800 --scope team --json",
+    "context x",
 ]
 
 
@@ -81,13 +92,17 @@ def test_the_fast_parser_and_typer_make_the_same_call(line, monkeypatch):
     import inspect
     import shlex
 
-    from memvault.cli import _run_typer, actions, fast
+    from memvault.cli import _run_typer, actions, fast, search_actions
     from memvault.cli.common import state
 
     calls = []
+    modules = {"add": actions, "log": actions, "show": actions}
+    modules.update(
+        dict.fromkeys(("recall", "fact", "procedure", "search", "context"), search_actions)
+    )
 
     def recorder(name):
-        signature = inspect.signature(getattr(actions, name))
+        signature = inspect.signature(getattr(modules[name], name))
 
         def record(*args, **kwargs):
             # every parameter is required: a name missing on either side fails here
@@ -97,8 +112,8 @@ def test_the_fast_parser_and_typer_make_the_same_call(line, monkeypatch):
 
         return record
 
-    for name in ("add", "log", "show"):
-        monkeypatch.setattr(actions, name, recorder(name))
+    for name, module in modules.items():
+        monkeypatch.setattr(module, name, recorder(name))
     argv = shlex.split(line)
     run = fast.parse(argv)
     assert run is not None
@@ -122,6 +137,12 @@ def test_the_fast_parser_and_typer_make_the_same_call(line, monkeypatch):
         ["show"],
         ["show", "a", "b"],
         ["show", "a", "--bogus"],
+        ["recall"],  # the query is required
+        ["recall", "x", "--limit", "many"],
+        ["recall", "x", "--limit", "2", "--limit", "3"],
+        ["recall", "x", "--explain=yes"],
+        ["fact", "x", "--order", "time"],  # recall's option, not fact's
+        ["context", "x", "--budget"],
     ],
 )
 def test_unusual_command_lines_go_to_typer(argv):
@@ -138,6 +159,8 @@ def test_plain_command_lines_take_the_fast_path():
     )
     assert fast.parse(["add", "episode", "--", "-starts with a dash"])
     assert fast.parse(["log", "--session", "s1", "-r", "assistant", "hello"])
+    assert fast.parse(["--vault", "/v", "recall", "what is x", "-n", "3", "--json"])
+    assert fast.parse(["context", "x", "--budget", "200"])
 
 
 def _meta(vault_root: Path, rel: str) -> dict:
@@ -185,6 +208,40 @@ def test_fast_and_typer_paths_write_the_same(tmp_path, cli):
     assert one == two
     assert _meta(a.root, one["path"]) == _meta(b.root, two["path"])
     assert last_message(a.root) == last_message(b.root)
+
+
+def test_recall_does_not_load_typer(vault_path, cli):
+    """``recall --json`` answers without typer, click, pydantic or rich, and prints what the
+    Typer command prints."""
+    from memvault.cli import _run_typer
+
+    vault = Vault.open(vault_path)
+    vault.add("semantic", "The cache TTL is 5 minutes", tags=["cache"])
+    vault.recall("cache")  # builds the index (index writes load chromadb, and with it click)
+    code = (
+        "import json, sys\n"
+        "from memvault.cli import main\n"
+        f"code = main(['--vault', {str(vault_path)!r}, 'recall', 'cache ttl', '--json'])\n"
+        "print(json.dumps([code, sorted(sys.modules)]))\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    fast_out, last = proc.stdout.splitlines()[:-1], proc.stdout.splitlines()[-1]
+    code, modules = json.loads(last)
+    assert code == 0
+    heavy = {"typer", "click", "rich", "pydantic"}
+    assert sorted(heavy & {m.split(".")[0] for m in modules}) == []
+    import contextlib
+    import io
+
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        assert _run_typer(["--vault", str(vault_path), "recall", "cache ttl", "--json"]) == 0
+    fast_hits, typer_hits = (
+        json.loads("\n".join(fast_out))["hits"],
+        json.loads(out.getvalue())["hits"],
+    )
+    assert [h["id"] for h in fast_hits] == [h["id"] for h in typer_hits]
+    assert fast_hits[0]["id"] == "the-cache-ttl-is-5-minutes"
 
 
 def test_add_does_not_load_typer_or_yaml(vault_path):

@@ -1,6 +1,7 @@
 """Typer-free helpers shared by every command (and by the fast path of ``add``/``log``).
 
-Nothing here imports typer, click or rich: ``memvault add`` can run without them.
+Nothing here imports typer or click, and rich only inside :func:`console`: ``memvault add``
+can run without them.
 """
 
 from __future__ import annotations
@@ -52,6 +53,15 @@ def open_vault() -> Vault:
     debug.note("vault", str(vault.root))
     debug.note("identity", {"agent": ident.agent, "team": ident.team, "role": ident.role})
     return vault
+
+
+def console(stderr: bool = False) -> Any:
+    """A rich console for output meant for people (rich is imported here, when first used)."""
+    from rich.console import Console
+
+    stream = sys.stderr if stderr else sys.stdout
+    width = None if stream.isatty() else 160  # pipes and logs: don't squeeze tables to 80 columns
+    return Console(stderr=stderr, highlight=False, soft_wrap=False, width=width)
 
 
 def emit_json(data: Any) -> None:

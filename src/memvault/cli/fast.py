@@ -1,11 +1,12 @@
-"""A fast way in for ``memvault add``, ``log`` and ``show``, the commands agents call most.
+"""A fast way in for the commands agents call most: ``add``, ``log``, ``show``, the searches
+(``recall``, ``fact``, ``procedure``, ``search``) and ``context``.
 
 Building the Typer app imports typer, click, rich and pydantic, which costs more than a
 whole ``add``. Plain invocations of these commands are parsed here from the option tables
 in :mod:`memvault.cli.options` instead; anything else (``--help``, an unknown or malformed
 option, a missing value) returns None and Typer handles the whole command line as usual,
 errors and all. Both ways read the same tables and call the same functions
-(:mod:`memvault.cli.actions`), so they behave the same.
+(:mod:`memvault.cli.actions`, :mod:`memvault.cli.search_actions`), so they behave the same.
 """
 
 from __future__ import annotations
@@ -115,7 +116,7 @@ def command_name(argv: list[str]) -> str | None:
 
 
 def parse(argv: list[str]) -> Callable[[], None] | None:
-    """A ready-to-run call for a plain ``add``/``log``/``show`` command line, else None."""
+    """A ready-to-run call for a plain command line of one of :data:`FAST_COMMANDS`, else None."""
     if "--help" in argv or "-h" in argv:
         return None
     try:
@@ -129,13 +130,18 @@ def parse(argv: list[str]) -> Callable[[], None] | None:
     values = _every_parameter(command, positional, given)
     if values is None:
         return None
-    from . import actions
+    from . import actions, search_actions
     from .common import state
 
     handlers: dict[str, Callable[..., None]] = {
         "add": actions.add,
         "log": actions.log,
         "show": actions.show,
+        "recall": search_actions.recall,
+        "fact": search_actions.fact,
+        "procedure": search_actions.procedure,
+        "search": search_actions.search,
+        "context": search_actions.context,
     }
     handler = handlers[command.name]
 

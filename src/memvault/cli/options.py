@@ -1,4 +1,5 @@
-"""The command lines of ``memvault add``, ``log`` and ``show``, and the global options, as data.
+"""The command lines of the hot commands (``add``, ``log``, ``show``, the searches and
+``context``) and the global options, as data.
 
 Both ways into these commands are built from the tables here: the Typer commands get their
 parameters from :func:`typer_parameters`, and the fast parser (:mod:`memvault.cli.fast`)
@@ -55,14 +56,15 @@ class Option:
         kind: ValueKind,
         help: str,
         *,
-        default: str | None = None,
+        default: str | int | None = None,
         required: bool = False,
     ) -> None:
         self.name = name
         self.flags = flags
         self.kind = kind
         self.help = help
-        self.default = default  # for "str" options; the others default to None (flags: False)
+        # For "str" and "int" options; the others default to None (flags: False).
+        self.default = default
         self.required = required
 
     def default_value(self) -> object:
@@ -230,8 +232,115 @@ INTEGRATIONS_INSTALL = Command(
     ),
 )
 
+# Options of the search commands: each command lists the ones it takes.
+_QUERY = Argument("query", "What to remember: a question or a few words.", required=True)
+_LIMIT = Option(
+    "limit",
+    ("--limit", "-n"),
+    "int",
+    "At most N results (default: search.limit; max: limits.max_limit).",
+)
+_KIND = Option(
+    "kind",
+    ("--kind", "-k"),
+    "str",
+    "Only this kind: episodic|semantic|procedural (episode|fact|procedure).",
+)
+_TYPE = Option("type", ("--type",), "str", "Only this memory type (same as --kind).")
+_CATEGORY = Option(
+    "category",
+    ("--category", "-c"),
+    "str",
+    "Only this category (facts, decisions, workflows, ...).",
+)
+_TAG = Option("tag", ("--tag",), "list", "Has all these tags (repeat, or comma-separated).")
+_SCOPE = Option(
+    "scope", ("--scope",), "str", "Only self|team|global memories (among those you can see)."
+)
+_BY_AGENT = Option("by_agent", ("--by-agent",), "str", "Only memories written by this agent.")
+_SINCE = Option("since", ("--since",), "str", "Created on/after (2026-01-31, or 7d, 2w).")
+_UNTIL = Option("until", ("--until",), "str", "Created on/before.")
+_AS_OF = Option(
+    "as_of",
+    ("--as-of",),
+    "str",
+    "What was true then: facts valid at that date (superseded ones included).",
+)
+_ARCHIVE = Option(
+    "include_archive", ("--include-archive",), "flag", "Also search archived (decayed) memories."
+)
+_SUPERSEDED = Option(
+    "include_superseded", ("--include-superseded",), "flag", "Also return superseded facts."
+)
+_INBOX = Option(
+    "include_inbox", ("--include-inbox",), "flag", "Also return proposed memories awaiting review."
+)
+_EXPLAIN = Option(
+    "explain",
+    ("--explain",),
+    "flag",
+    "Show the score breakdown: keyword rank, vector rank, fusion, boosts.",
+)
+_ORDER = Option("order", ("--order",), "str", "relevance (default) or time (newest first).")
+_SPEAKER = Option(
+    "speaker",
+    ("--speaker",),
+    "str",
+    "Only what this speaker said (a name in a transcript, any case).",
+)
+_TURN_ROLE = Option(
+    "turn_role",
+    ("--role",),
+    "str",
+    "Only conversation turns of this role: user|assistant|system|tool "
+    "(the global --role, before the command, is the reader's role).",
+)
+_JSON = Option("json_out", ("--json",), "flag", "Print JSON.")
+
+_FILTERS = (_CATEGORY, _TAG, _SCOPE, _BY_AGENT, _SINCE, _UNTIL, _AS_OF)
+_INCLUDES = (_ARCHIVE, _SUPERSEDED, _INBOX, _EXPLAIN, _ORDER, _SPEAKER, _TURN_ROLE, _JSON)
+
+RECALL = Command("recall", (_QUERY,), (_KIND, _LIMIT, _TYPE, *_FILTERS, *_INCLUDES))
+SEARCH = Command(
+    "search",
+    (Argument("query", "Words or a question.", required=True),),
+    (_KIND, _LIMIT, _TYPE, *_FILTERS, *_INCLUDES),
+)
+FACT = Command(
+    "fact",
+    (Argument("query", "What to look up.", required=True),),
+    (_LIMIT, *_FILTERS, _ARCHIVE, _SUPERSEDED, _INBOX, _EXPLAIN, _JSON),
+)
+PROCEDURE = Command(
+    "procedure",
+    (Argument("query", "The task you want to do.", required=True),),
+    (_LIMIT, _CATEGORY, _TAG, _SCOPE, _BY_AGENT, _ARCHIVE, _INBOX, _EXPLAIN, _JSON),
+)
+CONTEXT = Command(
+    "context",
+    (Argument("query", "The task at hand, in a few words.", required=True, metavar="QUERY"),),
+    (
+        Option(
+            "budget",
+            ("--budget", "-b"),
+            "int",
+            "Token budget for the block (~4 characters a token).",
+            default=1500,
+        ),
+        _SCOPE,
+        _TAG,
+        _SINCE,
+        _UNTIL,
+        _AS_OF,
+        _ARCHIVE,
+        _JSON,
+    ),
+)
+
 # The commands the fast parser may run without Typer.
-FAST_COMMANDS = {command.name: command for command in (ADD, LOG, SHOW)}
+FAST_COMMANDS = {
+    command.name: command for command in (ADD, LOG, SHOW, RECALL, SEARCH, FACT, PROCEDURE, CONTEXT)
+}
 
 
 def typer_parameters(command: Command) -> Callable[[Handler], Handler]:

@@ -3,13 +3,11 @@ the rich console for tables."""
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
-from typing import Any
 
 import typer
 
-from .common import state
+from .common import console, state
 from .options import GLOBAL, typer_parameters
 
 __all__ = ["app", "console"]
@@ -52,11 +50,3 @@ def version() -> None:
         print(pkg_version("memvault"))
     except PackageNotFoundError:  # pragma: no cover - running from a source tree
         print("0+unknown")
-
-
-def console(stderr: bool = False) -> Any:
-    from rich.console import Console
-
-    stream = sys.stderr if stderr else sys.stdout
-    width = None if stream.isatty() else 160  # pipes and logs: don't squeeze tables to 80 columns
-    return Console(stderr=stderr, highlight=False, soft_wrap=False, width=width)

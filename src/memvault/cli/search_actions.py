@@ -1,0 +1,124 @@
+"""The search commands, ``recall``, ``fact``, ``procedure``, ``search`` and ``context``,
+without typer.
+
+Agents run these on every turn, so they take the fast way in (:mod:`memvault.cli.fast`)
+like ``add``: the Typer commands in :mod:`memvault.cli.search` and the fast parser both call
+these functions with every parameter of the command's table in :mod:`memvault.cli.options`.
+Nothing here imports typer; rich is imported only to print hits for a person.
+"""
+
+from __future__ import annotations
+
+import sys
+
+from .common import console, emit_json, open_vault, parse_when, split_list
+
+TYPE_CHECKING = False  # typing is not imported at run time (fast CLI start)
+if TYPE_CHECKING:  # pragma: no cover
+    from typing import Any
+
+    from ..search import SearchOptions, SearchResult
+
+_RENAMED = {"tag": "tags", "by_agent": "agent", "turn_role": "role"}
+_TIMES = {"since": "since", "until": "until", "as_of": "as-of"}
+
+
+def given(**values: Any) -> SearchOptions:
+    """The search keywords from a command's option values (by their parameter names: ``tag``
+    becomes ``tags``, times are parsed, ...). Options left at their "not given" value (None,
+    an empty list or string, False) are left out, so that the search functions apply their
+    own defaults (``recall --kind`` filters by kind only when no ``type`` is passed)."""
+    out: dict[str, Any] = {}
+    for name, value in values.items():
+        if name == "tag":
+            value = split_list(value)
+        elif name in _TIMES:
+            value = parse_when(value, _TIMES[name])
+        if value not in (None, [], False, ""):
+            out[_RENAMED.get(name, name)] = value
+    return out  # type: ignore[return-value]  # SearchOptions' keys, fewer of them
+
+
+def recall(query: str, *, json_out: bool, **values: Any) -> None:
+    """``memvault recall QUERY``: routed by intent."""
+    show_result(open_vault().recall(query, **given(**values)), json_out, values["explain"])
+
+
+def fact(query: str, *, json_out: bool, **values: Any) -> None:
+    """``memvault fact QUERY``: facts, decisions, definitions, ..."""
+    show_result(open_vault().fact(query, **given(**values)), json_out, values["explain"])
+
+
+def procedure(query: str, *, json_out: bool, **values: Any) -> None:
+    """``memvault procedure QUERY``: how-to knowledge."""
+    show_result(open_vault().procedure(query, **given(**values)), json_out, values["explain"])
+
+
+def search(
+    query: str, *, json_out: bool, kind: str | None, type: str | None, **values: Any
+) -> None:
+    """``memvault search QUERY``: plain hybrid search, no routing (``--kind`` is ``--type``)."""
+    result = open_vault().search(query, **given(type=type or kind, **values))
+    show_result(result, json_out, values["explain"])
+
+
+def context(query: str, *, budget: int, json_out: bool, **values: Any) -> None:
+    """``memvault context QUERY``: a prompt block of relevant memory within the budget."""
+    block = open_vault().context(query, budget=budget, **given(**values))
+    if json_out:
+        emit_json(block.as_dict())
+        return
+    sys.stdout.write(block.text)
+
+
+def show_result(result: SearchResult, json_out: bool, explain: bool) -> None:
+    """Print a search's hits: JSON for programs, or numbered lines for a person."""
+    if json_out:
+        emit_json(result.as_dict())
+        return
+    if result.note:
+        print(f"note: {result.note}", file=sys.stderr)
+    if explain:
+        route = result.route
+        bits = [f"route: {route.intent}"]
+        if route.cue:
+            bits.append(f"cue {route.cue!r}")
+        if route.kind:
+            bits.append(f"prefers {route.kind}")
+        bits.append(f"{route.order} order")
+        print(", ".join(bits) + f"; {result.ms:.0f} ms", file=sys.stderr)
+    if not result.hits:
+        print("no matching memories", file=sys.stderr)
+        return
+    out = console()
+    for n, hit in enumerate(result.hits, 1):
+        date = f"  {hit.created[:10]}" if hit.created and hit.type == "episodic" else ""
+        status = f"  [{hit.status}]" if hit.status not in ("active",) else ""
+        out.print(
+            f"{n:>2}. {hit.score:6.3f}  {hit.type}/{hit.category}  {hit.address}{date}{status}",
+            markup=False,
+        )
+        heading = f"{hit.turn.speaker} ({hit.title})" if hit.turn is not None else hit.title
+        out.print(f"      {heading}", markup=False)
+        if hit.snippet and hit.snippet != hit.title:
+            out.print(f"      {hit.snippet}", markup=False, style="dim")
+        if explain and hit.explain:
+            out.print("      " + _explain_line(hit.explain), markup=False, style="cyan")
+
+
+def _explain_line(ex: Any) -> str:
+    kw, vec = ex.get("keyword", {}), ex.get("vector", {})
+    parts = [
+        f"keyword #{kw.get('rank')} (bm25 {kw.get('bm25')} -> {kw.get('normalised')})"
+        if kw.get("rank") or kw.get("bm25")
+        else "keyword: no match",
+        f"vector #{vec.get('rank')} (cos {vec.get('cosine')})"
+        if vec.get("rank")
+        else f"vector: cos {vec.get('cosine')}",
+        f"fusion {ex.get('fusion')}",
+    ]
+    boosts = ex.get("boosts") or {}
+    if boosts:
+        parts.append("boosts " + " ".join(f"{k} x{v}" for k, v in boosts.items()))
+    parts.append(f"= {ex.get('score')}")
+    return " · ".join(parts)
