@@ -399,6 +399,12 @@ def _join(children: list[tuple[str, Any]], deadline: float) -> dict[str, str]:
     return failed
 
 
+def ctrl_c_able() -> None:
+    """``preexec_fn`` of the watcher, which gets a Ctrl-C: SIGINT back to its default action (a
+    run started with SIGINT ignored, as a shell's background job is, passes that on)."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def _stop_watcher(watch: subprocess.Popen[bytes] | None) -> str:
     """Ctrl-C the watcher; "ok" when it stops cleanly, else what went wrong."""
     if watch is None:
@@ -458,6 +464,7 @@ def run(args: argparse.Namespace, faults: list[str]) -> dict[str, Any]:
             [sys.executable, "-m", "memvault", "--vault", str(root), "watch", "--json"],
             stdout=open(outs / "watch.jsonl", "w"),  # noqa: SIM115 - the child owns it
             stderr=open(outs / "watch.err", "w"),  # noqa: SIM115
+            preexec_fn=ctrl_c_able,
         )
     children = _children(args, root, outs, start, faults)
     for _, p in children:

@@ -97,6 +97,11 @@ def indexed(root: Path, prefix: str) -> int:
         conn.close()
 
 
+def ctrl_c_able() -> None:
+    """SIGINT back to its default in the child (a run started with it ignored passes that on)."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def trial(root: Path, n: int, change: int, delay: float, rng: random.Random) -> dict[str, Any]:
     env = dict(os.environ, PYTHONPATH=str(ROOT / "src"))
     proc = subprocess.Popen(
@@ -105,6 +110,7 @@ def trial(root: Path, n: int, change: int, delay: float, rng: random.Random) -> 
         stderr=subprocess.PIPE,
         text=True,
         env=env,
+        preexec_fn=ctrl_c_able,
     )
     assert proc.stdout is not None and proc.stderr is not None
     try:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import io
 import json
 import os
+import signal
 import subprocess
 import sys
 from collections.abc import Callable, Iterator
@@ -19,6 +20,14 @@ from typing import Any
 import pytest
 
 from memvault import Vault
+
+
+def ctrl_c_able() -> None:
+    """``preexec_fn`` of a child a test will Ctrl-C: SIGINT back to its default action. A run
+    started with SIGINT ignored (a shell's background job is) passes that on to every child,
+    and Python then installs no KeyboardInterrupt handler: the Ctrl-C would do nothing."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
 
 LEAKY_ENV = (
     "MEMVAULT_VAULT",

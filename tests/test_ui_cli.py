@@ -13,7 +13,7 @@ import httpx
 
 from memvault import Vault
 
-from conftest import BIN, commit_count, run_memvault
+from conftest import BIN, commit_count, ctrl_c_able, run_memvault
 
 
 def test_memvault_ui_serves_the_printed_url_and_stops_on_interrupt(tmp_path: Path) -> None:
@@ -25,6 +25,7 @@ def test_memvault_ui_serves_the_printed_url_and_stops_on_interrupt(tmp_path: Pat
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
+        preexec_fn=ctrl_c_able,
     )
     try:
         assert proc.stdout is not None

@@ -19,7 +19,7 @@ import pytest
 from memvault import Vault
 from memvault.watch import WatchHandler, watch
 
-from conftest import BIN, git, write
+from conftest import BIN, ctrl_c_able, git, write
 
 FACT = "---\nid: {id}\ntype: semantic\ncategory: facts\n---\n\n{body}\n"
 
@@ -361,6 +361,7 @@ def test_cli_watch_json_then_ctrl_c_exits_cleanly(vault: Vault) -> None:
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
+        preexec_fn=ctrl_c_able,
     )
     try:
         assert proc.stdout is not None and proc.stderr is not None
