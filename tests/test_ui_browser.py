@@ -1,12 +1,14 @@
 """The web inspector in a real headless browser (Debian's chromium, through Selenium):
 browse, search, open a memory, edit it, forget one, pause and resume a scope, accept an
-inbox proposal, export. Each checks the effect in git and in the files. The run also writes
-the README's screenshots (docs/img/ui-main.png, docs/img/ui-memory.png).
+inbox proposal, export. Each checks the effect in git and in the files. Two of them take
+the README's screenshots (docs/img/ui-main.png, docs/img/ui-memory.png; refreshed with
+``MEMVAULT_SCREENSHOTS=docs python -m pytest tests/test_ui_browser.py``).
 """
 
 from __future__ import annotations
 
 import json
+import os
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -29,6 +31,12 @@ def serve() -> Iterator[Any]:
 
 
 IMG = Path(__file__).resolve().parent.parent / "docs" / "img"
+
+
+def _shots(tmp_path: Path) -> Path:
+    """Where screenshots go: the README's images only when asked (MEMVAULT_SCREENSHOTS=docs),
+    else the test's own folder, so that a test run leaves the work tree clean."""
+    return IMG if os.environ.get("MEMVAULT_SCREENSHOTS") == "docs" else tmp_path
 
 
 @pytest.fixture(scope="module")
@@ -115,7 +123,7 @@ def test_browse_filters_pages_and_screenshot(tmp_path: Path, serve: Any, browser
     assert "Billing database" in titles
     assert "Private note of another agent" not in titles  # another agent's self memory
     IMG.mkdir(parents=True, exist_ok=True)
-    browser.save_screenshot(str(IMG / "ui-main.png"))
+    browser.save_screenshot(str(_shots(tmp_path) / "ui-main.png"))
     # a facet: only semantic memories, and the count shown is what the click gives
     link = next(
         e for e in browser.find_elements(*_by("#facet-type li"))
@@ -213,7 +221,7 @@ def test_memory_page_and_screenshot(tmp_path: Path, serve: Any, browser: Any) ->
     assert [
         e.text for e in browser.find_elements(*_by(".side a[href='/m/" + deploy.id + "']"))
     ] == [deploy.title]
-    browser.save_screenshot(str(IMG / "ui-memory.png"))
+    browser.save_screenshot(str(_shots(tmp_path) / "ui-memory.png"))
     _go(browser, browser.find_element(*_by("a[href$='/history']")))
     diff = browser.find_element(*_by("pre.diff .d-add")).text
     assert diff.startswith("+")
