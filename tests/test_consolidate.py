@@ -322,6 +322,31 @@ def test_dry_run_writes_nothing(vault: Vault) -> None:
     assert is_clean(vault.root)
 
 
+def test_a_memory_with_uncommitted_edits_waits_for_the_next_run(vault: Vault, cli) -> None:  # type: ignore[no-untyped-def]
+    """A hand edit not committed yet never goes into consolidation's commit: that memory is
+    left as it is (said in the plan and on stderr) and consolidated once committed."""
+    edited = vault.get(episode(vault, "Ancient history", importance=1))
+    other = episode(vault, "Other ancient history", importance=1)
+    path = vault.root / edited.path
+    hand = path.read_text(encoding="utf-8") + "\nA line added by hand.\n"
+    path.write_text(hand, encoding="utf-8")
+    result, sha = consolidate(vault, now=weeks(52))
+    assert sha is not None and result.held == [edited.path]
+    assert path.read_text(encoding="utf-8") == hand  # untouched, still uncommitted
+    assert edited.path in git(vault.root, "status", "--porcelain")
+    assert edited.path not in git(vault.root, "show", "--name-only", "--format=", "HEAD")
+    assert vault.get(other).path.startswith("archive/")
+    assert json.loads(
+        cli("--vault", vault.root, "consolidate", "--dry-run", "--json", "--now", "2027-01-01").out
+    )["held_uncommitted"] == [edited.path]
+    err = cli("--vault", vault.root, "consolidate", "--dry-run", "--now", "2027-01-01").err
+    assert "left out 1 memory file(s) with uncommitted edits" in err and edited.path in err
+    git(vault.root, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qam", "my edit")
+    result, sha = consolidate(vault, now=weeks(52))
+    assert result.held == [] and vault.get(edited.id).path.startswith("archive/")
+    assert "A line added by hand." in (vault.root / vault.get(edited.id).path).read_text()
+
+
 def test_second_run_with_same_now_changes_nothing(vault: Vault) -> None:
     episode(vault, "Something happened", importance=3)
     episode(vault, "Something trivial happened", importance=1)

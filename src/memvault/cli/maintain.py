@@ -58,6 +58,13 @@ def consolidate(
         emit_json({**result.as_dict(), "commit": sha, "dry_run": dry_run})
         return
     _render_plan(result)
+    if result.held:
+        shown = ", ".join(result.held[:5]) + (", ..." if len(result.held) > 5 else "")
+        print(
+            f"left out {len(result.held)} memory file(s) with uncommitted edits (commit or "
+            f"discard them, then run again): {shown}",
+            file=sys.stderr,
+        )
     if dry_run:
         if show_diff:
             sys.stdout.write(diff_of(vault, result))

@@ -97,6 +97,9 @@ class Plan:
     moves: dict[str, str] = field(default_factory=dict)
     # rel path -> the memory a write holds, when known without parsing it back
     known: dict[str, Memory] = field(default_factory=dict)
+    # memory files left out of the run: they hold edits not committed yet, which a rewrite
+    # would sweep into consolidation's commit
+    held: list[str] = field(default_factory=list)
 
     def counts(self) -> dict[str, int]:
         out: dict[str, int] = defaultdict(int)
@@ -124,6 +127,7 @@ class Plan:
             "disputed": self.disputed,
             "neighbours": self.neighbours,
             "folded_access_records": self.folded_records,
+            "held_uncommitted": self.held,
         }
 
 

@@ -10,14 +10,15 @@ from __future__ import annotations
 import datetime as dt
 import difflib
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..catalog import sha256_bytes
 from ..errors import MemvaultError
 from ..files import Document, load_document, parse_text, rewritten_memory, update_text
 from ..memory import Memory, format_time, now_utc
-from ..paths import CONSOLIDATION_LOG
+from ..paths import ALL_TREES, CONSOLIDATION_LOG
 from .compare import forget_texts
 from .decay import plan_decay
 from .dedup import plan_dedup
@@ -61,7 +62,12 @@ def plan(
             key="only",
         )
     result = Plan(now=now or now_utc())
-    state = State(vault.all_memories(), writer)
+    memories = vault.all_memories()
+    result.held = uncommitted(vault.root, [m.path for m in memories])
+    if result.held:
+        held = set(result.held)
+        memories = [m for m in memories if m.path not in held]
+    state = State(memories, writer)
     accesses: Accesses = {}
     if "fold" in steps:
         accesses = plan_fold(vault.root, state, result)
@@ -82,6 +88,20 @@ def plan(
         render(vault, state, result)
     forget_texts()  # the word caches hold every memory's text: free them for a server
     return result
+
+
+def uncommitted(root: Path, paths: Sequence[str]) -> list[str]:
+    """Those of ``paths`` whose file differs from HEAD (edited, staged or never committed).
+
+    Consolidation commits what it rewrites; a hand edit not committed yet would go into that
+    commit under consolidation's name, so such memories wait for the next run."""
+    from ..gitstore import differing_paths
+
+    differing = differing_paths(root, [f"{tree}/" for tree in ALL_TREES])
+    if not differing:
+        return []
+    wanted = set(paths)
+    return sorted(p for p in differing if p in wanted)
 
 
 def render(vault: Vault, state: State, result: Plan) -> None:

@@ -126,7 +126,9 @@ def hits_result(vault: Vault, found: SearchResult | ValidationResult) -> CallToo
 
 def consolidation_view(vault: Vault, plan: Plan, sha: str | None, applied: bool) -> dict[str, Any]:
     """The plan as the identity may see it: actions on invisible memories are only counted."""
-    visible = {m.id for m in vault.all_memories() if vault.identity.can_see(m)}
+    seen = [m for m in vault.all_memories() if vault.identity.can_see(m)]
+    visible = {m.id for m in seen}
+    visible_paths = {m.path for m in seen}
     actions = [a for a in plan.actions if a.memory_id in visible]
     hidden = len(plan.actions) - len(actions)
     return {
@@ -145,6 +147,8 @@ def consolidation_view(vault: Vault, plan: Plan, sha: str | None, applied: bool)
         "more_actions": max(0, len(actions) - 200),
         "actions_on_memories_not_visible_to_you": hidden,
         "new_files": len(plan.new_files),
+        # left out: uncommitted edits would have gone into consolidation's commit
+        "held_uncommitted": [p for p in plan.held if p in visible_paths],
         "note": "dry run: nothing written; call again with apply=true to perform it"
         if not applied
         else ("committed" if sha else "nothing to do"),
