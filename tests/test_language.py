@@ -66,6 +66,18 @@ def test_english_keeps_its_text_for_the_porter_stemmer() -> None:
     assert query_tokens("Why did the deploy fail?") == ["deploy", "fail"]
 
 
+def test_question_frames_leave_the_keyword_query_but_the_words_stay_content() -> None:
+    assert query_tokens("What kind of pets does Nate have?") == ["pets", "nate"]
+    assert query_tokens("Which types of books did she read?") == ["books", "read"]
+    assert query_tokens("How many turtles does Nate have?") == ["turtles", "nate"]
+    assert query_tokens("How much did the upgrade cost?") == ["upgrade", "cost"]
+    # outside the frame the same words are kept
+    assert query_tokens("mypy type errors") == ["mypy", "type", "errors"]
+    assert query_tokens("a kind note about sort order") == ["kind", "note", "sort", "order"]
+    # a query that is nothing but a frame still searches for something
+    assert query_tokens("How much?") == ["how", "much"]
+
+
 def test_query_tokens_are_lemmas_without_stopwords() -> None:
     assert query_tokens("Де зберігається пам\u2019ять агента?") == [
         "зберігатися",

@@ -55,16 +55,25 @@ isto este esta
 """
 STOPWORDS = frozenset(_STOPWORD_TEXT.split())
 _TOKEN_RE = re.compile(r"\w+", re.UNICODE)
+# English phrases that frame a question without saying what it is about ("what kind of
+# pets", "how many turtles"). Their words are content elsewhere ("so kind of you",
+# "mypy type errors", "thanks so much" is chat noise), so only the framing phrase is left
+# out of the keyword query, not the words (``docs/retrieval.md``).
+_FRAMES = re.compile(
+    r"\b(?:what|which)\s+(?:kinds?|types?|sorts?)\s+of\b|\bhow\s+(?:many|much)\b", re.IGNORECASE
+)
 
 
 def query_tokens(text: str) -> list[str]:
     """The query's words in keyword form (lemmas for Portuguese, Russian and Ukrainian:
-    :mod:`memvault.language`), stopwords dropped (all kept if nothing else is left)."""
+    :mod:`memvault.language`), stopwords and English question frames dropped (all kept if
+    nothing else is left)."""
     text = normalise(text).replace("'s ", " ")
     lang = detect(text)
     if lang == "en" and not CYRILLIC.search(text):
         tokens = [t.lower() for t in _TOKEN_RE.findall(text)]
-        kept = list(dict.fromkeys(t for t in tokens if t not in STOPWORDS))
+        framed = [t.lower() for t in _TOKEN_RE.findall(_FRAMES.sub(" ", text))]
+        kept = list(dict.fromkeys(t for t in framed if t not in STOPWORDS))
         return kept or list(dict.fromkeys(tokens))
     words = [w.lower() for w in WORD.findall(text)]
     kept = [w for w in words if w not in STOPWORDS] or words
