@@ -242,6 +242,15 @@ def test_recall_does_not_load_typer(vault_path, cli):
     )
     assert [h["id"] for h in fast_hits] == [h["id"] for h in typer_hits]
     assert fast_hits[0]["id"] == "the-cache-ttl-is-5-minutes"
+    # as a process of its own, which ends without the interpreter's teardown: the whole
+    # answer is printed and the read is in the access log
+    log = vault_path / ".memvault" / "access.log"
+    before = log.read_text(encoding="utf-8").count('"q":"ttl of the cache"')
+    cmd = [sys.executable, "-m", "memvault", "--vault", str(vault_path), "recall"]
+    proc = subprocess.run([*cmd, "ttl of the cache", "--json"], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout)["hits"][0]["id"] == "the-cache-ttl-is-5-minutes"
+    assert log.read_text(encoding="utf-8").count('"q":"ttl of the cache"') == before + 1
 
 
 def test_add_does_not_load_typer_or_yaml(vault_path):

@@ -90,6 +90,9 @@ def main(argv: list[str] | None = None) -> int:
     else:
         exit_after = False
     code = 0
+    from .common import state
+
+    state.exit_now = False
     from .trace import begin, finish
 
     token = begin(argv)  # debug mode: a trace of a read command, printed on stderr
@@ -118,8 +121,6 @@ def main(argv: list[str] | None = None) -> int:
         code = 3
     finish(token, code)
     if exit_after:
-        from .common import state
-
         sys.stdout.flush()
         if state.exit_now:
             # Unloading chromadb, onnxruntime and numpy takes about a second of CPU (several

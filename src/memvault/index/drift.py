@@ -12,6 +12,7 @@ from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Protocol
 
+from ..early_status import differing, take_early
 from ..paths import ALL_TREES, GENERATION_PATH
 from ..tree import is_listed, walk_memory_files
 
@@ -46,54 +47,9 @@ def dirty_paths(root: Path, early_ok: bool = False) -> list[str] | None:
     to be worth keeping). Written into the manifest with the commit it was checked at.
     ``early_ok``: a ``git status`` begun by :func:`start_early` may answer (only the drift
     check it was begun for says so: a manifest must describe the files as they are now)."""
-    early = _take_early(root) if early_ok else None
-    found = early.result() if early is not None else _differing(root)
+    early = take_early(root) if early_ok else None
+    found = early.result() if early is not None else differing(root)
     return sorted(found) if found is not None and len(found) <= DIRTY_LIMIT else None
-
-
-def _differing(root: Path) -> list[str] | None:
-    from ..gitstore import differing_paths
-
-    return differing_paths(root, ALL_TREES)
-
-
-class _Early:
-    """``git status`` started ahead of the drift check that reads it, in a thread (which
-    waits on git: the other core does the work)."""
-
-    def __init__(self, root: Path) -> None:
-        from ..background import Background
-
-        self.started = time.monotonic()
-        self._run = Background(_differing, root)
-
-    def result(self) -> list[str] | None:
-        try:
-            return self._run.result()
-        except Exception:  # noqa: BLE001 - "git can't tell": the caller stats every file
-            return None
-
-
-_early: dict[Path, _Early] = {}
-EARLY_FOR = 2.0  # seconds a prefetched answer stays usable: it is of the moment it began
-
-
-def start_early(root: Path) -> None:
-    """Start the ``git status`` of a new process's first search now, so that it runs while
-    the process loads the embedding model (at 100,000 files it lstat()s every one: ~0.3 s)."""
-    _early[Path(root)] = _Early(Path(root))
-
-
-def drop_early(root: Path) -> None:
-    """Forget an early ``git status`` that was not used (a write may follow)."""
-    _early.pop(Path(root), None)
-
-
-def _take_early(root: Path) -> _Early | None:
-    early = _early.pop(Path(root), None)
-    if early is None or time.monotonic() - early.started > EARLY_FOR:
-        return None
-    return early
 
 
 def git_drift(

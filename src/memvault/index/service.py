@@ -15,13 +15,14 @@ import time
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
+from ..early_status import drop_early
 from ..errors import IndexError_
 from ..gitstore import read_head
 from ..lock import try_lock
 from ..memory import format_time, now_utc
 from ..paths import INDEX_DIR, LOCK_PATH
 from . import migrate, store
-from .drift import Stats, drop_early, generation, git_drift, stat_files
+from .drift import Stats, generation, git_drift, stat_files
 from .handle import (
     Index,
     Progress,

@@ -60,7 +60,7 @@ def run(
 
         first = peek_index(vault.root) is None  # this process's first search of the vault
     if first:
-        from ..index.drift import start_early
+        from ..early_status import start_early
 
         start_early(vault.root)  # git's look at the files runs while the model loads
     pending = None
@@ -72,7 +72,7 @@ def run(
         idx = index or ensure_fresh(vault)
     finally:
         if first:
-            from ..index.drift import drop_early
+            from ..early_status import drop_early
 
             drop_early(vault.root)  # unused (another path was taken): never read later
     debug.lap("index check")
