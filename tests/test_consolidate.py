@@ -322,29 +322,51 @@ def test_dry_run_writes_nothing(vault: Vault) -> None:
     assert is_clean(vault.root)
 
 
-def test_a_memory_with_uncommitted_edits_waits_for_the_next_run(vault: Vault, cli) -> None:  # type: ignore[no-untyped-def]
-    """A hand edit not committed yet never goes into consolidation's commit: that memory is
-    left as it is (said in the plan and on stderr) and consolidated once committed."""
+def test_uncommitted_edits_stop_an_apply_and_nothing_is_written(vault: Vault, cli) -> None:  # type: ignore[no-untyped-def]
+    """A hand edit not committed yet never goes into consolidation's commit: the run is not
+    applied (one error naming the file, nothing written), a dry run names the file, and once
+    the edit is committed the run goes ahead with it."""
+    from memvault.errors import MemvaultError
+
     edited = vault.get(episode(vault, "Ancient history", importance=1))
     other = episode(vault, "Other ancient history", importance=1)
     path = vault.root / edited.path
     hand = path.read_text(encoding="utf-8") + "\nA line added by hand.\n"
     path.write_text(hand, encoding="utf-8")
-    result, sha = consolidate(vault, now=weeks(52))
-    assert sha is not None and result.held == [edited.path]
-    assert path.read_text(encoding="utf-8") == hand  # untouched, still uncommitted
-    assert edited.path in git(vault.root, "status", "--porcelain")
-    assert edited.path not in git(vault.root, "show", "--name-only", "--format=", "HEAD")
-    assert vault.get(other).path.startswith("archive/")
-    assert json.loads(
-        cli("--vault", vault.root, "consolidate", "--dry-run", "--json", "--now", "2027-01-01").out
-    )["held_uncommitted"] == [edited.path]
-    err = cli("--vault", vault.root, "consolidate", "--dry-run", "--now", "2027-01-01").err
-    assert "left out 1 memory file(s) with uncommitted edits" in err and edited.path in err
+    head = git(vault.root, "rev-parse", "HEAD")
+    with pytest.raises(MemvaultError, match="uncommitted edits") as caught:
+        consolidate(vault, now=weeks(52))
+    assert edited.path in str(caught.value)
+    assert git(vault.root, "rev-parse", "HEAD") == head
+    assert path.read_text(encoding="utf-8") == hand
+    assert vault.get(other).path.startswith("episodic/")
+    dry = cli("--vault", vault.root, "consolidate", "--dry-run", "--json", "--now", "2027-01-01")
+    assert json.loads(dry.out)["held_uncommitted"] == [edited.path]
+    run = cli("--vault", vault.root, "consolidate", "--now", "2027-01-01")
+    assert run.code == 1 and "uncommitted edits" in run.err and edited.path in run.err
     git(vault.root, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qam", "my edit")
     result, sha = consolidate(vault, now=weeks(52))
-    assert result.held == [] and vault.get(edited.id).path.startswith("archive/")
+    assert sha is not None and result.held == []
+    assert vault.get(edited.id).path.startswith("archive/")
     assert "A line added by hand." in (vault.root / vault.get(edited.id).path).read_text()
+
+
+def test_an_edited_inbox_proposal_is_never_proposed_over(vault: Vault) -> None:
+    """A proposal being edited by hand (not committed) is not written over by the same
+    proposal made again."""
+    from memvault.errors import MemvaultError
+
+    steps = ["Drain the node", "Upgrade the kernel", "Reboot and uncordon"]
+    for i, text in enumerate(["Patched node a", "Patched node b", "Patched node c"]):
+        episode(vault, text, steps=steps, tags=["patching"], created=f"2026-01-0{i + 1}T00:00:00Z")
+    consolidate(vault, now=weeks(1), only=["promote"])
+    proposal = next(m for m in inbox(vault) if m.type == "procedural")
+    path = vault.root / proposal.path
+    hand = path.read_text(encoding="utf-8") + "\nMy note on this proposal.\n"
+    path.write_text(hand, encoding="utf-8")
+    with pytest.raises(MemvaultError, match="uncommitted edits"):
+        consolidate(vault, now=weeks(2), only=["promote"])
+    assert path.read_text(encoding="utf-8") == hand
 
 
 def test_second_run_with_same_now_changes_nothing(vault: Vault) -> None:

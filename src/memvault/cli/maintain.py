@@ -61,8 +61,8 @@ def consolidate(
     if result.held:
         shown = ", ".join(result.held[:5]) + (", ..." if len(result.held) > 5 else "")
         print(
-            f"left out {len(result.held)} memory file(s) with uncommitted edits (commit or "
-            f"discard them, then run again): {shown}",
+            f"{len(result.held)} memory file(s) have uncommitted edits ({shown}): the run "
+            "will not be applied until they are committed or discarded",
             file=sys.stderr,
         )
     if dry_run:

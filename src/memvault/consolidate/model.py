@@ -97,8 +97,7 @@ class Plan:
     moves: dict[str, str] = field(default_factory=dict)
     # rel path -> the memory a write holds, when known without parsing it back
     known: dict[str, Memory] = field(default_factory=dict)
-    # memory files left out of the run: they hold edits not committed yet, which a rewrite
-    # would sweep into consolidation's commit
+    # memory files with edits not committed yet: the run is not applied while there are any
     held: list[str] = field(default_factory=list)
 
     def counts(self) -> dict[str, int]:

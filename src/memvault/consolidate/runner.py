@@ -64,9 +64,6 @@ def plan(
     result = Plan(now=now or now_utc())
     memories = vault.all_memories()
     result.held = uncommitted(vault.root, [m.path for m in memories])
-    if result.held:
-        held = set(result.held)
-        memories = [m for m in memories if m.path not in held]
     state = State(memories, writer)
     accesses: Accesses = {}
     if "fold" in steps:
@@ -93,8 +90,10 @@ def plan(
 def uncommitted(root: Path, paths: Sequence[str]) -> list[str]:
     """Those of ``paths`` whose file differs from HEAD (edited, staged or never committed).
 
-    Consolidation commits what it rewrites; a hand edit not committed yet would go into that
-    commit under consolidation's name, so such memories wait for the next run."""
+    Consolidation commits what it rewrites, and a run reads every memory (an inbox proposal
+    it would propose again, a keeper it would merge into): a hand edit not committed yet
+    would go into its commit, or be written over. So a run is not applied while there is
+    one (:func:`refuse_uncommitted`); a dry run names them."""
     from ..gitstore import differing_paths
 
     differing = differing_paths(root, [f"{tree}/" for tree in ALL_TREES])
@@ -209,9 +208,22 @@ def consolidate(
     if dry_run:
         return plan(vault, now, only, progress, texts=texts), None
     with vault.locked():
+        refuse_uncommitted(vault)
         result = plan(vault, now, only, progress, writer=True)
         sha = apply(vault, result)
     return result, sha
+
+
+def refuse_uncommitted(vault: Vault) -> None:
+    """Raise (nothing written) when a memory file holds edits not committed yet."""
+    held = uncommitted(vault.root, [m.path for m in vault.all_memories()])
+    if held:
+        shown = ", ".join(held[:5]) + (", ..." if len(held) > 5 else "")
+        raise MemvaultError(
+            f"{len(held)} memory file(s) have uncommitted edits ({shown}): commit or discard "
+            "them, then run consolidate again (--dry-run shows the plan meanwhile)",
+            key="uncommitted",
+        )
 
 
 def diff_of(vault: Vault, result: Plan) -> str:

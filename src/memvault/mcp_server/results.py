@@ -147,7 +147,7 @@ def consolidation_view(vault: Vault, plan: Plan, sha: str | None, applied: bool)
         "more_actions": max(0, len(actions) - 200),
         "actions_on_memories_not_visible_to_you": hidden,
         "new_files": len(plan.new_files),
-        # left out: uncommitted edits would have gone into consolidation's commit
+        # memory files with uncommitted edits: an apply is refused while there are any
         "held_uncommitted": [p for p in plan.held if p in visible_paths],
         "note": "dry run: nothing written; call again with apply=true to perform it"
         if not applied
