@@ -253,6 +253,22 @@ def test_recall_does_not_load_typer(vault_path, cli):
     assert log.read_text(encoding="utf-8").count('"q":"ttl of the cache"') == before + 1
 
 
+def test_a_search_command_leaves_no_early_git_status_behind(vault_path, monkeypatch):
+    """The ``git status`` a search command begins early is the command's own: whether or not
+    the search took it, none is left for a later command of the same process to read."""
+    import io
+
+    from memvault import early_status
+    from memvault.cli import main
+
+    monkeypatch.setattr("sys.stdout", io.StringIO())
+    for argv in (["recall", "cache ttl", "--json"], ["context", "cache", "--json"]):
+        assert main(["--vault", str(vault_path), *argv]) == 0
+        assert early_status._early == {}
+    assert main(["--vault", str(vault_path), "recall", "  ", "--json"]) == 1  # empty query
+    assert early_status._early == {}
+
+
 def test_add_does_not_load_typer_or_yaml(vault_path):
     code = (
         "import json, sys\n"

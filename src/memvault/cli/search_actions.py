@@ -9,12 +9,14 @@ Nothing here imports typer; rich is imported only to print hits for a person.
 
 from __future__ import annotations
 
+import contextlib
 import sys
 
 from .common import console, emit_json, open_vault, parse_when, split_list, state
 
 TYPE_CHECKING = False  # typing is not imported at run time (fast CLI start)
 if TYPE_CHECKING:  # pragma: no cover
+    from collections.abc import Iterator
     from typing import Any
 
     from ..search import SearchOptions, SearchResult
@@ -40,15 +42,20 @@ def given(**values: Any) -> SearchOptions:
     return out  # type: ignore[return-value]  # SearchOptions' keys, fewer of them
 
 
-def _open() -> Vault:
+@contextlib.contextmanager
+def _opened() -> Iterator[Vault]:
     """The vault, with git's look at its files begun: a new process's first search waits for
     that ``git status`` (0.3 s at 100,000 files, in a child process), so it starts before the
-    search code is imported and the model loaded, not after."""
+    search code is imported and the model loaded, not after. One the search did not take is
+    dropped at the end, so that no later command in this process reads it."""
     vault = open_vault()
-    from ..early_status import start_early
+    from ..early_status import drop_early, start_early
 
     start_early(vault.root)
-    return vault
+    try:
+        yield vault
+    finally:
+        drop_early(vault.root)
 
 
 def _end_quickly() -> None:
@@ -63,19 +70,22 @@ def _end_quickly() -> None:
 
 def recall(query: str, *, json_out: bool, **values: Any) -> None:
     """``memvault recall QUERY``: routed by intent."""
-    show_result(_open().recall(query, **given(**values)), json_out, values["explain"])
+    with _opened() as vault:
+        show_result(vault.recall(query, **given(**values)), json_out, values["explain"])
     _end_quickly()
 
 
 def fact(query: str, *, json_out: bool, **values: Any) -> None:
     """``memvault fact QUERY``: facts, decisions, definitions, ..."""
-    show_result(_open().fact(query, **given(**values)), json_out, values["explain"])
+    with _opened() as vault:
+        show_result(vault.fact(query, **given(**values)), json_out, values["explain"])
     _end_quickly()
 
 
 def procedure(query: str, *, json_out: bool, **values: Any) -> None:
     """``memvault procedure QUERY``: how-to knowledge."""
-    show_result(_open().procedure(query, **given(**values)), json_out, values["explain"])
+    with _opened() as vault:
+        show_result(vault.procedure(query, **given(**values)), json_out, values["explain"])
     _end_quickly()
 
 
@@ -83,14 +93,16 @@ def search(
     query: str, *, json_out: bool, kind: str | None, type: str | None, **values: Any
 ) -> None:
     """``memvault search QUERY``: plain hybrid search, no routing (``--kind`` is ``--type``)."""
-    result = _open().search(query, **given(type=type or kind, **values))
-    show_result(result, json_out, values["explain"])
+    with _opened() as vault:
+        result = vault.search(query, **given(type=type or kind, **values))
+        show_result(result, json_out, values["explain"])
     _end_quickly()
 
 
 def context(query: str, *, budget: int, json_out: bool, **values: Any) -> None:
     """``memvault context QUERY``: a prompt block of relevant memory within the budget."""
-    block = _open().context(query, budget=budget, **given(**values))
+    with _opened() as vault:
+        block = vault.context(query, budget=budget, **given(**values))
     if json_out:
         emit_json(block.as_dict())
     else:

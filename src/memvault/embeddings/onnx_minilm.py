@@ -95,8 +95,14 @@ class OnnxEmbedder:
         # (see pinned_model); otherwise it is obtained, hashed and handed over as bytes.
         with pinned_model(cached_model_file(cache_dir, self.quantize)) as pinned:
             if pinned is not None:
-                session = create_session(pinned.name, self.threads)
-                if pinned.unchanged():
+                try:
+                    session = create_session(pinned.name, self.threads)
+                except Exception:  # noqa: BLE001 - e.g. /proc/self/fd not openable here
+                    session = None
+                if session is not None and pinned.unchanged():
+                    # The session keeps the path, which names nothing once the descriptor
+                    # is closed: it must never rebuild itself from it.
+                    session.disable_fallback()
                     return OnnxRunner(session, tokenizer)
         if self.quantize:
             model = ensure_int8_model(cache_dir, model_dir)
