@@ -351,6 +351,21 @@ def test_uncommitted_edits_stop_an_apply_and_nothing_is_written(vault: Vault, cl
     assert "A line added by hand." in (vault.root / vault.get(edited.id).path).read_text()
 
 
+def test_a_memory_file_git_ignores_does_not_stop_an_apply(vault: Vault) -> None:
+    """A file git ignores is nobody's pending work: it never stops a run."""
+    episode(vault, "Ancient history", importance=1)
+    write(
+        vault.root,
+        "semantic/facts/scratch.md",
+        "---\nid: scratch\ntype: semantic\n---\n\nScratch.\n",
+    )
+    with (vault.root / ".gitignore").open("a", encoding="utf-8") as handle:
+        handle.write("\nsemantic/facts/scratch.md\n")
+    git(vault.root, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qam", "ignore")
+    result, sha = consolidate(vault, now=weeks(52))
+    assert sha is not None and result.held == []
+
+
 def test_an_edited_inbox_proposal_is_never_proposed_over(vault: Vault) -> None:
     """A proposal being edited by hand (not committed) is not written over by the same
     proposal made again."""

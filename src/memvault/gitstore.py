@@ -194,11 +194,13 @@ def changed_among(root: Path, paths: Iterable[str]) -> set[str]:
     return found & wanted
 
 
-def differing_paths(root: Path, specs: Sequence[str]) -> list[str] | None:
+def differing_paths(root: Path, specs: Sequence[str], ignored: bool = True) -> list[str] | None:
     """Paths under ``specs`` that differ from HEAD in the index or the work tree, untracked
-    and ignored files included: ``git status`` (C, over git's own stat cache). None when
-    git can't tell (no repository, no commit yet, git failing)."""
-    args = ["status", "--porcelain", "-z", "-uall", "--ignored=matching", "--no-renames", "--"]
+    files included, and ignored ones unless ``ignored`` is false: ``git status`` (C, over
+    git's own stat cache). None when git can't tell (no repository, no commit yet, git
+    failing)."""
+    args = ["status", "--porcelain", "-z", "-uall", "--no-renames"]
+    args += ["--ignored=matching", "--"] if ignored else ["--"]
     # A reader's look: without the optional refresh of .git/index, whose lock would make a
     # writer's commit in another process fail while it is held (git's advice for
     # background status calls).

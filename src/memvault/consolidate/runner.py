@@ -10,7 +10,7 @@ from __future__ import annotations
 import datetime as dt
 import difflib
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -63,7 +63,7 @@ def plan(
         )
     result = Plan(now=now or now_utc())
     memories = vault.all_memories()
-    result.held = uncommitted(vault.root, [m.path for m in memories])
+    result.held = uncommitted(vault.root)
     state = State(memories, writer)
     accesses: Accesses = {}
     if "fold" in steps:
@@ -87,20 +87,19 @@ def plan(
     return result
 
 
-def uncommitted(root: Path, paths: Sequence[str]) -> list[str]:
-    """Those of ``paths`` whose file differs from HEAD (edited, staged or never committed).
+def uncommitted(root: Path) -> list[str]:
+    """Memory files that differ from HEAD (edited, staged, deleted or never committed).
 
     Consolidation commits what it rewrites, and a run reads every memory (an inbox proposal
     it would propose again, a keeper it would merge into): a hand edit not committed yet
     would go into its commit, or be written over. So a run is not applied while there is
     one (:func:`refuse_uncommitted`); a dry run names them."""
     from ..gitstore import differing_paths
+    from ..tree import is_listed
 
-    differing = differing_paths(root, [f"{tree}/" for tree in ALL_TREES])
-    if not differing:
-        return []
-    wanted = set(paths)
-    return sorted(p for p in differing if p in wanted)
+    # Ignored files are left out: git would never commit them, so they are nobody's pending work.
+    differing = differing_paths(root, [f"{tree}/" for tree in ALL_TREES], ignored=False)
+    return sorted(p for p in differing or () if is_listed(p.rsplit("/", 1)[-1]))
 
 
 def render(vault: Vault, state: State, result: Plan) -> None:
@@ -216,7 +215,7 @@ def consolidate(
 
 def refuse_uncommitted(vault: Vault) -> None:
     """Raise (nothing written) when a memory file holds edits not committed yet."""
-    held = uncommitted(vault.root, [m.path for m in vault.all_memories()])
+    held = uncommitted(vault.root)
     if held:
         shown = ", ".join(held[:5]) + (", ..." if len(held) > 5 else "")
         raise MemvaultError(
