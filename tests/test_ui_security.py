@@ -286,6 +286,15 @@ def test_consolidation_preview_and_apply(vault: Vault, serve: Any) -> None:
     assert running.post("/consolidate", form).status_code == 403  # not a librarian
     librarian: Running = serve(Vault.open(vault.root, agent="me", team="web", role="librarian"))
     assert librarian.post("/consolidate", {**form, "fingerprint": "0" * 32}).status_code == 400
+    # a hand edit not committed yet: the apply is refused, nothing written
+    edited = next((vault.root / "semantic").rglob("*.md"))
+    kept = edited.read_bytes()
+    edited.write_bytes(kept + b"\nA hand edit.\n")
+    refused = librarian.post("/consolidate", form)
+    assert refused.status_code == 400 and "uncommitted edits" in refused.text
+    assert commit_count(vault.root) == before
+    assert edited.read_bytes().endswith(b"A hand edit.\n")
+    edited.write_bytes(kept)
     response = librarian.post("/consolidate", form)
     assert response.status_code == 303 and "notice=consolidated" in response.headers["location"]
     assert commit_count(vault.root) == before + 1

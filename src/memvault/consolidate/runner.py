@@ -10,7 +10,7 @@ from __future__ import annotations
 import datetime as dt
 import difflib
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -170,7 +170,10 @@ def commit_message(result: Plan) -> str:
 
 
 def apply(vault: Vault, result: Plan) -> str | None:
-    """Perform a plan as one commit (call with the vault lock held)."""
+    """Perform a plan as one commit (call with the vault lock held). Refused, nothing
+    written, when the plan found memory files with uncommitted edits."""
+    if result.held:
+        raise _held_error(result.held)
     if result.empty and not result.folded_records:
         return None
     log_path = vault.root / CONSOLIDATION_LOG
@@ -217,12 +220,16 @@ def refuse_uncommitted(vault: Vault) -> None:
     """Raise (nothing written) when a memory file holds edits not committed yet."""
     held = uncommitted(vault.root)
     if held:
-        shown = ", ".join(held[:5]) + (", ..." if len(held) > 5 else "")
-        raise MemvaultError(
-            f"{len(held)} memory file(s) have uncommitted edits ({shown}): commit or discard "
-            "them, then run consolidate again (--dry-run shows the plan meanwhile)",
-            key="uncommitted",
-        )
+        raise _held_error(held)
+
+
+def _held_error(held: Sequence[str]) -> MemvaultError:
+    shown = ", ".join(held[:5]) + (", ..." if len(held) > 5 else "")
+    return MemvaultError(
+        f"{len(held)} memory file(s) have uncommitted edits ({shown}): commit or discard "
+        "them, then run consolidate again (--dry-run shows the plan meanwhile)",
+        key="uncommitted",
+    )
 
 
 def diff_of(vault: Vault, result: Plan) -> str:
