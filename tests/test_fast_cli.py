@@ -84,6 +84,9 @@ SAME_CALL = [
     "search postgres --kind semantic --explain",
     "context 'migrate billing' -b 800 --scope team --json",
     "context x",
+    "episodes",
+    "episodes --last 5 --no-transcripts --json",
+    "episodes -n 3 --transcripts",
 ]
 
 
@@ -96,7 +99,7 @@ def test_the_fast_parser_and_typer_make_the_same_call(line, monkeypatch):
     from memvault.cli.common import state
 
     calls = []
-    modules = {"add": actions, "log": actions, "show": actions}
+    modules = {"add": actions, "log": actions, "show": actions, "episodes": actions}
     modules.update(
         dict.fromkeys(("recall", "fact", "procedure", "search", "context"), search_actions)
     )
@@ -143,6 +146,9 @@ def test_the_fast_parser_and_typer_make_the_same_call(line, monkeypatch):
         ["recall", "x", "--explain=yes"],
         ["fact", "x", "--order", "time"],  # recall's option, not fact's
         ["context", "x", "--budget"],
+        ["episodes", "--last", "0"],  # below the range: Typer says which range
+        ["episodes", "--no-transcripts=1"],
+        ["episodes", "extra"],
     ],
 )
 def test_unusual_command_lines_go_to_typer(argv):

@@ -1,4 +1,4 @@
-"""The hot commands, ``add``, ``log`` and ``show``, without typer.
+"""The hot commands, ``add``, ``log``, ``show`` and ``episodes``, without typer.
 
 The Typer commands in :mod:`memvault.cli.write` and the fast argument parser in
 :mod:`memvault.cli.fast` both call these, so the two ways in behave the same. Every
@@ -12,7 +12,15 @@ from pathlib import Path
 
 from .. import debug
 from ..memory import KIND_TYPE
-from .common import emit_json, info, open_vault, parse_when, read_text_arg, split_list
+from .common import (
+    emit_json,
+    info,
+    open_vault,
+    parse_when,
+    print_table,
+    read_text_arg,
+    split_list,
+)
 
 
 def add(
@@ -158,6 +166,29 @@ def show(memory_id: str, *, raw: bool, around: int | None, json_out: bool) -> No
                 print(f"{key}: {', '.join(value) if isinstance(value, list) else value}")
         print()
         print(memory.content)
+
+
+def episodes(*, last: int, include_transcripts: bool, json_out: bool) -> None:
+    """``memvault episodes --last N``: the most recent episodes, newest first."""
+    from ..reports import recent_episodes
+
+    vault = open_vault()
+    items = recent_episodes(vault, last, include_transcripts)
+    debug.note("filters", {"type": "episodic", "last": last, "transcripts": include_transcripts})
+    debug.note("found", f"{len(items)} episodes")
+    if json_out:
+        emit_json([m.to_dict() for m in items])
+        return
+    rows = [
+        {
+            "created": str(m.get("created", ""))[:16],
+            "id": m.id,
+            "outcome": m.get("outcome", ""),
+            "title": m.title,
+        }
+        for m in items
+    ]
+    print_table(rows, ["created", "id", "outcome", "title"])
 
 
 def _time_text(value: str | None, key: str) -> str | None:

@@ -64,6 +64,20 @@ def console(stderr: bool = False) -> Any:
     return Console(stderr=stderr, highlight=False, soft_wrap=False, width=width)
 
 
+def print_table(rows: list[dict[str, Any]], columns: list[str]) -> None:
+    """Rows as a borderless table for people (titles wrap, other cells are cut)."""
+    from rich.table import Table
+
+    table = Table(show_edge=False, pad_edge=False, box=None, header_style="bold")
+    for col in columns:
+        table.add_column(
+            col, overflow="fold" if col == "title" else "ellipsis", no_wrap=col != "title"
+        )
+    for row in rows:
+        table.add_row(*[str(row.get(c, "") or "") for c in columns])
+    console().print(table)
+
+
 def emit_json(data: Any) -> None:
     # Indented for people at a terminal; compact for programs (json's C encoder is faster).
     indent = 2 if sys.stdout.isatty() else None

@@ -30,9 +30,12 @@ class _Unsure(Exception):
 def _value(option: Option, value: str) -> object:
     if option.kind == "int":
         try:
-            return int(value)
+            number = int(value)
         except ValueError:
             raise _Unsure(value) from None
+        if option.bounds is not None and not option.bounds[0] <= number <= option.bounds[1]:
+            raise _Unsure(value)  # Typer says what the range is
+        return number
     return Path(value) if option.kind == "path" else value
 
 
@@ -63,7 +66,7 @@ def _options(
         if option.kind == "flag":
             if eq:
                 raise _Unsure(arg)
-            values[option.name] = True
+            values[option.name] = name not in option.off_flags
             i += 1
             continue
         if eq:
@@ -142,6 +145,7 @@ def parse(argv: list[str]) -> Callable[[], None] | None:
         "procedure": search_actions.procedure,
         "search": search_actions.search,
         "context": search_actions.context,
+        "episodes": actions.episodes,
     }
     handler = handlers[command.name]
 

@@ -47,7 +47,7 @@ class Argument:
 class Option:
     """An option: its parameter name, its flags (as shown in help), what value it takes."""
 
-    __slots__ = ("name", "flags", "kind", "help", "default", "required")
+    __slots__ = ("name", "flags", "kind", "help", "default", "required", "off_flags", "bounds")
 
     def __init__(
         self,
@@ -56,20 +56,25 @@ class Option:
         kind: ValueKind,
         help: str,
         *,
-        default: str | int | None = None,
+        default: str | int | bool | None = None,
         required: bool = False,
+        off_flags: tuple[str, ...] = (),
+        bounds: tuple[int, int] | None = None,
     ) -> None:
         self.name = name
         self.flags = flags
         self.kind = kind
         self.help = help
-        # For "str" and "int" options; the others default to None (flags: False).
+        # For "str" and "int" options, and True for a flag that is on unless turned off;
+        # the others default to None (flags: False).
         self.default = default
         self.required = required
+        self.off_flags = off_flags  # a flag's "off" spellings (--no-transcripts)
+        self.bounds = bounds  # an "int" option's smallest and largest value
 
     def default_value(self) -> object:
         """The value the command gets when the option is not given."""
-        return False if self.kind == "flag" else self.default
+        return bool(self.default) if self.kind == "flag" else self.default
 
 
 class Command:
@@ -85,8 +90,10 @@ class Command:
         self.options = options
 
     def lookup(self) -> dict[str, Option]:
-        """Every flag (``--file``, ``-f``) -> its option."""
-        return {flag: option for option in self.options for flag in option.flags}
+        """Every flag (``--file``, ``-f``, ``--no-transcripts``) -> its option."""
+        return {
+            flag: option for option in self.options for flag in (*option.flags, *option.off_flags)
+        }
 
 
 KINDS = tuple(KIND_TYPE)
@@ -337,9 +344,34 @@ CONTEXT = Command(
     ),
 )
 
+EPISODES = Command(
+    "episodes",
+    (),
+    (
+        Option(
+            "last",
+            ("--last", "-n"),
+            "int",
+            "How many recent episodes.",
+            default=10,
+            bounds=(1, 100_000),
+        ),
+        Option(
+            "include_transcripts",
+            ("--transcripts",),
+            "flag",
+            "Include session transcripts.",
+            default=True,
+            off_flags=("--no-transcripts",),
+        ),
+        Option("json_out", ("--json",), "flag", "Print JSON (a list)."),
+    ),
+)
+
 # The commands the fast parser may run without Typer.
 FAST_COMMANDS = {
-    command.name: command for command in (ADD, LOG, SHOW, RECALL, SEARCH, FACT, PROCEDURE, CONTEXT)
+    command.name: command
+    for command in (ADD, LOG, SHOW, RECALL, SEARCH, FACT, PROCEDURE, CONTEXT, EPISODES)
 }
 
 
@@ -413,9 +445,13 @@ def _typer_option(option: Option) -> inspect.Parameter:
     else:
         annotation = optional[option.kind]
     default = ... if option.required else option.default_value()
+    flags = option.flags
+    if option.off_flags:  # typer spells an on/off pair as one declaration
+        flags = ("/".join((*option.flags, *option.off_flags)),)
+    low, high = option.bounds if option.bounds is not None else (None, None)
     return inspect.Parameter(
         option.name,
         inspect.Parameter.KEYWORD_ONLY,
-        default=typer.Option(default, *option.flags, help=option.help),
+        default=typer.Option(default, *flags, help=option.help, min=low, max=high),
         annotation=annotation,
     )

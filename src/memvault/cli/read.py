@@ -11,22 +11,9 @@ import typer
 from .. import debug
 from ..errors import MemvaultError
 from . import actions, options
-from .common import emit_json, open_vault, parse_when, split_list
+from .common import emit_json, open_vault, parse_when, print_table, split_list
 from .options import typer_parameters
-from .root import app, console
-
-
-def _table(rows: list[dict[str, Any]], columns: list[str]) -> None:
-    from rich.table import Table
-
-    table = Table(show_edge=False, pad_edge=False, box=None, header_style="bold")
-    for col in columns:
-        table.add_column(
-            col, overflow="fold" if col == "title" else "ellipsis", no_wrap=col != "title"
-        )
-    for row in rows:
-        table.add_row(*[str(row.get(c, "") or "") for c in columns])
-    console().print(table)
+from .root import app
 
 
 @app.command()
@@ -90,7 +77,7 @@ def list_(
     if json_out:
         emit_json([m.to_dict(with_content=False) for m in items])
         return
-    _table(
+    print_table(
         [
             {
                 "id": m.id,
@@ -107,40 +94,13 @@ def list_(
 
 
 @app.command()
-def episodes(
-    last: int = typer.Option(
-        10, "--last", "-n", min=1, max=100_000, help="How many recent episodes."
-    ),
-    include_transcripts: bool = typer.Option(
-        True, "--transcripts/--no-transcripts", help="Include session transcripts."
-    ),
-    json_out: bool = typer.Option(False, "--json", help="Print JSON (a list)."),
-) -> None:
+@typer_parameters(options.EPISODES)
+def episodes(**values: Any) -> None:
     """The most recent episodes, newest first.
 
     Example: memvault episodes --last 5
     """
-    from ..reports import recent_episodes
-
-    vault = open_vault()
-    items = recent_episodes(vault, last, include_transcripts)
-    debug.note("filters", {"type": "episodic", "last": last, "transcripts": include_transcripts})
-    debug.note("found", f"{len(items)} episodes")
-    if json_out:
-        emit_json([m.to_dict() for m in items])
-        return
-    _table(
-        [
-            {
-                "created": str(m.get("created", ""))[:16],
-                "id": m.id,
-                "outcome": m.get("outcome", ""),
-                "title": m.title,
-            }
-            for m in items
-        ],
-        ["created", "id", "outcome", "title"],
-    )
+    actions.episodes(**values)
 
 
 @app.command()
