@@ -84,6 +84,9 @@ SAME_CALL = [
     "search postgres --kind semantic --explain",
     "context 'migrate billing' -b 800 --scope team --json",
     "context x",
+    "validate 'we deploy on fridays'",
+    "validate x --as-of 2026-01-01 --scope team --tag a --explain --no-judge --json",
+    "validate x --judge",
     "episodes",
     "episodes --last 5 --no-transcripts --json",
     "episodes -n 3 --transcripts",
@@ -101,7 +104,9 @@ def test_the_fast_parser_and_typer_make_the_same_call(line, monkeypatch):
     calls = []
     modules = {"add": actions, "log": actions, "show": actions, "episodes": actions}
     modules.update(
-        dict.fromkeys(("recall", "fact", "procedure", "search", "context"), search_actions)
+        dict.fromkeys(
+            ("recall", "fact", "procedure", "search", "context", "validate"), search_actions
+        )
     )
 
     def recorder(name):
@@ -149,6 +154,8 @@ def test_the_fast_parser_and_typer_make_the_same_call(line, monkeypatch):
         ["episodes", "--last", "0"],  # below the range: Typer says which range
         ["episodes", "--no-transcripts=1"],
         ["episodes", "extra"],
+        ["validate"],  # the statement is required
+        ["validate", "x", "--judge=no"],
     ],
 )
 def test_unusual_command_lines_go_to_typer(argv):

@@ -145,6 +145,7 @@ def parse(argv: list[str]) -> Callable[[], None] | None:
         "procedure": search_actions.procedure,
         "search": search_actions.search,
         "context": search_actions.context,
+        "validate": search_actions.validate,
         "episodes": actions.episodes,
     }
     handler = handlers[command.name]

@@ -344,6 +344,31 @@ CONTEXT = Command(
     ),
 )
 
+VALIDATE = Command(
+    "validate",
+    (
+        Argument(
+            "statement", "The claim to check, as one sentence.", required=True, metavar="STATEMENT"
+        ),
+    ),
+    (
+        _AS_OF,
+        _SCOPE,
+        _TAG,
+        _EXPLAIN,
+        Option(
+            "judge",
+            ("--judge",),
+            "flag",
+            "Ask validate.judge_command, when one is set, for the verdict (default); "
+            "--no-judge: the built-in rules only.",
+            default=True,
+            off_flags=("--no-judge",),
+        ),
+        _JSON,
+    ),
+)
+
 EPISODES = Command(
     "episodes",
     (),
@@ -371,7 +396,7 @@ EPISODES = Command(
 # The commands the fast parser may run without Typer.
 FAST_COMMANDS = {
     command.name: command
-    for command in (ADD, LOG, SHOW, RECALL, SEARCH, FACT, PROCEDURE, CONTEXT, EPISODES)
+    for command in (ADD, LOG, SHOW, RECALL, SEARCH, FACT, PROCEDURE, CONTEXT, VALIDATE, EPISODES)
 }
 
 

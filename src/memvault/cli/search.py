@@ -8,15 +8,10 @@ from typing import Any
 import typer
 
 from . import options, search_actions
-from .common import emit_json, open_vault, parse_when, split_list, state
+from .common import emit_json, open_vault, state
 from .options import typer_parameters
 from .root import app, console
 
-# validate's options (the other search commands take theirs from options.py's tables).
-_AS_OF = typer.Option(None, "--as-of", help=options.RECALL.lookup()["--as-of"].help)
-_SCOPE = typer.Option(None, "--scope", help=options.RECALL.lookup()["--scope"].help)
-_TAG = typer.Option(None, "--tag", help=options.RECALL.lookup()["--tag"].help)
-_EXPLAIN = typer.Option(False, "--explain", help=options.RECALL.lookup()["--explain"].help)
 _JSON = typer.Option(False, "--json", help="Print JSON.")
 
 
@@ -80,22 +75,8 @@ def context(**values: Any) -> None:
 
 
 @app.command()
-def validate(
-    statement: str = typer.Argument(
-        ..., metavar="STATEMENT", help="The claim to check, as one sentence."
-    ),
-    as_of: str | None = _AS_OF,
-    scope: str | None = _SCOPE,
-    tag: list[str] | None = _TAG,
-    explain: bool = _EXPLAIN,
-    judge: bool = typer.Option(
-        True,
-        "--judge/--no-judge",
-        help="Ask validate.judge_command, when one is set, for the verdict (default); "
-        "--no-judge: the built-in rules only.",
-    ),
-    json_out: bool = _JSON,
-) -> None:
+@typer_parameters(options.VALIDATE)
+def validate(**values: Any) -> None:
     """Check a statement against known facts: supported, contradicted or unknown, with the
     fact and the slot that decide it.
 
@@ -107,23 +88,7 @@ def validate(
 
     Example: memvault validate "we deploy on Fridays"
     """
-    vault = open_vault()
-    result = vault.validate(
-        statement,
-        explain=explain,
-        as_of=parse_when(as_of or None, "as-of"),
-        scope=scope or None,
-        tags=split_list(tag),
-        judge=judge,
-    )
-    if json_out:
-        emit_json(result.as_dict())
-        return
-    out = console()
-    out.print(f"{result.verdict}: {result.why}", markup=False)
-    for ev in result.evidence:
-        out.print(f"  {ev.relation:11s} [{ev.hit.id}] {ev.hit.snippet}", markup=False)
-        out.print(f"              {ev.why}", markup=False, style="dim")
+    search_actions.validate(**values)
 
 
 @app.command()

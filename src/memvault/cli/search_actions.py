@@ -110,6 +110,37 @@ def context(query: str, *, budget: int, json_out: bool, **values: Any) -> None:
     _end_quickly()
 
 
+def validate(
+    statement: str,
+    *,
+    as_of: str | None,
+    scope: str | None,
+    tag: list[str] | None,
+    explain: bool,
+    judge: bool,
+    json_out: bool,
+) -> None:
+    """``memvault validate STATEMENT``: supported, contradicted or unknown, and why."""
+    with _opened() as vault:
+        result = vault.validate(
+            statement,
+            explain=explain,
+            as_of=parse_when(as_of or None, "as-of"),
+            scope=scope or None,
+            tags=split_list(tag),
+            judge=judge,
+        )
+        if json_out:
+            emit_json(result.as_dict())
+        else:
+            out = console()
+            out.print(f"{result.verdict}: {result.why}", markup=False)
+            for ev in result.evidence:
+                out.print(f"  {ev.relation:11s} [{ev.hit.id}] {ev.hit.snippet}", markup=False)
+                out.print(f"              {ev.why}", markup=False, style="dim")
+    _end_quickly()
+
+
 def show_result(result: SearchResult, json_out: bool, explain: bool) -> None:
     """Print a search's hits: JSON for programs, or numbered lines for a person."""
     if json_out:
