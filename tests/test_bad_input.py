@@ -360,3 +360,13 @@ def test_git_error_is_an_expected_error(cli: Cli, seeded: Vault) -> None:
     assert r.code == 1 and len(_lines(r.err)) == 1 and "git" in r.err.lower()
     assert "Traceback" not in r.err
     _ = last_message  # keep the helper imported for symmetry with other test modules
+
+
+@pytest.mark.parametrize("age", ["99999999999d", "999999y"])
+def test_an_age_before_the_year_one_is_a_one_line_error(cli: Cli, seeded: Vault, age: str) -> None:
+    """Found by the CLI fuzzer: an age too large for a date was an internal error."""
+    for command in (["recall", "x", "--since", age], ["validate", "x", "--as-of", age]):
+        result = cli("--vault", seeded.root, *command)
+        assert result.code == 1, result.err
+        assert result.err.count("\n") == 1 and "before the year 1" in result.err
+        assert ("since" if "--since" in command else "as-of") in result.err

@@ -110,7 +110,13 @@ def parse_when(value: str | None, key: str) -> dt.datetime | None:
     text = value.strip().lower()
     units = {"h": 3600, "d": 86400, "w": 7 * 86400, "m": 30 * 86400, "y": 365 * 86400}
     if len(text) > 1 and text[:-1].isdigit() and text[-1] in units:
-        return now_utc() - dt.timedelta(seconds=int(text[:-1]) * units[text[-1]])
+        try:
+            return now_utc() - dt.timedelta(seconds=int(text[:-1]) * units[text[-1]])
+        except (OverflowError, ValueError):  # further back than datetime reaches
+            raise MemvaultError(
+                f"{value!r} reaches back before the year 1: give a smaller age or a date",
+                key=key,
+            ) from None
     try:
         return parse_time(value)
     except ValueError:
