@@ -93,7 +93,7 @@ def uncommitted(root: Path) -> list[str]:
     Consolidation commits what it rewrites, and a run reads every memory (an inbox proposal
     it would propose again, a keeper it would merge into): a hand edit not committed yet
     would go into its commit, or be written over. So a run is not applied while there is
-    one (:func:`refuse_uncommitted`); a dry run names them."""
+    one (:func:`apply` refuses the plan); a dry run names them."""
     from ..gitstore import differing_paths
     from ..tree import is_listed
 
@@ -210,17 +210,9 @@ def consolidate(
     if dry_run:
         return plan(vault, now, only, progress, texts=texts), None
     with vault.locked():
-        refuse_uncommitted(vault)
         result = plan(vault, now, only, progress, writer=True)
         sha = apply(vault, result)
     return result, sha
-
-
-def refuse_uncommitted(vault: Vault) -> None:
-    """Raise (nothing written) when a memory file holds edits not committed yet."""
-    held = uncommitted(vault.root)
-    if held:
-        raise _held_error(held)
 
 
 def _held_error(held: Sequence[str]) -> MemvaultError:
