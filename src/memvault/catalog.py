@@ -14,19 +14,25 @@ from __future__ import annotations
 
 import json
 import os
-import sqlite3
 from collections.abc import Iterable
 from pathlib import Path
 from stat import S_ISDIR as _S_ISDIR
 
+from .catalog_db import (
+    FileRow,
+    connect,
+    decode_problems,
+    file_row,
+    note_names,
+    under,
+)
 from .errors import Problem, ValidationError
 from .files import load_document, read_bytes
 from .memory import Memory, validate_meta
 from .paths import ALL_TREES, CATALOG_PATH
 from .record import Record
-from .tree import MEMORY_SUFFIXES, is_listed, is_utf8_name, walk_memory_files
+from .tree import MEMORY_SUFFIXES, is_listed, is_utf8_name, listed_stat, walk_memory_files
 
-SCHEMA = 5
 # A folder whose mtime is this close to 'now' may still change within the same clock tick
 # (git's "racy" entries): it is recorded as unknown and re-listed next time.
 RACY_NS = 50_000_000
@@ -110,59 +116,6 @@ def sha256_bytes(data: bytes) -> str:
         except ImportError:
             from hashlib import sha256  # type: ignore[assignment,unused-ignore]
     return str(sha256(data).hexdigest())
-
-
-def _connect(db_path: Path) -> sqlite3.Connection:
-    try:
-        return _open(db_path)
-    except sqlite3.DatabaseError:  # not a database any more (truncated, overwritten): rebuild
-        for suffix in ("", "-wal", "-shm"):
-            try:
-                os.unlink(str(db_path) + suffix)
-            except FileNotFoundError:
-                pass
-        return _open(db_path)
-
-
-def _open(db_path: Path) -> sqlite3.Connection:
-    db_path.parent.mkdir(parents=True, exist_ok=True)
-    conn = sqlite3.connect(db_path, timeout=30, isolation_level=None)
-    conn.execute("PRAGMA journal_mode=WAL")
-    # A disposable cache: no fsync (a crashed process can't corrupt WAL; a corrupt file is
-    # rebuilt). With fsync every open/close pair would cost more than the rest of an add.
-    conn.execute("PRAGMA synchronous=OFF")
-    version = conn.execute("PRAGMA user_version").fetchone()[0]
-    if version != SCHEMA:
-        conn.execute("BEGIN IMMEDIATE")
-        if conn.execute("PRAGMA user_version").fetchone()[0] != SCHEMA:  # not done meanwhile
-            conn.execute("DROP TABLE IF EXISTS files")
-            conn.execute("DROP TABLE IF EXISTS dirs")
-            conn.execute(
-                "CREATE TABLE files (path TEXT PRIMARY KEY, mtime_ns INTEGER, size INTEGER, "
-                "sha TEXT, id TEXT, subject TEXT, doc TEXT, problems TEXT)"
-            )
-            conn.execute("CREATE INDEX files_id ON files(id)")
-            # names: the folder's memory files, NUL-separated (NULL: unknown, ask ``files``)
-            conn.execute("CREATE TABLE dirs (path TEXT PRIMARY KEY, mtime_ns INTEGER, names TEXT)")
-            conn.execute(f"PRAGMA user_version={SCHEMA}")
-        conn.execute("COMMIT")
-    return conn
-
-
-def _encode(memory: Memory | None, problems: Iterable[Problem]) -> tuple[str | None, str]:
-    doc = None
-    if memory is not None:
-        doc = json.dumps(
-            {"id": memory.id, "type": memory.type, "meta": memory.meta, "content": memory.content},
-            ensure_ascii=False,
-        )
-    return doc, json.dumps([p.as_dict() for p in problems], ensure_ascii=False)
-
-
-def _problems(text: str | None) -> tuple[Problem, ...]:
-    if not text or text == "[]":
-        return ()
-    return tuple(Problem(p["path"], p["key"], p["message"]) for p in json.loads(text))
 
 
 def _dir_stamp(st: os.stat_result) -> int:
@@ -252,7 +205,7 @@ class Catalog:
     def scan(self, trees: Iterable[str] = ALL_TREES) -> ScanResult:
         """Bring the cache up to date with the files and return every entry."""
         trees = tuple(trees)
-        conn = _connect(self.db_path)
+        conn = connect(self.db_path)
         try:
             cached = {
                 row[0]: row
@@ -278,20 +231,12 @@ class Catalog:
                 names.setdefault(folder, []).append(name)
                 row = cached.get(rel)
                 if row is not None and row[1] == st.st_mtime_ns and row[2] == st.st_size:
-                    result.entries[rel] = Entry(
-                        rel,
-                        row[3],
-                        None,
-                        _problems(row[7]),
-                        doc=row[6],
-                        memory_id=row[4],
-                        subject=row[5],
-                    )
+                    result.entries[rel] = _cached_entry(row)
                     continue
                 sha, memory, problem_list = parse_file(self.root / rel, rel, self.max_bytes)
                 result.entries[rel] = Entry(rel, sha, memory, tuple(problem_list))
                 result.changed.append(rel)
-                updates.append(_row(rel, st, sha, memory, problem_list))
+                updates.append(file_row(rel, st, sha, memory, problem_list))
             in_scope = [p for p in cached if p.split("/", 1)[0] in trees]
             result.removed = [p for p in in_scope if p not in seen]
             known_dirs = {
@@ -314,6 +259,44 @@ class Catalog:
         finally:
             conn.close()
 
+    def scan_paths(self, rels: Iterable[str]) -> ScanResult:
+        """:meth:`scan`, of some paths only (those git says can differ): entries for the
+        ones that are memory files now, ``removed`` for cached ones that are not."""
+        wanted = sorted(set(rels))
+        conn = connect(self.db_path)
+        try:
+            cached: dict[str, FileRow] = {}
+            for start in range(0, len(wanted), 500):
+                batch = wanted[start : start + 500]
+                marks = ",".join("?" * len(batch))
+                sql = (
+                    "SELECT path, mtime_ns, size, sha, id, subject, doc, problems FROM files "
+                    f"WHERE path IN ({marks})"
+                )
+                cached.update((row[0], row) for row in conn.execute(sql, batch))
+        finally:
+            conn.close()
+        result = ScanResult()
+        updates: list[tuple[object, ...]] = []
+        base = str(self.root)
+        for rel in wanted:
+            st = listed_stat(base, rel)
+            if st is None:
+                if rel in cached:
+                    result.removed.append(rel)
+                continue
+            result.stats[rel] = (st.st_mtime_ns, st.st_size)
+            row = cached.get(rel)
+            if row is not None and row[1] == st.st_mtime_ns and row[2] == st.st_size:
+                result.entries[rel] = _cached_entry(row)
+                continue
+            sha, memory, problem_list = parse_file(self.root / rel, rel, self.max_bytes)
+            result.entries[rel] = Entry(rel, sha, memory, tuple(problem_list))
+            result.changed.append(rel)
+            updates.append(file_row(rel, st, sha, memory, problem_list))
+        self._store(updates, result.removed)
+        return result
+
     def refresh(self, rels: Iterable[str]) -> None:
         """Re-read given files now (after memvault itself wrote or removed them)."""
         rels = list(rels)
@@ -327,14 +310,14 @@ class Catalog:
                 gone.append(rel)
                 continue
             sha, memory, problems = parse_file(abs_path, rel, self.max_bytes)
-            rows.append(_row(rel, abs_path.lstat(), sha, memory, problems))
+            rows.append(file_row(rel, abs_path.lstat(), sha, memory, problems))
         self._store(rows, gone)
 
     def put_many(self, items: Iterable[tuple[str, Memory, str]]) -> None:
         """Record files memvault itself just wrote, ``(rel, memory, text)``, without parsing
         them back (see :meth:`put`)."""
         rows = [
-            _row(rel, os.lstat(os.path.join(self.root, rel)), sha256_hex(text), memory, [])
+            file_row(rel, os.lstat(os.path.join(self.root, rel)), sha256_hex(text), memory, [])
             for rel, memory, text in items
         ]
         self._store(rows, [])
@@ -348,12 +331,12 @@ class Catalog:
         rewritten once (not once per file: a folder may hold 100,000 memories)."""
         if not rows and not gone:
             return
-        conn = _connect(self.db_path)
+        conn = connect(self.db_path)
         try:
             conn.execute("BEGIN IMMEDIATE")
             conn.executemany("INSERT OR REPLACE INTO files VALUES (?,?,?,?,?,?,?,?)", rows)
             conn.executemany("DELETE FROM files WHERE path=?", [(rel,) for rel in gone])
-            _note_names(conn, [str(row[0]) for row in rows], gone)
+            note_names(conn, [str(row[0]) for row in rows], gone)
             conn.execute("COMMIT")
         finally:
             conn.close()
@@ -366,7 +349,7 @@ class Catalog:
         place keep their old entry until the next :meth:`scan`.
         """
         trees = tuple(trees)
-        conn = _connect(self.db_path)
+        conn = connect(self.db_path)
         try:
             blobs: dict[str, str | None] = {}
             known: dict[str, int] = {}
@@ -384,9 +367,7 @@ class Catalog:
             removed: list[str] = []
             for rel in gone_dirs:
                 removed += [
-                    row[0]
-                    for row in conn.execute(*_under(rel))
-                    if "/" not in row[0][len(rel) + 1 :]
+                    row[0] for row in conn.execute(*under(rel)) if "/" not in row[0][len(rel) + 1 :]
                 ]
             for rel in stale:
                 names = set(folders[rel][1] or ())
@@ -394,7 +375,7 @@ class Catalog:
                 if blob is not None:  # one row instead of one per file (a folder may hold 10,000)
                     cached = set(blob.split("\0")) if blob else set()
                 else:
-                    cached = {row[0][len(rel) + 1 :] for row in conn.execute(*_under(rel))}
+                    cached = {row[0][len(rel) + 1 :] for row in conn.execute(*under(rel))}
                     cached = {n for n in cached if "/" not in n}
                 removed += [f"{rel}/{n}" for n in cached - names]
                 for name in sorted(names - cached):
@@ -412,7 +393,7 @@ class Catalog:
                         updates.append((path, -1, -1, "", peeked, None, None, "[]"))
                         continue
                     sha, memory, problems = parse_file(self.root / path, path, self.max_bytes)
-                    updates.append(_row(path, st, sha, memory, problems))
+                    updates.append(file_row(path, st, sha, memory, problems))
             conn.execute("BEGIN IMMEDIATE")
             conn.executemany("INSERT OR REPLACE INTO files VALUES (?,?,?,?,?,?,?,?)", updates)
             conn.executemany("DELETE FROM files WHERE path=?", [(p,) for p in removed])
@@ -428,7 +409,7 @@ class Catalog:
 
     def paths_with_id(self, memory_id: str) -> list[str]:
         """Files whose ``id`` is ``memory_id``, as last seen (see :meth:`quick_sync`)."""
-        conn = _connect(self.db_path)
+        conn = connect(self.db_path)
         try:
             return [
                 row[0] for row in conn.execute("SELECT path FROM files WHERE id=?", (memory_id,))
@@ -439,7 +420,7 @@ class Catalog:
     def shas(self) -> dict[str, str]:
         """Every file's sha as last recorded, without a walk or a parse ("": not parsed yet):
         a reader keeping its own parsed copies asks :meth:`entry` for the few that moved."""
-        conn = _connect(self.db_path)
+        conn = connect(self.db_path)
         try:
             return {row[0]: row[1] or "" for row in conn.execute("SELECT path, sha FROM files")}
         finally:
@@ -452,7 +433,7 @@ class Catalog:
         except OSError:
             self.refresh([rel])
             return None
-        conn = _connect(self.db_path)
+        conn = connect(self.db_path)
         try:
             row = conn.execute(
                 "SELECT path, mtime_ns, size, sha, id, subject, doc, problems "
@@ -462,15 +443,13 @@ class Catalog:
         finally:
             conn.close()
         if row is not None and row[1] == st.st_mtime_ns and row[2] == st.st_size:
-            return Entry(
-                rel, row[3], None, _problems(row[7]), doc=row[6], memory_id=row[4], subject=row[5]
-            )
+            return _cached_entry(row)
         sha, memory, problems = parse_file(self.root / rel, rel, self.max_bytes)
-        conn = _connect(self.db_path)
+        conn = connect(self.db_path)
         try:
             conn.execute(
                 "INSERT OR REPLACE INTO files VALUES (?,?,?,?,?,?,?,?)",
-                _row(rel, st, sha, memory, problems),
+                file_row(rel, st, sha, memory, problems),
             )
         finally:
             conn.close()
@@ -488,19 +467,17 @@ class Catalog:
                 pass
 
 
-def _row(
-    rel: str, st: os.stat_result, sha: str, memory: Memory | None, problems: list[Problem]
-) -> tuple[object, ...]:
-    doc, probs = _encode(memory, problems)
-    return (
-        rel,
-        st.st_mtime_ns,
-        st.st_size,
-        sha,
-        memory.id if memory else None,
-        memory.subject if memory else None,
-        doc,
-        probs,
+def _cached_entry(row: FileRow) -> Entry:
+    """The entry of an unchanged file's row: its memory is decoded from ``doc`` only when
+    asked for."""
+    return Entry(
+        row[0],
+        row[3],
+        None,
+        decode_problems(row[7]),
+        doc=row[6],
+        memory_id=row[4],
+        subject=row[5],
     )
 
 
@@ -534,29 +511,6 @@ def _peek_id(path: Path) -> str | None:
     from .memory import ID_RE
 
     return value if ID_RE.match(value) else None
-
-
-def _note_names(conn: sqlite3.Connection, present: Iterable[str], absent: Iterable[str]) -> None:
-    """Keep folders' ``names`` in step with files memvault wrote or removed itself: one
-    read and one write per folder touched."""
-    changes: dict[str, tuple[set[str], set[str]]] = {}
-    for rels, slot in ((present, 0), (absent, 1)):
-        for rel in rels:
-            folder, _, name = rel.rpartition("/")
-            changes.setdefault(folder, (set(), set()))[slot].add(name)
-    for folder, (added, removed) in changes.items():
-        row = conn.execute("SELECT names FROM dirs WHERE path=?", (folder,)).fetchone()
-        if row is None or row[0] is None:
-            continue
-        names = set(row[0].split("\0")) if row[0] else set()
-        new = (names | added) - removed
-        if new != names:
-            conn.execute("UPDATE dirs SET names=? WHERE path=?", ("\0".join(sorted(new)), folder))
-
-
-def _under(folder: str) -> tuple[str, tuple[str, str]]:
-    """SQL for the catalog rows below ``folder`` ('/' sorts just before '0')."""
-    return "SELECT path FROM files WHERE path > ? AND path < ?", (f"{folder}/", f"{folder}0")
 
 
 def load_one(root: Path, rel: str, max_bytes: int) -> Memory:

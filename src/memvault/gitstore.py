@@ -211,6 +211,19 @@ def differing_paths(root: Path, specs: Sequence[str], ignored: bool = True) -> l
     return [item[3:] for item in proc.stdout.split("\0") if len(item) > 3]
 
 
+def changed_between(root: Path, old: str, new: str, specs: Sequence[str]) -> list[str] | None:
+    """Paths under ``specs`` whose content differs between commits ``old`` and ``new`` (a
+    move is its two paths). None when git can't tell (``old`` is gone: a rewritten history
+    after a gc, a shallow clone)."""
+    if old == new:
+        return []
+    args = ["diff", "--name-only", "-z", "--no-renames", "--no-ext-diff", old, new, "--"]
+    proc = run_git(root, [*args, *specs], check=False)
+    if proc.returncode != 0:
+        return None
+    return [item for item in proc.stdout.split("\0") if item]
+
+
 EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
 
 

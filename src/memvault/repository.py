@@ -358,6 +358,15 @@ class Repository:
     # --- reading -------------------------------------------------------------------
 
     def scan(self) -> ScanResult:
+        self._settle_journal()
+        return self.catalog.scan()
+
+    def scan_paths(self, paths: Iterable[str]) -> ScanResult:
+        """:meth:`scan` of some paths only (those git says can differ)."""
+        self._settle_journal()
+        return self.catalog.scan_paths(paths)
+
+    def _settle_journal(self) -> None:
         if journal.pending(self.root):
             # A write in flight, or one whose process died: undo the latter before reading,
             # so its half-written files are never served. A live writer keeps the lock.
@@ -369,7 +378,6 @@ class Repository:
                     self.recover_interrupted()
             except LockTimeoutError:
                 pass
-        return self.catalog.scan()
 
     def all_memories(self) -> list[Memory]:
         """Every valid memory in the vault, whatever its scope (maintenance jobs)."""

@@ -8,6 +8,7 @@ A memory file lives under one of the memory trees (``episodic/``, ``semantic/``,
 from __future__ import annotations
 
 import os
+import stat
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 
@@ -84,3 +85,28 @@ def walk_memory_files(
                     except OSError:
                         continue
             stack.extend(reversed(subdirs))
+
+
+def listed_stat(root: str, rel: str) -> os.stat_result | None:
+    """The lstat of one file as :func:`walk_memory_files` would list it (None: it would not
+    list it -- missing, outside the memory trees, under a hidden or symlinked folder, not a
+    memory file name)."""
+    parts = rel.split("/")
+    name = parts[-1]
+    if (
+        len(parts) < 2
+        or parts[0] not in ALL_TREES
+        or any(p.startswith(".") or not is_utf8_name(p) for p in parts)
+        or not is_listed(name)
+    ):
+        return None
+    folder = root
+    try:
+        for part in parts[:-1]:
+            folder = os.path.join(folder, part)
+            if not stat.S_ISDIR(os.lstat(folder).st_mode):
+                return None
+        st = os.lstat(os.path.join(folder, name))
+    except OSError:
+        return None
+    return None if stat.S_ISDIR(st.st_mode) else st

@@ -4,17 +4,17 @@ those a file-system watcher reported)."""
 
 from __future__ import annotations
 
-import os
-import stat
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
 from ..early_status import differing, take_early
+from ..gitstore import changed_between, read_head
 from ..paths import ALL_TREES, GENERATION_PATH
-from ..tree import is_listed, walk_memory_files
+from ..tree import listed_stat, walk_memory_files
 
 Stats = dict[str, tuple[int, int]]  # {path: (mtime_ns, size)}
 
@@ -52,30 +52,57 @@ def dirty_paths(root: Path, early_ok: bool = False) -> list[str] | None:
     return sorted(found) if found is not None and len(found) <= DIRTY_LIMIT else None
 
 
-def git_drift(
-    root: Path,
-    dirty_then: object,
-    recorded: Callable[[list[str]], Mapping[str, tuple[int, int]]],
-) -> bool | None:
-    """Whether a memory file differs from the index's record, statting only the files
-    that can: those git says differ from HEAD now, and those that differed when the index
-    last wrote its manifest (``dirty_then``). Call only while HEAD is the manifest's
-    commit: then any file the index holds other text for is in one of the two sets.
+@dataclass(frozen=True)
+class GitView:
+    """What git said of the memory files before the index read them: HEAD, the paths that
+    differ from it (``git status``; None: too many to keep), and every path whose file can
+    differ from what the index holds (None: git can't tell, compare every file)."""
 
-    At 100,000 files ``git status`` (C, over git's stat cache) costs a fraction of a
-    Python stat of every file plus reading every file's record. None when git can't tell
-    (no repository, the manifest kept no list): the caller stats every file."""
-    if not isinstance(dirty_then, list):
+    head: str
+    differing: list[str] | None
+    suspects: list[str] | None
+
+
+def git_view(
+    root: Path, manifest: Mapping[str, object] | None = None, early_ok: bool = False
+) -> GitView | None:
+    """Git's look at the files, taken before they are read (None: no repository, no commit).
+
+    The index holds the files as they were at its manifest's commit plus the paths that
+    differed from it then (``dirty_paths``). A file outside those, outside the paths the
+    commits since then changed (``git diff``) and outside those that differ from HEAD now
+    (``git status``) is the same file the index read: those are the ``suspects``. At
+    100,000 files that costs a fraction of a Python stat of every file and the read of
+    every file's record. No suspects when the manifest kept no list, its commit is gone or
+    there are too many.
+
+    The view is what the next manifest records: taken before the files are read, a file
+    changed meanwhile is among its differing paths or in a later commit, never between.
+    ``git status`` runs before HEAD is read, for the same reason. ``early_ok``: as for
+    :func:`dirty_paths`."""
+    now = dirty_paths(root, early_ok)
+    head = read_head(root)
+    if head is None:
         return None
-    now = dirty_paths(root, early_ok=True)
-    if now is None:
-        return None
-    candidates = sorted({*now, *(str(p) for p in dirty_then)})
-    if not candidates:
+    dirty_then, commit = (manifest or {}).get("dirty_paths"), (manifest or {}).get("commit")
+    if now is None or not isinstance(dirty_then, list) or not isinstance(commit, str):
+        return GitView(head, now, None)
+    committed = changed_between(root, commit, head, ALL_TREES)
+    if committed is None:
+        return GitView(head, now, None)
+    suspects = {*now, *committed, *(str(p) for p in dirty_then)}
+    return GitView(head, now, sorted(suspects) if len(suspects) <= DIRTY_LIMIT else None)
+
+
+def differ(
+    root: Path, paths: list[str], recorded: Callable[[list[str]], Mapping[str, tuple[int, int]]]
+) -> bool:
+    """Whether one of ``paths`` is not as the index recorded it (stat-ed, or gone)."""
+    if not paths:
         return False
-    stats = recorded(candidates)
+    stats = recorded(paths)
     base = str(root)
-    return any(_listed(base, rel) != stats.get(rel) for rel in candidates)
+    return any(_listed(base, rel) != stats.get(rel) for rel in paths)
 
 
 _feeds_lock = threading.Lock()
@@ -111,30 +138,9 @@ def change_feed(root: Path) -> ChangeFeed | None:
 
 
 def _listed(root: str, rel: str) -> tuple[int, int] | None:
-    """``(mtime_ns, size)`` of one file as :func:`memvault.files.walk_memory_files` would see
-    it (None: it would not list it -- missing, under a hidden or symlinked folder, not a
-    memory file name)."""
-    parts = rel.split("/")
-    name = parts[-1]
-    if (
-        len(parts) < 2
-        or parts[0] not in ALL_TREES
-        or any(p.startswith(".") for p in parts)
-        or not is_listed(name)
-    ):
-        return None
-    folder = root
-    try:
-        for part in parts[:-1]:
-            folder = os.path.join(folder, part)
-            if not stat.S_ISDIR(os.lstat(folder).st_mode):
-                return None
-        st = os.lstat(os.path.join(folder, name))
-    except OSError:
-        return None
-    if stat.S_ISDIR(st.st_mode):
-        return None
-    return st.st_mtime_ns, st.st_size
+    """``(mtime_ns, size)`` of one file as the walk would list it (None: it would not)."""
+    st = listed_stat(root, rel)
+    return None if st is None else (st.st_mtime_ns, st.st_size)
 
 
 class DriftSweep:

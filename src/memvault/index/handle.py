@@ -317,6 +317,13 @@ class Index:
         """The files as just indexed (the caller wrote them to the ``files`` table)."""
         self._recorded = dict(files)
 
+    def update_recorded_files(self, files: Stats, gone: list[str]) -> None:
+        """Some files as just indexed, others gone (the caller wrote the ``files`` table)."""
+        if self._recorded is not None:
+            self._recorded.update(files)
+            for path in gone:
+                self._recorded.pop(path, None)
+
     def drop_client(self) -> None:
         """Forget the Chroma client (its cached system was released): reopened when needed."""
         self._collections.clear()

@@ -22,7 +22,7 @@ from ..lock import try_lock
 from ..memory import format_time, now_utc
 from ..paths import INDEX_DIR, LOCK_PATH
 from . import migrate, store
-from .drift import Stats, generation, git_drift, stat_files
+from .drift import Stats, differ, generation, git_view, stat_files
 from .handle import (
     Index,
     Progress,
@@ -231,7 +231,8 @@ def update_locked(
         if idx is None:
             return rebuild(vault, embedder, why or "", progress)
         migrate.drop_stale(vault, header)
-        report = sync(vault, idx, embedder=embedder, progress=progress)
+        git = git_view(vault.root, idx.manifest)
+        report = sync(vault, idx, embedder=embedder, progress=progress, git=git)
         idx.last_scan = time.monotonic()
         return report
     except (CorruptIndex, sqlite3.DatabaseError) as exc:
@@ -321,14 +322,15 @@ def _catch_up(vault: Repository, idx: Index, embedder: Embedder) -> Index:
     gen, head = generation(vault.root), read_head(vault.root)
     moved = gen != idx.seen_generation or head != idx.seen_head
     files: Stats | None = None
-    quick = None
-    if not moved and idx.last_scan == 0.0:
-        # The handle's first search (a fresh process must see edits made while it was not
-        # running), HEAD as the manifest saw it: git names the files that can differ.
-        quick = git_drift(vault.root, idx.manifest.get("dirty_paths"), idx.recorded_for)
+    git = None
+    if moved or idx.last_scan == 0.0:
+        # memvault or git changed files, or it is the handle's first search (a fresh
+        # process must see edits made while it was not running): git names the files that
+        # can differ from the index, so that only those are stat-ed and read.
+        git = git_view(vault.root, idx.manifest, early_ok=True)
     drop_early(vault.root)  # a git status begun for this check answers nothing after it
-    if quick is not None:
-        drift = quick
+    if git is not None and git.suspects is not None:
+        drift = differ(vault.root, git.suspects, idx.recorded_for)
         idx.last_scan = time.monotonic()
         idx.sweep.reset()
     elif moved or idx.last_scan == 0.0:
@@ -343,8 +345,8 @@ def _catch_up(vault: Repository, idx: Index, embedder: Embedder) -> Index:
         return idx
     with try_lock(vault.root / LOCK_PATH) as got:
         if got and vault.recover_interrupted():
-            # A writer died half-way: its files are gone again, so look at the disk anew.
-            files, drift = None, True
+            # A writer died half-way: its files are gone again, so look at all of the disk.
+            files, git, drift = None, None, True
         if not got:
             if drift:
                 idx.note = "another memvault process is writing: searched the index as it was"
@@ -353,7 +355,7 @@ def _catch_up(vault: Repository, idx: Index, embedder: Embedder) -> Index:
             return idx
         if drift:
             try:
-                sync(vault, idx, embedder=embedder, files=files)
+                sync(vault, idx, embedder=embedder, files=files, git=git)
             except (CorruptIndex, sqlite3.DatabaseError) as exc:
                 wanted = configured_embedder(vault)
                 rebuild(vault, wanted, f"the search index is damaged ({exc})")
@@ -361,7 +363,7 @@ def _catch_up(vault: Repository, idx: Index, embedder: Embedder) -> Index:
                 assert fresh is not None
                 return fresh
         else:
-            write_manifest(vault, idx, embedder, dirty=idx.unpublished)
+            write_manifest(vault, idx, embedder, dirty=idx.unpublished, git=git)
     return idx
 
 

@@ -8,15 +8,16 @@ from __future__ import annotations
 import sqlite3
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
+from .. import journal
 from ..catalog import ScanResult
-from ..gitstore import current_branch, read_head
+from ..gitstore import current_branch
 from ..memory import format_time, now_utc
 from . import store
 from .apply import IndexedRow, apply_changes
-from .drift import Stats, dirty_paths, generation
+from .drift import GitView, Stats, generation, git_view
 from .handle import EXACT_BELOW, Index, Progress, say
 from .manifest import expected_header, spec_for
 from .plan import ChangeReport, DiskDoc, IndexedDoc, plan_changes
@@ -170,18 +171,27 @@ def exact_below(vault: Repository) -> int:
 # --- planning and applying ------------------------------------------------------------------
 
 
-def scan_files(vault: Repository) -> ScanResult:
+def scan_files(vault: Repository, paths: list[str] | None = None) -> ScanResult:
+    """Every memory file (``paths``: only those) as the catalog sees it now."""
     try:
-        return vault.scan()
+        return vault.scan() if paths is None else vault.scan_paths(paths)
     except sqlite3.DatabaseError:
         # The catalog is a cache beside ours: damaged means rebuilt, never a stack trace.
         vault.catalog.clear()
-        return vault.scan()
+        return vault.scan() if paths is None else vault.scan_paths(paths)
 
 
-def indexed_rows(idx: Index) -> dict[str, IndexedRow]:
-    """``{path: IndexedRow}`` of every indexed memory."""
-    rows = idx.conn.execute("SELECT key, path, sha, text_hash, type, session FROM docs")
+def indexed_rows(idx: Index, paths: list[str] | None = None) -> dict[str, IndexedRow]:
+    """``{path: IndexedRow}`` of every indexed memory (``paths``: of those only)."""
+    sql = "SELECT key, path, sha, text_hash, type, session FROM docs"
+    if paths is None:
+        rows = idx.conn.execute(sql).fetchall()
+    else:
+        rows = []
+        for start in range(0, len(paths), 500):
+            batch = paths[start : start + 500]
+            marks = ",".join("?" * len(batch))
+            rows += idx.conn.execute(f"{sql} WHERE path IN ({marks})", batch).fetchall()
     return {p: IndexedRow(int(k), s, t, ty, se) for k, p, s, t, ty, se in rows}
 
 
@@ -196,12 +206,20 @@ class Planned:
     indexed: dict[str, IndexedRow]
 
 
-def plan_for(vault: Repository, idx: Index, scan: ScanResult, *, lazy: bool = False) -> Planned:
+def plan_for(
+    vault: Repository,
+    idx: Index,
+    scan: ScanResult,
+    *,
+    lazy: bool = False,
+    paths: list[str] | None = None,
+) -> Planned:
     """The changes between the files and ``idx``. ``lazy``: the text of a file the index
     does not hold yet is left for :func:`infos_for` (building it for 10,000 files at once
-    costs seconds; moves are then seen as a removal and an addition)."""
+    costs seconds; moves are then seen as a removal and an addition). ``paths``: ``scan``
+    covers only those, and so does the plan."""
     chunk_words = chunk_words_of(vault, idx)
-    indexed = indexed_rows(idx)
+    indexed = indexed_rows(idx, paths)
     infos: dict[str, DocInfo] = {}
     disk: dict[str, DiskDoc] = {}
     for path, entry in scan.entries.items():
@@ -259,15 +277,21 @@ def sync(
     rebuilt: bool = False,
     reason: str = "",
     files: Stats | None = None,
+    git: GitView | None = None,
 ) -> ReindexReport:
     """Plan and apply the changes between the files and ``idx``, then write the manifest
     (for an index built beside the live one, that is the switch to it). Call with the vault
-    lock held."""
+    lock held. ``git``: only the files git says can differ are read (see
+    :func:`memvault.index.drift.git_view`)."""
     started = time.perf_counter()
-    scan = scan_files(vault)
+    if git is None or journal.pending(vault.root):
+        # (the scan first undoes a write that died half-way: then read every file)
+        git = git_view(vault.root)
+    paths = git.suspects if git is not None else None
+    scan = scan_files(vault, paths)
     # Files are recorded as stat-ed before they were read (the scan stats, then parses).
     files = scan.stats if files is None else files
-    planned = plan_for(vault, idx, scan)
+    planned = plan_for(vault, idx, scan, paths=paths)
     plan = planned.plan
     stats = apply_changes(
         idx, plan, planned.infos, planned.shas, planned.indexed, embedder, progress
@@ -283,11 +307,14 @@ def sync(
             )
     # Files are recorded as seen *before* the scan read them: an edit racing the scan
     # leaves a newer mtime behind, found by the next check.
-    record_files(idx, files)
-    write_manifest(vault, idx, embedder, dirty=idx.unpublished)
+    record_files(idx, files, paths)
+    write_manifest(vault, idx, embedder, dirty=idx.unpublished, git=git)
     memories, chunks = idx.conn.execute(
         "SELECT (SELECT count(*) FROM docs), (SELECT count(*) FROM chunks)"
     ).fetchone()
+    if paths is not None:  # the plan saw the suspects only: the others are unchanged too
+        touched = len(plan.added) + len(plan.changed) + len(plan.updated) + len(plan.moved)
+        plan = replace(plan, unchanged=max(0, int(memories) - touched))
     return ReindexReport(
         changes=plan,
         embedded=stats.embedded,
@@ -302,33 +329,53 @@ def sync(
     )
 
 
-def record_files(idx: Index, files: Stats) -> None:
-    old = idx.recorded_files()
+def record_files(idx: Index, files: Stats, paths: list[str] | None = None) -> None:
+    """Note the files as indexed: ``files`` is every memory file (``paths``: ``files`` is
+    what of those is on disk; the others keep their record)."""
+    if paths is None:
+        old = idx.recorded_files()
+        gone = [(p,) for p in old if p not in files]
+    else:
+        old = idx.recorded_for(paths)
+        gone = [(p,) for p in old if p not in files]
     upserts = [(p, m, s) for p, (m, s) in files.items() if old.get(p) != (m, s)]
-    gone = [(p,) for p in old if p not in files]
     if upserts or gone:
         with transaction(idx.conn):
             idx.conn.executemany(
                 "INSERT OR REPLACE INTO files (path, mtime_ns, size) VALUES (?,?,?)", upserts
             )
             idx.conn.executemany("DELETE FROM files WHERE path = ?", gone)
-    idx.set_recorded_files(files)
+    if paths is None:
+        idx.set_recorded_files(files)
+    else:
+        idx.update_recorded_files(files, [p for (p,) in gone])
 
 
-def write_manifest(vault: Repository, idx: Index, embedder: Embedder, dirty: bool = False) -> None:
+def write_manifest(
+    vault: Repository,
+    idx: Index,
+    embedder: Embedder,
+    dirty: bool = False,
+    git: GitView | None = None,
+) -> None:
     """Write the live manifest for ``idx`` (atomically: a reader sees the old or the new).
 
     An index served while its replacement is built (``idx.migrating``) keeps its own
-    header: it still holds what it was built with."""
+    header: it still holds what it was built with. ``git``: what git said before the files
+    were read (HEAD, what differed from it); asked now when not given."""
     manifest = dict(idx.manifest)
     if not idx.migrating:
         manifest.update(expected_header(vault, embedder))
         spec = spec_for(embedder.identity)
         if spec:
             manifest["embedder_spec"] = spec
-    manifest["commit"] = read_head(vault.root)
-    # what differs from that commit: the next process's drift check stats only these
-    manifest["dirty_paths"] = dirty_paths(vault.root)
+    # The commit and what differs from it: the next drift check stats only these (and
+    # what changed since). Asked before the files were read, when the caller did: a file
+    # changed meanwhile is then among them (or in a later commit), never between.
+    if git is None:
+        git = git_view(vault.root)
+    manifest["commit"] = git.head if git is not None else None
+    manifest["dirty_paths"] = git.differing if git is not None else None
     manifest["generation"] = generation(vault.root)
     manifest["updated"] = format_time(now_utc())
     manifest.setdefault("built", manifest["updated"])

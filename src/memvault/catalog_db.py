@@ -1,0 +1,115 @@
+"""The catalog's SQLite file: its tables, and a memory file's row in them.
+
+``files`` holds a row per memory file (stat, sha, id, subject, the parsed memory as JSON,
+its problems); ``dirs`` a row per folder (its mtime and the names of its memory files), for
+:meth:`memvault.catalog.Catalog.quick_sync`. A damaged file is deleted and rebuilt.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+from collections.abc import Iterable
+from pathlib import Path
+
+from .errors import Problem
+from .memory import Memory
+
+SCHEMA = 5
+
+
+def connect(db_path: Path) -> sqlite3.Connection:
+    try:
+        return _open(db_path)
+    except sqlite3.DatabaseError:  # not a database any more (truncated, overwritten): rebuild
+        for suffix in ("", "-wal", "-shm"):
+            try:
+                os.unlink(str(db_path) + suffix)
+            except FileNotFoundError:
+                pass
+        return _open(db_path)
+
+
+def _open(db_path: Path) -> sqlite3.Connection:
+    db_path.parent.mkdir(parents=True, exist_ok=True)
+    conn = sqlite3.connect(db_path, timeout=30, isolation_level=None)
+    conn.execute("PRAGMA journal_mode=WAL")
+    # A disposable cache: no fsync (a crashed process can't corrupt WAL; a corrupt file is
+    # rebuilt). With fsync every open/close pair would cost more than the rest of an add.
+    conn.execute("PRAGMA synchronous=OFF")
+    version = conn.execute("PRAGMA user_version").fetchone()[0]
+    if version != SCHEMA:
+        conn.execute("BEGIN IMMEDIATE")
+        if conn.execute("PRAGMA user_version").fetchone()[0] != SCHEMA:  # not done meanwhile
+            conn.execute("DROP TABLE IF EXISTS files")
+            conn.execute("DROP TABLE IF EXISTS dirs")
+            conn.execute(
+                "CREATE TABLE files (path TEXT PRIMARY KEY, mtime_ns INTEGER, size INTEGER, "
+                "sha TEXT, id TEXT, subject TEXT, doc TEXT, problems TEXT)"
+            )
+            conn.execute("CREATE INDEX files_id ON files(id)")
+            # names: the folder's memory files, NUL-separated (NULL: unknown, ask ``files``)
+            conn.execute("CREATE TABLE dirs (path TEXT PRIMARY KEY, mtime_ns INTEGER, names TEXT)")
+            conn.execute(f"PRAGMA user_version={SCHEMA}")
+        conn.execute("COMMIT")
+    return conn
+
+
+def encode(memory: Memory | None, problems: Iterable[Problem]) -> tuple[str | None, str]:
+    doc = None
+    if memory is not None:
+        doc = json.dumps(
+            {"id": memory.id, "type": memory.type, "meta": memory.meta, "content": memory.content},
+            ensure_ascii=False,
+        )
+    return doc, json.dumps([p.as_dict() for p in problems], ensure_ascii=False)
+
+
+def decode_problems(text: str | None) -> tuple[Problem, ...]:
+    if not text or text == "[]":
+        return ()
+    return tuple(Problem(p["path"], p["key"], p["message"]) for p in json.loads(text))
+
+
+# A ``files`` row: path, mtime_ns, size, sha, id, subject, doc, problems.
+FileRow = tuple[str, int, int, str, "str | None", "str | None", "str | None", "str | None"]
+
+
+def file_row(
+    rel: str, st: os.stat_result, sha: str, memory: Memory | None, problems: list[Problem]
+) -> tuple[object, ...]:
+    doc, probs = encode(memory, problems)
+    return (
+        rel,
+        st.st_mtime_ns,
+        st.st_size,
+        sha,
+        memory.id if memory else None,
+        memory.subject if memory else None,
+        doc,
+        probs,
+    )
+
+
+def note_names(conn: sqlite3.Connection, present: Iterable[str], absent: Iterable[str]) -> None:
+    """Keep folders' ``names`` in step with files memvault wrote or removed itself: one
+    read and one write per folder touched."""
+    changes: dict[str, tuple[set[str], set[str]]] = {}
+    for rels, slot in ((present, 0), (absent, 1)):
+        for rel in rels:
+            folder, _, name = rel.rpartition("/")
+            changes.setdefault(folder, (set(), set()))[slot].add(name)
+    for folder, (added, removed) in changes.items():
+        row = conn.execute("SELECT names FROM dirs WHERE path=?", (folder,)).fetchone()
+        if row is None or row[0] is None:
+            continue
+        names = set(row[0].split("\0")) if row[0] else set()
+        new = (names | added) - removed
+        if new != names:
+            conn.execute("UPDATE dirs SET names=? WHERE path=?", ("\0".join(sorted(new)), folder))
+
+
+def under(folder: str) -> tuple[str, tuple[str, str]]:
+    """SQL for the catalog rows below ``folder`` ('/' sorts just before '0')."""
+    return "SELECT path FROM files WHERE path > ? AND path < ?", (f"{folder}/", f"{folder}0")

@@ -1,0 +1,169 @@
+"""The index catches up through git: after memvault's own commits, hand commits, hand edits,
+a branch switch or a ``reindex``, only the files git names are stat-ed and read -- and the
+index ends up holding exactly what is on disk. When git can't tell (the manifest's commit
+is gone), every file is compared, as before."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from memvault import Vault
+from memvault.catalog import Catalog, sha256_bytes
+from memvault.index import service, store
+from memvault.index.handle import forget_open_index
+
+from conftest import git
+
+
+@pytest.fixture
+def walks(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """Records every walk over the whole vault (a stat of every file, a full catalog scan)."""
+    seen: list[str] = []
+    real_stat = service.stat_files
+    real_scan = Catalog.scan
+
+    def stat_files(root: Path) -> object:
+        seen.append("stat")
+        return real_stat(root)
+
+    def scan(self: Catalog, *args: object, **kwargs: object) -> object:
+        seen.append("scan")
+        return real_scan(self, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(service, "stat_files", stat_files)
+    monkeypatch.setattr(Catalog, "scan", scan)
+    return seen
+
+
+def _fresh_search(root: Path, query: str) -> list[str]:
+    """A search as a new process makes it (no handle kept from an earlier search)."""
+    forget_open_index(root)
+    return Vault.open(root).search(query, limit=5, log=False).ids
+
+
+def _indexed(root: Path) -> dict[str, str]:
+    """``{path: sha}`` of what the index holds."""
+    conn = store.connect(root, create=False)
+    try:
+        return {p: s for p, s in conn.execute("SELECT path, sha FROM docs")}
+    finally:
+        conn.close()
+
+
+def _on_disk(root: Path) -> dict[str, str]:
+    return {
+        p.relative_to(root).as_posix(): sha256_bytes(p.read_bytes())
+        for tree in ("semantic", "episodic", "procedural")
+        for p in (root / tree).rglob("*.md")
+        if p.name != "README.md"
+    }
+
+
+def _recorded(root: Path) -> dict[str, tuple[int, int]]:
+    conn = store.connect(root, create=False)
+    try:
+        return {p: (m, s) for p, m, s in conn.execute("SELECT path, mtime_ns, size FROM files")}
+    finally:
+        conn.close()
+
+
+def _stats(root: Path) -> dict[str, tuple[int, int]]:
+    out = {}
+    for path in _on_disk(root):
+        st = (root / path).lstat()
+        out[path] = (st.st_mtime_ns, st.st_size)
+    return out
+
+
+def _filled(vault: Vault, walks: list[str]) -> Path:
+    """A vault of 14 facts, indexed; ``walks`` cleared (writes with ids chosen by hand scan
+    every file: that is the write's business, not the search's)."""
+    for i in range(12):
+        vault.add("semantic", f"Filler fact number {i} about the staging cluster", id=f"f{i}")
+    vault.add("semantic", "The office cat is called Biscuit", id="cat")
+    vault.add("semantic", "The office dog is called Rex", id="dog")
+    assert _fresh_search(vault.root, "office cat")[0] == "cat"  # index built, manifest kept
+    walks.clear()
+    return vault.root
+
+
+def _in_step(root: Path) -> None:
+    assert _indexed(root) == _on_disk(root)
+    assert _recorded(root) == _stats(root)
+
+
+def test_memvaults_own_writes_are_caught_up_without_a_walk(vault: Vault, walks: list[str]) -> None:
+    root = _filled(vault, walks)
+    Vault.open(root).add("semantic", "The printer is on the third floor", id="printer")
+    Vault.open(root).forget("dog", "gone to a farm")
+    walks.clear()
+    assert _fresh_search(root, "where is the printer")[0] == "printer"
+    assert walks == []
+    _in_step(root)
+    assert "dog" not in _fresh_search(root, "office dog")
+
+
+def test_hand_commits_edits_moves_and_deletions_are_seen(vault: Vault, walks: list[str]) -> None:
+    root = _filled(vault, walks)
+    cat = next(p for p in _on_disk(root) if p.endswith("/cat.md"))
+    dog = next(p for p in _on_disk(root) if p.endswith("/dog.md"))
+    # an edit committed by hand, a move committed by hand, and a deletion left uncommitted
+    (root / cat).write_text((root / cat).read_text().replace("Biscuit", "Waffle"))
+    git(root, "add", cat)
+    moved = dog.replace("/dog.md", "/dog-renamed.md")
+    git(root, "mv", dog, moved)
+    git(root, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "by hand")
+    f3 = next(p for p in _on_disk(root) if p.endswith("/f3.md"))
+    (root / f3).unlink()
+    assert _fresh_search(root, "office cat")[0] == "cat"
+    assert "Waffle" in Vault.open(root).search("Waffle", limit=1, log=False)[0].snippet
+    assert walks == []
+    _in_step(root)
+    conn = store.connect(root, create=False)
+    try:
+        paths = {p for (p,) in conn.execute("SELECT path FROM docs")}
+    finally:
+        conn.close()
+    assert moved in paths and dog not in paths and f3 not in paths
+
+
+def test_a_branch_switch_is_caught_up_through_the_diff(vault: Vault, walks: list[str]) -> None:
+    root = _filled(vault, walks)
+    branch = git(root, "rev-parse", "--abbrev-ref", "HEAD").strip()
+    git(root, "checkout", "-qb", "other")
+    Vault.open(root).add("semantic", "On the other branch the cat is called Pepper", id="pep")
+    walks.clear()
+    assert _fresh_search(root, "cat called Pepper")[0] == "pep"
+    git(root, "checkout", "-q", branch)
+    hits = _fresh_search(root, "cat called Pepper")
+    assert "pep" not in hits
+    assert walks == []
+    _in_step(root)
+
+
+def test_reindex_after_a_hand_edit_reads_only_that_file(vault: Vault, walks: list[str]) -> None:
+    root = _filled(vault, walks)
+    cat = next(p for p in _on_disk(root) if p.endswith("/cat.md"))
+    (root / cat).write_text((root / cat).read_text().replace("Biscuit", "Waffle"))
+    forget_open_index(root)
+    report = Vault.open(root).reindex()
+    assert report.changed == (cat,) and report.unchanged == 13
+    assert walks == []
+    _in_step(root)
+
+
+def test_when_the_manifests_commit_is_gone_every_file_is_compared(
+    vault: Vault, walks: list[str]
+) -> None:
+    root = _filled(vault, walks)
+    manifest = store.read_manifest(root)
+    assert manifest is not None
+    store.write_manifest(root, {**manifest, "commit": "1" * 40})  # not a commit of this repo
+    cat = next(p for p in _on_disk(root) if p.endswith("/cat.md"))
+    (root / cat).write_text((root / cat).read_text().replace("Biscuit", "Waffle"))
+    git(root, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qam", "by hand")
+    assert _fresh_search(root, "Waffle")[0] == "cat"
+    assert walks  # git could not tell: the whole vault was compared
+    _in_step(root)
