@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import sys
+import tempfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -414,6 +415,11 @@ path.write_bytes(text.encode("utf-8"))
 def editor(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Callable[[str], None]]:
     script = tmp_path / "fake_editor.py"
     script.write_text(EDITOR_SCRIPT)
+    # The text being edited goes to a temp file, kept when the edit fails: in this test's
+    # folder, not the machine's /tmp.
+    temp = tmp_path / "tmp"
+    temp.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(temp))
 
     def use(mode: str) -> None:
         monkeypatch.setenv("EDITOR", f"{sys.executable} {script} {mode}")
@@ -480,7 +486,9 @@ def test_edit_editor_failure_and_no_change(
     mid, rel = ok(cli("--vault", v, "add", "fact", "Leave me")).out.strip().split("\t")
     before = commit_count(v)
     editor("fail")
-    one_line_error(cli("--vault", v, "edit", mid))
+    line = one_line_error(cli("--vault", v, "edit", mid))
+    kept = Path(line.split("your text: ")[1].split(")")[0])
+    assert kept.read_text(encoding="utf-8") == (v / rel).read_text(encoding="utf-8")
     editor("noop")
     ok(cli("--vault", v, "edit", mid))
     assert commit_count(v) == before
