@@ -306,6 +306,40 @@ def test_recall_fact_procedure_validate_context(root: Path) -> None:
     run(main)
 
 
+def test_validate_asks_the_judge_unless_told_not_to(root: Path, tmp_path: Path) -> None:
+    """The judge argument reaches the vault: the configured judge command gives the verdict
+    by default, and ``judge: false`` keeps to the built-in rules."""
+    script = tmp_path / "judge.py"
+    script.write_text(
+        "import json, sys\n"
+        "json.load(sys.stdin)\n"
+        'print(json.dumps({"verdict": "unknown", "why": "the judge is not sure"}))\n',
+        encoding="utf-8",
+    )
+    vault = Vault.open(root, agent="alice", team="web")
+    vault.add(
+        "semantic",
+        "We chose PostgreSQL over MySQL for the main application database, mainly for JSONB.",
+        subject="db.primary",
+        category="decisions",
+        id="f-db",
+    )
+    vault.set_config("validate.judge_command", f"{sys.executable} {script}", "use a judge")
+    claim = {"statement": "MySQL is the primary database."}
+
+    async def main() -> None:
+        async with connect(root, agent="alice", team="web") as s:
+            judged = await call(s, "validate", claim)
+            assert judged["verdict"] == "unknown" and "the judge is not sure" in judged["why"]
+            assert judged["judge"]["status"] == "used"
+            assert judged["judge"]["builtin_verdict"] == "contradicted"
+            plain = await call(s, "validate", {**claim, "judge": False})
+            assert plain["verdict"] == "contradicted" and plain.get("judge") is None
+            assert "f-db" in ids_in(plain)
+
+    run(main)
+
+
 # --- identity and scopes ----------------------------------------------------------------
 
 

@@ -28,6 +28,15 @@ Statement = Annotated[
     str,
     Field(min_length=1, max_length=4000, description="The claim to check, as one sentence."),
 ]
+Judge = Annotated[
+    bool,
+    Field(
+        description=(
+            "Ask the vault's judge command (validate.judge_command), when one is set, for the "
+            "verdict; false: the built-in rules only."
+        )
+    ),
+]
 Budget = Annotated[int, Field(ge=100, le=20_000, description="Token budget for the block.")]
 Around = Annotated[
     int,
@@ -106,12 +115,12 @@ class ReadTools:
         it before starting a multi-step task you may have done before."""
         return hits_result(self.vault, self.vault.procedure(query, limit=limit))
 
-    def validate(self, statement: Statement) -> CallToolResult:
+    def validate(self, statement: Statement, judge: Judge = True) -> CallToolResult:
         """Check a statement against known facts before relying on it or repeating it.
 
         Answers whether it agrees with, contradicts, or has no support in what is known, with
         the facts that decide it."""
-        return hits_result(self.vault, self.vault.validate(statement))
+        return hits_result(self.vault, self.vault.validate(statement, judge=judge))
 
     def context(self, query: Query, budget: Budget = 1500) -> CallToolResult:
         """A ready-to-use block of the memories most useful for a task (relevant episodes, known
