@@ -101,6 +101,8 @@ def reindex(
     """Bring the search index up to date with the files (only what changed is re-embedded).
 
     Searches do this by themselves; run it after big imports, or with --full to start over.
+    In a git repository only the files git names are read (changed in commits since the
+    index's last update, or differing from HEAD now); --full reads every file.
     Example: memvault reindex --full
     """
     vault = open_vault()
