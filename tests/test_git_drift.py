@@ -13,6 +13,7 @@ from memvault import Vault
 from memvault.catalog import Catalog, sha256_bytes
 from memvault.index import service, store
 from memvault.index.handle import forget_open_index
+from memvault.tree import walk_memory_files
 
 from conftest import git
 
@@ -53,12 +54,8 @@ def _indexed(root: Path) -> dict[str, str]:
 
 
 def _on_disk(root: Path) -> dict[str, str]:
-    return {
-        p.relative_to(root).as_posix(): sha256_bytes(p.read_bytes())
-        for tree in ("semantic", "episodic", "procedural")
-        for p in (root / tree).rglob("*.md")
-        if p.name != "README.md"
-    }
+    """``{path: sha}`` of the memory files (what the index must hold)."""
+    return {rel: sha256_bytes((root / rel).read_bytes()) for rel, _ in walk_memory_files(root)}
 
 
 def _recorded(root: Path) -> dict[str, tuple[int, int]]:
@@ -166,4 +163,119 @@ def test_when_the_manifests_commit_is_gone_every_file_is_compared(
     git(root, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qam", "by hand")
     assert _fresh_search(root, "Waffle")[0] == "cat"
     assert walks  # git could not tell: the whole vault was compared
+    _in_step(root)
+
+
+# --- where git's answer is not the whole story (found in review) ---------------------------
+
+
+def _edit(root: Path, rel: str, old: str, new: str) -> None:
+    (root / rel).write_text((root / rel).read_text().replace(old, new))
+
+
+def _fact(root: Path, rel: str, memory_id: str, text: str) -> None:
+    (root / rel).parent.mkdir(parents=True, exist_ok=True)
+    (root / rel).write_text(f"---\nid: {memory_id}\ntype: semantic\n---\n\n{text}\n")
+
+
+def _write_then_search(root: Path, query: str) -> None:
+    """A memvault write (HEAD moves), then a new process's search."""
+    Vault.open(root).add("semantic", f"Another filler fact for {query}")
+    _fresh_search(root, query)
+
+
+def test_files_in_an_ignored_folder_are_seen(vault: Vault, walks: list[str]) -> None:
+    root = _filled(vault, walks)
+    (root / ".gitignore").write_text("semantic/private/\n")
+    _fact(root, "semantic/private/secret.md", "secret", "The vault key is under the mat")
+    _write_then_search(root, "vault key")
+    _in_step(root)
+    _edit(root, "semantic/private/secret.md", "under the mat", "in the drawer")
+    _fact(root, "semantic/private/secret2.md", "secret2", "Quokkas live on Rottnest")
+    _write_then_search(root, "Quokkas")
+    _in_step(root)
+
+
+def test_a_nested_repository_in_a_memory_tree_is_compared_file_by_file(vault: Vault) -> None:
+    root = vault.root
+    vault.add("semantic", "Filler fact about the staging cluster", id="f0")
+    _fact(root, "semantic/team/plan.md", "plan", "The team plan is to ship in May")
+    git(root / "semantic/team", "init", "-q")
+    _fresh_search(root, "team plan")
+    _in_step(root)
+    _edit(root, "semantic/team/plan.md", "in May", "in June")
+    _write_then_search(root, "team plan")
+    _in_step(root)
+
+
+@pytest.mark.parametrize("flag", ["--assume-unchanged", "--skip-worktree"])
+def test_files_git_status_is_told_to_skip_are_compared(
+    vault: Vault, walks: list[str], flag: str
+) -> None:
+    root = _filled(vault, walks)
+    cat = next(p for p in _on_disk(root) if p.endswith("/cat.md"))
+    git(root, "update-index", flag, cat)
+    _edit(root, cat, "Biscuit", "Waffle")
+    _write_then_search(root, "office cat")
+    _in_step(root)
+
+
+def test_files_back_from_a_sparse_checkout_are_indexed(vault: Vault, walks: list[str]) -> None:
+    root = _filled(vault, walks)
+    _fact(root, "semantic/decisions/deploy.md", "deploy", "Deploy with the blue button")
+    git(root, "add", "-A")
+    git(root, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "deploy")
+    _fresh_search(root, "deploy")
+    git(root, "sparse-checkout", "set", "--no-cone", "/*", "!/semantic/decisions/")
+    _write_then_search(root, "deploy")
+    _in_step(root)
+    git(root, "sparse-checkout", "disable")
+    assert _fresh_search(root, "blue button")[0] == "deploy"
+    _in_step(root)
+
+
+def test_an_update_that_died_half_way_leaves_no_git_record_to_trust(
+    vault: Vault, walks: list[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from memvault.index import update
+
+    root = _filled(vault, walks)
+    before = git(root, "rev-parse", "HEAD").strip()
+    cat = next(p for p in _on_disk(root) if p.endswith("/cat.md"))
+    _edit(root, cat, "Biscuit", "Waffle")
+    git(root, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qam", "waffle")
+
+    def killed(*args: object, **kwargs: object) -> None:
+        raise KeyboardInterrupt("killed after the index's SQLite commit")
+
+    with monkeypatch.context() as patched, pytest.raises(KeyboardInterrupt):
+        patched.setattr(update, "record_files", killed)
+        _fresh_search(root, "office cat")  # the index holds Waffle; its manifest was not written
+    git(root, "reset", "-q", "--hard", before)  # Biscuit again, HEAD as the manifest names it
+    forget_open_index(root)
+    Vault.open(root).reindex()
+    _in_step(root)
+
+
+def test_an_edit_landing_after_git_status_is_remembered(
+    vault: Vault, walks: list[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from memvault.repository import Repository
+
+    root = _filled(vault, walks)
+    cat = next(p for p in _on_disk(root) if p.endswith("/cat.md"))
+    _edit(root, cat, "Biscuit", "Waffle")
+    git(root, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qam", "waffle")
+    real = Repository.scan_paths
+
+    def late_edit(self: Repository, paths: list[str]) -> object:
+        _edit(root, cat, "Waffle", "Pancake")  # saved by an editor just after git status ran
+        return real(self, paths)
+
+    with monkeypatch.context() as patched:
+        patched.setattr(Repository, "scan_paths", late_edit)
+        _fresh_search(root, "office cat")
+    _in_step(root)  # the index holds Pancake
+    git(root, "checkout", "--", cat)  # the edit is dropped: Waffle, as HEAD has it
+    _fresh_search(root, "office cat")
     _in_step(root)

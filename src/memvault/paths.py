@@ -19,6 +19,7 @@ GENERATION_PATH = (
 CATALOG_PATH = ".memvault/index/catalog.sqlite"  # parsed-file cache
 CONFIG_CACHE_PATH = ".memvault/index/config.marshal"
 COMMITS_STATE_PATH = ".memvault/index/commits"  # plumbing-commit counter (git gc --auto)
+GIT_FLAGS_PATH = ".memvault/index/git-flags"  # whether git's index flags files status skips
 ACCESS_LOG = ".memvault/access.log"  # reads, append-only (git-ignored); folded by consolidate
 ACCESS_LOG_FOLDING = ".memvault/access.log.folding"  # the log a consolidation is folding
 # reads already folded, kept (git-ignored, a few months) for the windows of `stats`

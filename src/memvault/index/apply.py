@@ -104,8 +104,12 @@ def apply_changes(
     if plan.empty:
         return stats
     batch = _Batch(idx, ChromaOps(idx.vector_ids), stats)
-    if idx.manifest.get("dirty") is not True:
+    if idx.manifest.get("dirty") is not True or idx.manifest.get("dirty_paths") is not None:
         idx.manifest["dirty"] = True
+        # SQLite is about to hold newer text than the commit the manifest names: if this
+        # process dies before the manifest is written again, git can't say what differs
+        # (the next check compares every file).
+        idx.manifest["dirty_paths"] = None
         store.write_manifest(idx.root, idx.manifest)
     with store.transaction(idx.conn):
         for sql in store.READ_INDEXES:

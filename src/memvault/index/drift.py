@@ -4,6 +4,7 @@ those a file-system watcher reported)."""
 
 from __future__ import annotations
 
+import os
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping
@@ -12,7 +13,7 @@ from pathlib import Path
 from typing import Protocol
 
 from ..early_status import differing, take_early
-from ..gitstore import changed_between, read_head
+from ..gitstore import changed_between, read_head, status_blind
 from ..paths import ALL_TREES, GENERATION_PATH
 from ..tree import listed_stat, walk_memory_files
 
@@ -84,6 +85,13 @@ def git_view(
     head = read_head(root)
     if head is None:
         return None
+    if now is not None and (
+        _folders_among(root, now) or status_blind(root, ALL_TREES) is not False
+    ):
+        # A nested repository or submodule is one entry for all its files; a file flagged
+        # assume-unchanged or skip-worktree (sparse checkout) is one git status does not look
+        # at. Git's answer is not the whole story now, nor for the next check: none is kept.
+        now = None
     dirty_then, commit = (manifest or {}).get("dirty_paths"), (manifest or {}).get("commit")
     if now is None or not isinstance(dirty_then, list) or not isinstance(commit, str):
         return GitView(head, now, None)
@@ -92,6 +100,11 @@ def git_view(
         return GitView(head, now, None)
     suspects = {*now, *committed, *(str(p) for p in dirty_then)}
     return GitView(head, now, sorted(suspects) if len(suspects) <= DIRTY_LIMIT else None)
+
+
+def _folders_among(root: Path, paths: list[str]) -> bool:
+    base = str(root)
+    return any(p.endswith("/") or os.path.isdir(os.path.join(base, p)) for p in paths)
 
 
 def differ(

@@ -17,7 +17,7 @@ from ..gitstore import current_branch
 from ..memory import format_time, now_utc
 from . import store
 from .apply import IndexedRow, apply_changes
-from .drift import GitView, Stats, generation, git_view
+from .drift import DIRTY_LIMIT, GitView, Stats, generation, git_view
 from .handle import EXACT_BELOW, Index, Progress, say
 from .manifest import expected_header, spec_for
 from .plan import ChangeReport, DiskDoc, IndexedDoc, plan_changes
@@ -308,7 +308,7 @@ def sync(
     # Files are recorded as seen *before* the scan read them: an edit racing the scan
     # leaves a newer mtime behind, found by the next check.
     record_files(idx, files, paths)
-    write_manifest(vault, idx, embedder, dirty=idx.unpublished, git=git)
+    write_manifest(vault, idx, embedder, dirty=idx.unpublished, git=with_touched(git, plan))
     memories, chunks = idx.conn.execute(
         "SELECT (SELECT count(*) FROM docs), (SELECT count(*) FROM chunks)"
     ).fetchone()
@@ -327,6 +327,18 @@ def sync(
         memories=int(memories),
         chunks=int(chunks),
     )
+
+
+def with_touched(git: GitView | None, plan: ChangeReport) -> GitView | None:
+    """``git`` with the paths whose text the index just changed among its differing ones:
+    one edited after ``git status`` ran and put back later would otherwise be named by no
+    git answer, though the index holds the edit."""
+    if git is None or git.differing is None or plan.empty:
+        return git
+    touched = {*plan.added, *plan.changed, *plan.updated, *plan.removed}
+    touched.update(p for move in plan.moved for p in move)
+    differing = sorted(touched.union(git.differing))
+    return replace(git, differing=differing if len(differing) <= DIRTY_LIMIT else None)
 
 
 def record_files(idx: Index, files: Stats, paths: list[str] | None = None) -> None:
