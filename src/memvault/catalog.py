@@ -229,14 +229,7 @@ class Catalog:
                 result.stats[rel] = (st.st_mtime_ns, st.st_size)
                 folder, _, name = rel.rpartition("/")
                 names.setdefault(folder, []).append(name)
-                row = cached.get(rel)
-                if row is not None and row[1] == st.st_mtime_ns and row[2] == st.st_size:
-                    result.entries[rel] = _cached_entry(row)
-                    continue
-                sha, memory, problem_list = parse_file(self.root / rel, rel, self.max_bytes)
-                result.entries[rel] = Entry(rel, sha, memory, tuple(problem_list))
-                result.changed.append(rel)
-                updates.append(file_row(rel, st, sha, memory, problem_list))
+                self._take(rel, st, cached.get(rel), result, updates)
             in_scope = [p for p in cached if p.split("/", 1)[0] in trees]
             result.removed = [p for p in in_scope if p not in seen]
             known_dirs = {
@@ -286,16 +279,27 @@ class Catalog:
                     result.removed.append(rel)
                 continue
             result.stats[rel] = (st.st_mtime_ns, st.st_size)
-            row = cached.get(rel)
-            if row is not None and row[1] == st.st_mtime_ns and row[2] == st.st_size:
-                result.entries[rel] = _cached_entry(row)
-                continue
-            sha, memory, problem_list = parse_file(self.root / rel, rel, self.max_bytes)
-            result.entries[rel] = Entry(rel, sha, memory, tuple(problem_list))
-            result.changed.append(rel)
-            updates.append(file_row(rel, st, sha, memory, problem_list))
+            self._take(rel, st, cached.get(rel), result, updates)
         self._store(updates, result.removed)
         return result
+
+    def _take(
+        self,
+        rel: str,
+        st: os.stat_result,
+        row: FileRow | None,
+        result: ScanResult,
+        updates: list[tuple[object, ...]],
+    ) -> None:
+        """Put one listed file's entry into ``result``: its cached row while its size and
+        mtime are unchanged, else parsed anew (and its new row added to ``updates``)."""
+        if row is not None and row[1] == st.st_mtime_ns and row[2] == st.st_size:
+            result.entries[rel] = _cached_entry(row)
+            return
+        sha, memory, problem_list = parse_file(self.root / rel, rel, self.max_bytes)
+        result.entries[rel] = Entry(rel, sha, memory, tuple(problem_list))
+        result.changed.append(rel)
+        updates.append(file_row(rel, st, sha, memory, problem_list))
 
     def refresh(self, rels: Iterable[str]) -> None:
         """Re-read given files now (after memvault itself wrote or removed them)."""

@@ -253,14 +253,19 @@ def status_blind(root: Path, specs: Sequence[str]) -> bool | None:
         return None
     # "H path" is a plain tracked file; a lower-case tag is assume-unchanged, "S" skip-worktree
     blind = any(item[:1].islower() or item[:1] == "S" for item in proc.stdout.split("\0") if item)
-    try:
-        note.parent.mkdir(parents=True, exist_ok=True)
-        tmp = note.with_name(f"git-flags.{os.getpid()}.tmp")
-        tmp.write_text(f"{stamp} {int(blind)}", encoding="utf-8")
-        os.replace(tmp, note)
-    except OSError:
-        pass  # a read-only vault asks again next time
+    _note(note, f"{stamp} {int(blind)}")  # (a read-only vault asks again next time)
     return blind
+
+
+def _note(path: Path, text: str) -> None:
+    """Replace a small state file of the index folder atomically; nothing if it can't be."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
+        tmp.write_text(text, encoding="utf-8")
+        os.replace(tmp, path)
+    except OSError:
+        pass
 
 
 EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
@@ -361,13 +366,7 @@ def _count_commit(root: Path) -> None:
         count = 1
     if count % GC_EVERY == 0:
         run_git(root, ["gc", "--auto", "--quiet"], check=False)
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(f"commits.{os.getpid()}.tmp")
-        tmp.write_text(f"{count}\n", encoding="ascii")
-        os.replace(tmp, path)
-    except OSError:
-        pass
+    _note(path, f"{count}\n")
 
 
 # Plumbing commits skip the 'git gc --auto' that 'git commit' runs after each commit;
