@@ -20,7 +20,7 @@ from .gitproc import GitResult as GitResult
 from .gitproc import Identity as Identity
 from .gitproc import no_git_env as no_git_env
 from .gitproc import run_git as run_git
-from .paths import COMMITS_STATE_PATH, GIT_FLAGS_PATH
+from .paths import COMMITS_STATE_PATH
 from .record import Record
 
 TYPE_CHECKING = False  # typing is not imported at run time (fast CLI start)
@@ -226,38 +226,7 @@ def changed_between(root: Path, old: str, new: str, specs: Sequence[str]) -> lis
     return [item for item in proc.stdout.split("\0") if item]
 
 
-def status_blind(root: Path, specs: Sequence[str]) -> bool | None:
-    """Whether ``git status`` may not see some file under ``specs``: one flagged
-    assume-unchanged or skip-worktree (sparse checkout) in git's index. None: git can't tell.
-
-    Read with ``git ls-files -v`` (~0.06 s at 100,000 files) and noted in the index folder
-    with the stat of ``.git/index``: a rewrite of git's index is a new file (its inode,
-    size or mtime moves), so a new process asks again only after git's index changed."""
-    folder = git_dir(root)
-    if folder is None:
-        return None
-    try:
-        st = os.stat(folder / "index")
-    except OSError:
-        return False  # no index: nothing is flagged
-    stamp = f"{st.st_ino} {st.st_size} {st.st_mtime_ns} {' '.join(specs)}"
-    note = root / GIT_FLAGS_PATH
-    try:
-        kept, _, answer = note.read_text(encoding="utf-8").rpartition(" ")
-        if kept == stamp and answer in ("0", "1"):
-            return answer == "1"
-    except OSError:
-        pass
-    proc = run_git(root, ["ls-files", "-v", "-z", "--", *specs], check=False)
-    if proc.returncode != 0:
-        return None
-    # "H path" is a plain tracked file; a lower-case tag is assume-unchanged, "S" skip-worktree
-    blind = any(item[:1].islower() or item[:1] == "S" for item in proc.stdout.split("\0") if item)
-    _note(note, f"{stamp} {int(blind)}")  # (a read-only vault asks again next time)
-    return blind
-
-
-def _note(path: Path, text: str) -> None:
+def write_state_note(path: Path, text: str) -> None:
     """Replace a small state file of the index folder atomically; nothing if it can't be."""
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -366,7 +335,7 @@ def _count_commit(root: Path) -> None:
         count = 1
     if count % GC_EVERY == 0:
         run_git(root, ["gc", "--auto", "--quiet"], check=False)
-    _note(path, f"{count}\n")
+    write_state_note(path, f"{count}\n")
 
 
 # Plumbing commits skip the 'git gc --auto' that 'git commit' runs after each commit;

@@ -486,23 +486,43 @@ def doc_rows(index: Index, keys: Sequence[int]) -> dict[int, DocRow]:
 
 
 class TurnRow(NamedTuple):
-    """A chunk that is (part of) a transcript turn: which turn, who said it, when."""
+    """A chunk that is (part of) a transcript turn: which turn, who said it, when, and the
+    share of its sentences that are questions (``asks``)."""
 
     turn: str
     speaker: str
     role: str
     at: float | None
+    asks: float = 0.0
 
 
 def turn_rows(index: Index, rowids: Sequence[int]) -> dict[int, TurnRow]:
     """``{chunk rowid: TurnRow}`` for the given chunks that are transcript turns."""
     sql = (
-        "SELECT rowid, turn, speaker, role, at FROM chunks WHERE rowid IN ({}) AND turn IS NOT NULL"
+        "SELECT rowid, turn, speaker, role, at, text FROM chunks "
+        "WHERE rowid IN ({}) AND turn IS NOT NULL"
     )
     return {
-        int(r): TurnRow(str(t), str(s or ""), str(ro or ""), a)
-        for r, t, s, ro, a in _in_batches(index, sql, rowids)
+        int(r): TurnRow(str(t), str(s or ""), str(ro or ""), a, question_share(text))
+        for r, t, s, ro, a, text in _in_batches(index, sql, rowids)
     }
+
+
+_LEADING_DATE = re.compile(r"^\[[^\]\n]*\]\s*")
+_ASKS = re.compile(r"[?？][.!?？]*$")  # ends with a question mark ("?!" too)
+_SENTENCE_END = re.compile(r"(?<=[.!?？])\s+")  # "3.5" and "e.g.x" stay within a sentence
+
+
+def question_share(text: str | None) -> float:
+    """The share of a turn's sentences that end with a question mark ("Hey! How are you?":
+    0.5), its leading ``[date]`` left out. A turn that asks holds the answer less often
+    than one that tells (``docs/retrieval.md``)."""
+    found = _SENTENCE_END.split(_LEADING_DATE.sub("", text or "").strip())
+    parts = [p for p in found if p.strip(" \t\n\"'")]
+    if not parts:
+        return 0.0
+    asked = sum(bool(_ASKS.search(p.rstrip())) for p in parts)
+    return asked / len(parts)
 
 
 def stored_docs(index: Index, keys: Sequence[int]) -> dict[int, str]:

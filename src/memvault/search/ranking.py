@@ -10,7 +10,8 @@
    term's job (:func:`memvault.index.query.dense_query`);
 4. the union of both legs' top lists is fused:
    ``bm25 / best bm25 + 2.0 * cosine + 0.5 (query names the speaker) + 0.3 (dated within
-   a date or period the query names)``; a memory scores as its best chunk;
+   a date or period the query names) - 0.15 x the share of a turn's sentences that are
+   questions``; a memory scores as its best chunk;
 5. boosts multiply that: importance, recency (episodes), decayed relevance, success rate
    and trigger words (procedures), and the route's preference for one kind of memory.
 
@@ -50,6 +51,9 @@ WEIGHTS: dict[str, float] = {
     # carries it alone (``docs/retrieval.md``).
     "speaker": 0.5,
     "date": 0.3,  # the memory is dated within a date the query names ("in May 2023")
+    # A transcript turn that asks ("Have you been to Lisbon?") holds the answer less often
+    # than one that tells: minus this times the share of its sentences that are questions.
+    "question": 0.15,
     "importance": 0.05,  # per importance step away from 3
     "recency": 0.1,  # episodes: up to +10 % when brand new, half of it after half_life_days
     "half_life_days": 30.0,
@@ -250,6 +254,7 @@ def fuse(
             + w["dense"] * dense_term(cos, w["dense_floor"])
             + (w["speaker"] if named else 0.0)
             + (w["date"] if dated else 0.0)
+            - (w["question"] * turn.asks if turn is not None else 0.0)
         )
         unit = (key, turn.turn if turn is not None else "")
         best = docs.get(unit)
@@ -398,6 +403,7 @@ def explanation(found: Found, legs: Legs) -> dict[str, Any]:
             "in_context": None if ctx is None else round(ctx, 4),
             "query": legs.dense_query,
         },
+        "asks": None if found.turn is None else round(found.turn.asks, 4),
         "fusion": round(found.base, 4),
         "boosts": {k: round(v, 4) for k, v in found.boosts.items()},
         "score": round(found.score, 4),
