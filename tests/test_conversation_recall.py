@@ -285,6 +285,10 @@ def test_a_bare_first_name_names_a_multi_word_speaker(tmp_path: Path) -> None:
         ("Is it 3.5 or 4?", 1.0),
         ("Really?! No way.", 0.5),
         ("Ти де?  Я вдома.", 0.5),
+        ("你好！你去过里斯本吗？我去过。", 1 / 3),
+        ("هل أنت بخير؟ نعم.", 0.5),
+        ("Are you ok? 😊", 1.0),
+        ("?" * 16000 + "a", 0.0),
         ("", 0.0),
     ],
 )
@@ -324,6 +328,27 @@ def test_a_turn_that_asks_is_scored_below_one_that_tells(tmp_path: Path) -> None
     plain = fusions(Vault.open(root))
     assert plain["user"][0] - scored["user"][0] == pytest.approx(WEIGHTS["question"], abs=1e-3)
     assert plain["assistant"][0] == pytest.approx(scored["assistant"][0], abs=1e-3)
+
+
+@pytest.mark.parametrize("value", [float("nan"), float("inf"), 1e400, "abc", True, [1]])
+def test_a_bad_weight_is_a_one_line_error_naming_the_key(
+    tmp_path: Path, cli: Callable[..., Result], value: Any
+) -> None:
+    vault = build(tmp_path / "chat").vault
+    vault.set_config("search.weights.question", value, "a bad weight")
+    result = cli("--vault", vault.root, "recall", "harbour", "--json")
+    assert result.code == 1 and result.out == ""
+    line = result.err.strip()
+    assert "\n" not in line and "must be a finite number" in line
+    assert ".memvault/config.yaml" in line and "search.weights.question" in line
+
+
+def test_an_unknown_weight_lists_the_known_ones(tmp_path: Path, cli: Callable[..., Result]) -> None:
+    vault = build(tmp_path / "chat").vault
+    vault.set_config("search.weights.qustion", 0.1, "a typo")
+    result = cli("--vault", vault.root, "recall", "harbour", "--json")
+    assert result.code == 1 and "unknown weight 'qustion'" in result.err
+    assert "question" in result.err and "speaker" in result.err
 
 
 # --- the real model: figures through the ingest path ------------------------------------------

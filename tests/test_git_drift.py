@@ -279,3 +279,46 @@ def test_an_edit_landing_after_git_status_is_remembered(
     git(root, "checkout", "--", cat)  # the edit is dropped: Waffle, as HEAD has it
     _fresh_search(root, "office cat")
     _in_step(root)
+
+
+def test_a_submodule_moved_by_a_commit_is_compared_file_by_file(
+    vault: Vault, tmp_path: Path
+) -> None:
+    root = vault.root
+    vault.add("semantic", "Filler fact about the staging cluster", id="f0")
+    shared = tmp_path / "shared"
+    _fact(shared, "f-shared.md", "f-shared", "The shared cache is Redis")
+    who = ("-c", "user.name=t", "-c", "user.email=t@t")
+    git(shared, "init", "-q")
+    git(shared, "add", ".")
+    git(shared, *who, "commit", "-qm", "one")
+    local = ("-c", "protocol.file.allow=always")  # a submodule from a local path
+    git(root, *local, "submodule", "add", "-q", str(shared), "semantic/shared")
+    git(root, *who, "commit", "-qm", "add shared facts")
+    _write_then_search(root, "shared cache")
+    _in_step(root)
+    # an edit committed inside the submodule, then the new pointer committed in the vault
+    _edit(root, "semantic/shared/f-shared.md", "Redis", "Memcached")
+    git(root / "semantic/shared", *who, "commit", "-qam", "two")
+    git(root, "add", "semantic/shared")
+    git(root, *who, "commit", "-qm", "bump shared facts")
+    _fresh_search(root, "shared cache")
+    _in_step(root)
+
+
+def test_a_rebuild_does_not_list_files_git_already_answers_for(vault: Vault) -> None:
+    """Files the index read that were written before git status ran are not kept on the
+    manifest's differing list (a rebuild of a clean vault keeps it empty)."""
+    import os
+    import time
+
+    root = vault.root
+    for i in range(5):
+        vault.add("semantic", f"Filler fact number {i} about the staging cluster", id=f"f{i}")
+    hour_ago = time.time() - 3600
+    for rel in _on_disk(root):
+        os.utime(root / rel, (hour_ago, hour_ago))
+    Vault.open(root).reindex(full=True)
+    manifest = store.read_manifest(root)
+    assert manifest is not None and manifest["dirty_paths"] == []
+    _in_step(root)

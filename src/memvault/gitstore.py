@@ -216,14 +216,21 @@ def differing_paths(root: Path, specs: Sequence[str], ignored: bool = True) -> l
 def changed_between(root: Path, old: str, new: str, specs: Sequence[str]) -> list[str] | None:
     """Paths under ``specs`` whose content differs between commits ``old`` and ``new`` (a
     move is its two paths). None when git can't tell (``old`` is gone: a rewritten history
-    after a gc, a shallow clone)."""
+    after a gc, a shallow clone; a submodule changed: its files are not listed)."""
     if old == new:
         return []
-    args = ["diff", "--name-only", "-z", "--no-renames", "--no-ext-diff", old, new, "--"]
+    args = ["diff", "--raw", "-z", "--no-renames", "--no-abbrev", "--no-ext-diff", old, new, "--"]
     proc = run_git(root, [*args, *specs], check=False)
     if proc.returncode != 0:
         return None
-    return [item for item in proc.stdout.split("\0") if item]
+    # ":<old mode> <new mode> <old sha> <new sha> <status>" NUL <path> NUL, per file
+    items = proc.stdout.split("\0")
+    paths = []
+    for head, path in zip(items[0::2], items[1::2], strict=False):
+        if "160000" in head.split()[:2] or head.startswith(":160000"):
+            return None  # a submodule moved: its files are not in this diff
+        paths.append(path)
+    return paths
 
 
 def write_state_note(path: Path, text: str) -> None:

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
-from ..early_status import differing, take_early
+from ..early_status import EARLY_FOR, differing, take_early
 from ..gitstore import changed_between, git_dir, read_head, run_git, write_state_note
 from ..paths import ALL_TREES, GENERATION_PATH, GIT_FLAGS_PATH
 from ..tree import listed_stat, walk_memory_files
@@ -62,6 +62,7 @@ class GitView:
     head: str
     differing: list[str] | None
     suspects: list[str] | None
+    taken_ns: int = 0  # wall clock (ns) no later than the moment git status began
 
 
 def git_view(
@@ -81,6 +82,9 @@ def git_view(
     changed meanwhile is among its differing paths or in a later commit, never between.
     ``git status`` runs before HEAD is read, for the same reason. ``early_ok``: as for
     :func:`dirty_paths`."""
+    # An early git status began up to EARLY_FOR seconds ago; a second more for file systems
+    # whose mtimes lag the clock.
+    taken = time.time_ns() - int(((EARLY_FOR if early_ok else 0.0) + 1.0) * 1e9)
     now = dirty_paths(root, early_ok)
     head = read_head(root)
     if head is None:
@@ -94,12 +98,12 @@ def git_view(
         now = None
     dirty_then, commit = (manifest or {}).get("dirty_paths"), (manifest or {}).get("commit")
     if now is None or not isinstance(dirty_then, list) or not isinstance(commit, str):
-        return GitView(head, now, None)
+        return GitView(head, now, None, taken)
     committed = changed_between(root, commit, head, ALL_TREES)
     if committed is None:
-        return GitView(head, now, None)
+        return GitView(head, now, None, taken)
     suspects = {*now, *committed, *(str(p) for p in dirty_then)}
-    return GitView(head, now, sorted(suspects) if len(suspects) <= DIRTY_LIMIT else None)
+    return GitView(head, now, sorted(suspects) if len(suspects) <= DIRTY_LIMIT else None, taken)
 
 
 def status_blind(root: Path, specs: Sequence[str]) -> bool | None:

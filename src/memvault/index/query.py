@@ -509,8 +509,11 @@ def turn_rows(index: Index, rowids: Sequence[int]) -> dict[int, TurnRow]:
 
 
 _LEADING_DATE = re.compile(r"^\[[^\]\n]*\]\s*")
-_ASKS = re.compile(r"[?？][.!?？]*$")  # ends with a question mark ("?!" too)
-_SENTENCE_END = re.compile(r"(?<=[.!?？])\s+")  # "3.5" and "e.g.x" stay within a sentence
+_MARKS = ".!?？؟。！"  # sentence ends: Latin, full-width (CJK), Arabic
+_QUESTION = "?？؟"
+# A sentence ends at a mark followed by a space (so "3.5" and "e.g.x" stay whole), or a
+# closing quote or bracket and a space, or right after a CJK mark (no space is written).
+_SENTENCE_END = re.compile(r"(?<=[.!?؟])\s+|(?<=[.!?؟][\"'”’»)\]])\s+|(?<=[？。！])")
 
 
 def question_share(text: str | None) -> float:
@@ -518,11 +521,24 @@ def question_share(text: str | None) -> float:
     0.5), its leading ``[date]`` left out. A turn that asks holds the answer less often
     than one that tells (``docs/retrieval.md``)."""
     found = _SENTENCE_END.split(_LEADING_DATE.sub("", text or "").strip())
-    parts = [p for p in found if p.strip(" \t\n\"'")]
+    parts = [p for p in found if any(c.isalnum() for c in p)]  # not a lone emoji or quote
     if not parts:
         return 0.0
-    asked = sum(bool(_ASKS.search(p.rstrip())) for p in parts)
+    asked = sum(_asks(p) for p in parts)
     return asked / len(parts)
+
+
+def _asks(sentence: str) -> bool:
+    """Whether the run of marks ending ``sentence`` (after closing quotes, brackets, emoji)
+    holds a question mark: "Really?!", "you?\"" and "ok? 😊" ask. Walks back from the end
+    once (a regex anchored at the end would retry from every position)."""
+    end = len(sentence)
+    while end and not (sentence[end - 1].isalnum() or sentence[end - 1] in _MARKS):
+        end -= 1
+    start = end
+    while start and sentence[start - 1] in _MARKS:
+        start -= 1
+    return any(c in _QUESTION for c in sentence[start:end])
 
 
 def stored_docs(index: Index, keys: Sequence[int]) -> dict[int, str]:

@@ -308,7 +308,8 @@ def sync(
     # Files are recorded as seen *before* the scan read them: an edit racing the scan
     # leaves a newer mtime behind, found by the next check.
     record_files(idx, files, paths)
-    write_manifest(vault, idx, embedder, dirty=idx.unpublished, git=with_touched(git, plan))
+    git = with_touched(git, plan, files)
+    write_manifest(vault, idx, embedder, dirty=idx.unpublished, git=git)
     memories, chunks = idx.conn.execute(
         "SELECT (SELECT count(*) FROM docs), (SELECT count(*) FROM chunks)"
     ).fetchone()
@@ -329,15 +330,18 @@ def sync(
     )
 
 
-def with_touched(git: GitView | None, plan: ChangeReport) -> GitView | None:
-    """``git`` with the paths whose text the index just changed among its differing ones:
-    one edited after ``git status`` ran and put back later would otherwise be named by no
-    git answer, though the index holds the edit."""
+def with_touched(git: GitView | None, plan: ChangeReport, files: Stats) -> GitView | None:
+    """``git`` with the paths whose text the index just changed since ``git status`` ran
+    among its differing ones: one edited after it and put back later would otherwise be
+    named by no git answer, though the index holds the edit. (Files written before it -- an
+    import, a rebuild -- are not added: git's answer covers them.) A removal can't be dated:
+    every path the index dropped is added."""
     if git is None or git.differing is None or plan.empty:
         return git
-    touched = {*plan.added, *plan.changed, *plan.updated, *plan.removed}
-    touched.update(p for move in plan.moved for p in move)
-    differing = sorted(touched.union(git.differing))
+    written = {*plan.added, *plan.changed, *plan.updated, *(new for _, new in plan.moved)}
+    late = {p for p in written if files.get(p, (git.taken_ns, 0))[0] >= git.taken_ns}
+    late.update(plan.removed, (old for old, _ in plan.moved))
+    differing = sorted(late.union(git.differing))
     return replace(git, differing=differing if len(differing) <= DIRTY_LIMIT else None)
 
 

@@ -29,7 +29,9 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from .. import debug
+from ..errors import MemvaultError
 from ..memory import Memory, now_utc
+from ..paths import CONFIG_PATH
 from .dates import date_hint
 from .results import SearchHit, TurnRef, snippet
 
@@ -94,11 +96,25 @@ def weights(vault: Repository) -> dict[str, float]:
     out["dense_floor"] = float(getattr(embedder, "similarity_floor", 0.0))
     out["dense"] = float(getattr(embedder, "dense_weight", out["dense"]))
     custom = vault.config.get("search.weights") or {}
-    if isinstance(custom, Mapping):
-        for key, value in custom.items():
-            if key in out and isinstance(value, (int, float)) and not isinstance(value, bool):
-                out[key] = float(value)
+    if not isinstance(custom, Mapping):
+        raise MemvaultError("must be a mapping of weight names to numbers", CONFIG_PATH, _KEY)
+    for key, value in custom.items():
+        if key not in WEIGHTS:
+            raise MemvaultError(
+                f"unknown weight {key!r}; expected one of {', '.join(sorted(WEIGHTS))}",
+                CONFIG_PATH,
+                f"{_KEY}.{key}",
+            )
+        number = isinstance(value, (int, float)) and not isinstance(value, bool)
+        if not number or not math.isfinite(float(value)):
+            raise MemvaultError(
+                f"must be a finite number, not {value!r}", CONFIG_PATH, f"{_KEY}.{key}"
+            )
+        out[key] = float(value)
     return out
+
+
+_KEY = "search.weights"
 
 
 @dataclass
