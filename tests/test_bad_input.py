@@ -256,6 +256,11 @@ def test_bad_config_is_one_line(cli: Cli, seeded: Vault) -> None:
     cfg.write_text("decay: [unclosed\n")
     r = cli("--vault", v, "list")
     assert r.code == 1 and ".memvault/config.yaml" in r.err and "Traceback" not in r.err
+    # a key given twice: the message says which and where, not "while constructing a mapping"
+    cfg.write_text("version: 1\nsearch:\n  weights: {}\ndefaults: {}\nsearch: {}\n")
+    r = cli("--vault", v, "list")
+    assert r.code == 1 and len(_lines(r.err)) == 1
+    assert 'duplicate key "search"' in r.err and "(line 5, column 1)" in r.err
 
 
 def test_hand_written_file_memvault_cannot_rewrite_blocks_the_write_cleanly(

@@ -9,7 +9,7 @@ import os
 from collections.abc import Mapping
 from pathlib import Path
 
-from .errors import ConfigError
+from .errors import ConfigError, yaml_message
 from .paths import CONFIG_CACHE_PATH, CONFIG_PATH
 from .record import Record
 
@@ -155,8 +155,7 @@ def _read_config_file(root: Path, path: Path) -> dict[str, Any]:
     try:
         loaded = YAML(typ="safe").load(path.read_text(encoding="utf-8"))
     except (YAMLError, UnicodeDecodeError) as exc:
-        first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-        raise ConfigError(f"invalid YAML: {first}", CONFIG_PATH) from None
+        raise ConfigError(yaml_message(exc), CONFIG_PATH) from None
     if loaded is None:
         loaded = {}
     if not isinstance(loaded, Mapping):

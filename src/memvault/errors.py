@@ -101,3 +101,15 @@ class Problem:
 
     def as_dict(self) -> dict[str, str | None]:
         return {"path": self.path, "key": self.key, "message": self.message}
+
+
+def yaml_message(exc: Exception) -> str:
+    """A YAML parser's error in one line: what is wrong and where ("invalid YAML: found
+    duplicate key 'search' with value ... (line 40, column 1)"), not its first line only
+    ("while constructing a mapping")."""
+    lines = str(exc).splitlines()
+    problem = getattr(exc, "problem", None) or (lines[0] if lines else type(exc).__name__)
+    problem = " ".join(str(problem).split())
+    mark = getattr(exc, "problem_mark", None)
+    where = f" (line {mark.line + 1}, column {mark.column + 1})" if mark is not None else ""
+    return f"invalid YAML: {problem}{where}"

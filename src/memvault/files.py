@@ -20,7 +20,7 @@ import re
 from collections.abc import Mapping
 from pathlib import Path
 
-from .errors import Problem, ValidationError
+from .errors import Problem, ValidationError, yaml_message
 from .memory import KEY_ORDER, Memory, format_time, to_plain, validate_meta
 from .record import LazyPattern, Record
 
@@ -112,11 +112,11 @@ def _load_mapping(text: str, path: str) -> dict[str, Any]:
                         "YAML aliases (*name) are not allowed in memory files", path, None
                     )
         except YAMLError as exc:
-            raise ValidationError(_yaml_message(exc), path, None) from None
+            raise ValidationError(yaml_message(exc), path, None) from None
     try:
         data = _yaml("safe").load(text)
     except YAMLError as exc:
-        raise ValidationError(_yaml_message(exc), path, None) from None
+        raise ValidationError(yaml_message(exc), path, None) from None
     except RecursionError:
         raise ValidationError("YAML nested too deeply", path, None) from None
     except (ValueError, KeyError, TypeError, OverflowError) as exc:
@@ -139,13 +139,6 @@ def _load_mapping(text: str, path: str) -> dict[str, Any]:
 def _short_error(exc: BaseException) -> str:
     text = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
     return f"unrecognised value {exc.args[0]!r}" if isinstance(exc, KeyError) and exc.args else text
-
-
-def _yaml_message(exc: Exception) -> str:
-    problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
-    mark = getattr(exc, "problem_mark", None)
-    where = f" (line {mark.line + 1}, column {mark.column + 1})" if mark is not None else ""
-    return f"invalid YAML: {problem}{where}"
 
 
 def parse_text(text: str, path: str, meta: dict[str, Any] | None = None) -> Document:

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from .bulk import BulkWrite
-from .errors import MemvaultError, Problem, ValidationError
+from .errors import MemvaultError, Problem, ValidationError, yaml_message
 from .files import check_text, new_memory, render_new
 from .memory import ID_RE, TYPES, Memory, format_time, parse_time, slugify, to_plain, validate_meta
 from .security import check_secrets
@@ -143,7 +143,7 @@ def _seed_episodes(text: str, where: str) -> list[dict[str, Any]]:
     try:
         data = YAML(typ="safe").load(text)
     except YAMLError as exc:
-        raise ValidationError(f"invalid YAML: {str(exc).splitlines()[0]}", where) from None
+        raise ValidationError(yaml_message(exc), where) from None
     if not isinstance(data, dict) or not isinstance(data.get("episodes"), list):
         raise ValidationError("expected a mapping with an 'episodes:' list", where, "episodes")
     return [to_plain(e) for e in data["episodes"] if isinstance(e, dict)]
