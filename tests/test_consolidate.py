@@ -235,6 +235,30 @@ def test_promotion_needs_three_episodes(vault: Vault) -> None:
     assert len(inbox(vault)) == 1
 
 
+def test_a_chain_of_look_alikes_drifting_apart_is_not_a_pattern(
+    vault: Vault, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Episodes linked pair by pair (each much like the next) whose typical pair is not alike:
+    one subject drifting into another, not one thing seen again."""
+    from memvault.consolidate import promote
+
+    words = (  # noqa: SIM905 - a sentence of words reads better than a list of strings
+        "alpha bravo charlie delta echo foxtrot golf hotel india juliet kilo lima mike "
+        "november oscar papa quebec romeo sierra tango uniform victor whiskey xray yankee zulu"
+    ).split()
+    for k in range(0, 20, 2):
+        episode(vault, "Paged because " + " ".join(words[k : k + 8]), tags=["pager"])
+
+    def proposed() -> list[str]:
+        actions = plan(vault, now=weeks(1), only=["promote"]).actions
+        return [a.memory_id for a in actions if a.step == "promote"]
+
+    assert proposed() == []
+    # the same episodes, the coherence check off: the chain is proposed
+    monkeypatch.setattr(promote, "CHAIN_SLACK", 2.0)
+    assert proposed()
+
+
 def test_repeated_steps_become_a_proposed_procedure(vault: Vault) -> None:
     steps = ["Drain the node", "Upgrade the kernel", "Reboot and uncordon"]
     for i, text in enumerate(["Patched node a", "Patched node b", "Patched node c"]):

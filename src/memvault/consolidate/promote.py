@@ -96,12 +96,14 @@ def _propose_patterns(
     for positions in _tag_clusters(episodes, pairs):
         if len(positions) < minimum:
             continue
+        sub = vecs[positions]
+        if not _coherent(sub, similarity - CHAIN_SLACK):
+            continue
         members = [episodes[i] for i in positions]
         ids = sorted(m.id for m in members)
         derived = derived_key("pattern", ids)
         if derived in proposed:
             continue
-        sub = vecs[positions]
         central = members[int(np.argmax(sub @ sub.mean(axis=0)))]
         tags = union_strings(members, "tags")
         title = f"Pattern in {len(members)} episodes: {central.title}"[:80]
@@ -112,6 +114,23 @@ def _propose_patterns(
         quote = central.content.strip().replace("\n", "\n> ")[:1200]
         body = f"Seen in {len(members)} episodes ({', '.join(ids)}). Most representative:\n\n> "
         add_proposal(vault, result, meta, body + quote)
+
+
+# A cluster is joined link by link (each similar pair); its typical pair may sit this far
+# below the link threshold. Further, it is a chain of look-alikes drifting from one subject
+# to another ("paged because messaging disk ..." ... "paged because subscriptions CPU ..."),
+# not one thing seen again: not proposed.
+CHAIN_SLACK = 0.05
+
+
+def _coherent(vecs: Any, floor: float) -> bool:
+    """Whether the median cosine of the cluster's pairs (rows of ``vecs``) reaches ``floor``."""
+    import numpy as np
+
+    unit = vecs / np.maximum(np.linalg.norm(vecs, axis=1, keepdims=True), 1e-12)
+    sims = unit @ unit.T
+    upper = sims[np.triu_indices(len(unit), 1)]
+    return bool(len(upper) == 0 or float(np.median(upper)) >= floor)
 
 
 def _tag_clusters(episodes: list[Memory], pairs: dict[tuple[int, int], float]) -> list[list[int]]:
