@@ -24,6 +24,7 @@ from .catalog_db import (
     decode_problems,
     file_row,
     note_names,
+    rows_in,
     under,
 )
 from .errors import Problem, ValidationError
@@ -258,15 +259,11 @@ class Catalog:
         wanted = sorted(set(rels))
         conn = connect(self.db_path)
         try:
-            cached: dict[str, FileRow] = {}
-            for start in range(0, len(wanted), 500):
-                batch = wanted[start : start + 500]
-                marks = ",".join("?" * len(batch))
-                sql = (
-                    "SELECT path, mtime_ns, size, sha, id, subject, doc, problems FROM files "
-                    f"WHERE path IN ({marks})"
-                )
-                cached.update((row[0], row) for row in conn.execute(sql, batch))
+            sql = (
+                "SELECT path, mtime_ns, size, sha, id, subject, doc, problems FROM files "
+                "WHERE path IN ({})"
+            )
+            cached: dict[str, FileRow] = {row[0]: row for row in rows_in(conn, sql, wanted)}
         finally:
             conn.close()
         result = ScanResult()

@@ -10,11 +10,15 @@ from __future__ import annotations
 import json
 import os
 import sqlite3
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 
 from .errors import Problem
 from .memory import Memory
+
+TYPE_CHECKING = False  # typing is not imported at run time (fast CLI start)
+if TYPE_CHECKING:
+    from typing import Any
 
 SCHEMA = 5
 
@@ -113,3 +117,12 @@ def note_names(conn: sqlite3.Connection, present: Iterable[str], absent: Iterabl
 def under(folder: str) -> tuple[str, tuple[str, str]]:
     """SQL for the catalog rows below ``folder`` ('/' sorts just before '0')."""
     return "SELECT path FROM files WHERE path > ? AND path < ?", (f"{folder}/", f"{folder}0")
+
+
+def rows_in(
+    conn: sqlite3.Connection, sql: str, keys: Sequence[object], size: int = 500
+) -> Iterator[tuple[Any, ...]]:
+    """Rows of an ``IN ({})`` query, in batches below SQLite's variable limit."""
+    for start in range(0, len(keys), size):
+        part = list(keys[start : start + size])
+        yield from conn.execute(sql.format(",".join("?" * len(part))), part)

@@ -227,7 +227,7 @@ def changed_between(root: Path, old: str, new: str, specs: Sequence[str]) -> lis
     items = proc.stdout.split("\0")
     paths = []
     for head, path in zip(items[0::2], items[1::2], strict=False):
-        if "160000" in head.split()[:2] or head.startswith(":160000"):
+        if "160000" in head.lstrip(":").split()[:2]:  # the file modes: a gitlink's is 160000
             return None  # a submodule moved: its files are not in this diff
         paths.append(path)
     return paths

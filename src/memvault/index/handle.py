@@ -11,6 +11,7 @@ from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..catalog_db import rows_in
 from ..paths import MEMORY_TYPES as TYPES
 from . import store
 from .drift import DriftSweep, Stats
@@ -305,13 +306,8 @@ class Index:
         """The recorded ``(mtime_ns, size)`` of some files (a query for just those)."""
         if self._recorded is not None:
             return {p: self._recorded[p] for p in paths if p in self._recorded}
-        out: Stats = {}
-        for start in range(0, len(paths), 500):
-            batch = paths[start : start + 500]
-            marks = ",".join("?" * len(batch))
-            sql = f"SELECT path, mtime_ns, size FROM files WHERE path IN ({marks})"
-            out.update({p: (int(m), int(s)) for p, m, s in self.conn.execute(sql, batch)})
-        return out
+        sql = "SELECT path, mtime_ns, size FROM files WHERE path IN ({})"
+        return {p: (int(m), int(s)) for p, m, s in rows_in(self.conn, sql, paths)}
 
     def set_recorded_files(self, files: Stats) -> None:
         """The files as just indexed (the caller wrote them to the ``files`` table)."""

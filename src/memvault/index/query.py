@@ -20,6 +20,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, NamedTuple
 
+from ..catalog_db import rows_in
 from ..language import CYRILLIC, WORD, detect, keyword_words, normalise
 from .filters import IndexFilter
 
@@ -474,9 +475,7 @@ def _in_batches(
     index: Index, sql: str, ids: Sequence[int], size: int = 500
 ) -> Iterator[tuple[Any, ...]]:
     """Rows of an ``IN ({})`` query, in batches below SQLite's variable limit."""
-    for start in range(0, len(ids), size):
-        part = list(ids[start : start + size])
-        yield from index.conn.execute(sql.format(",".join("?" * len(part))), part)
+    yield from rows_in(index.conn, sql, ids, size)
 
 
 def doc_rows(index: Index, keys: Sequence[int]) -> dict[int, DocRow]:

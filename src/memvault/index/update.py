@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from .. import journal
 from ..catalog import ScanResult
+from ..catalog_db import rows_in
 from ..gitstore import current_branch
 from ..memory import format_time, now_utc
 from . import store
@@ -184,14 +185,11 @@ def scan_files(vault: Repository, paths: list[str] | None = None) -> ScanResult:
 def indexed_rows(idx: Index, paths: list[str] | None = None) -> dict[str, IndexedRow]:
     """``{path: IndexedRow}`` of every indexed memory (``paths``: of those only)."""
     sql = "SELECT key, path, sha, text_hash, type, session FROM docs"
-    if paths is None:
-        rows = idx.conn.execute(sql).fetchall()
-    else:
-        rows = []
-        for start in range(0, len(paths), 500):
-            batch = paths[start : start + 500]
-            marks = ",".join("?" * len(batch))
-            rows += idx.conn.execute(f"{sql} WHERE path IN ({marks})", batch).fetchall()
+    rows = (
+        idx.conn.execute(sql)
+        if paths is None
+        else rows_in(idx.conn, sql + " WHERE path IN ({})", paths)
+    )
     return {p: IndexedRow(int(k), s, t, ty, se) for k, p, s, t, ty, se in rows}
 
 
@@ -348,12 +346,8 @@ def with_touched(git: GitView | None, plan: ChangeReport, files: Stats) -> GitVi
 def record_files(idx: Index, files: Stats, paths: list[str] | None = None) -> None:
     """Note the files as indexed: ``files`` is every memory file (``paths``: ``files`` is
     what of those is on disk; the others keep their record)."""
-    if paths is None:
-        old = idx.recorded_files()
-        gone = [(p,) for p in old if p not in files]
-    else:
-        old = idx.recorded_for(paths)
-        gone = [(p,) for p in old if p not in files]
+    old = idx.recorded_files() if paths is None else idx.recorded_for(paths)
+    gone = [(p,) for p in old if p not in files]
     upserts = [(p, m, s) for p, (m, s) in files.items() if old.get(p) != (m, s)]
     if upserts or gone:
         with transaction(idx.conn):
