@@ -77,6 +77,36 @@ def test_init_gitignore_ignores_index_and_access_log(tmp_path: Path) -> None:
     assert is_clean(root)
 
 
+def test_a_vault_id_of_digits_and_one_e_stays_a_name(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Unquoted, YAML reads ``33515721700140e6`` as 3.351572170014e+19: the id would lose
+    its digits and two vaults could share collections on a server (seen once in CI)."""
+    import uuid
+
+    monkeypatch.setattr(uuid, "uuid4", lambda: uuid.UUID("33515721700140e6" + "0" * 16))
+    vault = Vault.init(tmp_path / "v")
+    assert vault.config.get("index.vault_id") == "33515721700140e6"
+    assert 'vault_id: "33515721700140e6"  #' in (vault.root / ".memvault/config.yaml").read_text()
+
+
+def test_names_in_an_existing_config_keep_the_text_written(tmp_path: Path) -> None:
+    """Configs stamped before the id was quoted, and names a person typed without quotes."""
+    vault = Vault.init(tmp_path / "v")
+    path = vault.root / ".memvault/config.yaml"
+    text = re.sub(r'vault_id: "\w+"', "vault_id: 0123e45", path.read_text(), count=1)
+    text = text.replace("  agent: null", "  agent: 007").replace("  team: null", "  team: yes")
+    path.write_text(text)
+    config = Vault.open(vault.root).config
+    assert config.get("index.vault_id") == "0123e45"
+    assert config.get("identity.agent") == "007"
+    assert config.get("identity.team") == "yes"
+    assert config.get("identity.role") is None
+    assert config.get("index.chunk_words") == 180  # numbers stay numbers
+    # read again from the parsed-config cache: the same text
+    assert Vault.open(vault.root).config.get("index.vault_id") == "0123e45"
+
+
 def test_init_refuses_to_clobber(tmp_path: Path) -> None:
     vault = Vault.init(tmp_path / "v")
     vault.add("semantic", "Keep me")

@@ -46,6 +46,19 @@ DEFAULTS: dict[str, Any] = {
     "paused": [],
 }
 
+# Settings that are names, not numbers: YAML reads an unquoted ``007`` as 7 and a hex id such as
+# ``33515721700140e6`` as a float, so these keep the text written in the file.
+NAME_KEYS = (
+    "index.vault_id",
+    "identity.agent",
+    "identity.team",
+    "identity.role",
+    "git.author_name",
+    "git.author_email",
+)
+# Bumped when what the cache holds changes meaning (2: NAME_KEYS kept as text).
+_CACHE_FORMAT = 2
+
 # env var -> dotted key
 ENV_KEYS = {
     "MEMVAULT_EMBEDDER": "embedder",
@@ -141,7 +154,7 @@ def _read_config_file(root: Path, path: Path) -> dict[str, Any]:
     import marshal
 
     st = path.stat()
-    stamp = (st.st_mtime_ns, st.st_ctime_ns, st.st_size, st.st_ino)
+    stamp = (_CACHE_FORMAT, st.st_mtime_ns, st.st_ctime_ns, st.st_size, st.st_ino)
     cache = root / CONFIG_CACHE_PATH
     try:
         cached_stamp, cached = marshal.loads(cache.read_bytes())
@@ -153,13 +166,15 @@ def _read_config_file(root: Path, path: Path) -> dict[str, Any]:
     from ruamel.yaml.error import YAMLError
 
     try:
-        loaded = YAML(typ="safe").load(path.read_text(encoding="utf-8"))
+        text = path.read_text(encoding="utf-8")
+        loaded = YAML(typ="safe").load(text)
     except (YAMLError, UnicodeDecodeError) as exc:
         raise ConfigError(yaml_message(exc), CONFIG_PATH) from None
     if loaded is None:
         loaded = {}
     if not isinstance(loaded, Mapping):
         raise ConfigError("expected a mapping of settings", CONFIG_PATH)
+    _names_as_written(loaded, text)
     try:  # only plain data is cached (a YAML timestamp, say, is not marshal-able)
         blob = marshal.dumps((stamp, dict(loaded)))
         cache.parent.mkdir(parents=True, exist_ok=True)
@@ -169,6 +184,46 @@ def _read_config_file(root: Path, path: Path) -> dict[str, Any]:
     except (ValueError, OSError):
         pass
     return dict(loaded)
+
+
+def _names_as_written(loaded: Mapping[str, Any], text: str) -> None:
+    """Put back the file's own text for a NAME_KEYS value YAML read as a number or boolean.
+
+    The composed node tree (ruamel's ``compose``) keeps every scalar as it was written.
+    """
+    wrong = [k for k in NAME_KEYS if not isinstance(_lookup(loaded, k), (str, type(None)))]
+    wrong = [k for k in wrong if _lookup(loaded, k) is not _MISSING]
+    if not wrong:
+        return
+    from ruamel.yaml import YAML
+    from ruamel.yaml.nodes import MappingNode, ScalarNode
+
+    root = YAML(typ="safe").compose(text)
+    for dotted in wrong:
+        *parents, last = dotted.split(".")
+        node: Any = root
+        for part in dotted.split("."):
+            found = None
+            if isinstance(node, MappingNode):
+                found = next((v for k, v in node.value if k.value == part), None)
+            node = found
+        if isinstance(node, ScalarNode):  # else an alias or merge key: left as YAML read it
+            parent: Any = loaded
+            for part in parents:
+                parent = parent[part]
+            parent[last] = node.value
+
+
+_MISSING = object()
+
+
+def _lookup(data: Mapping[str, Any], dotted: str) -> Any:
+    node: Any = data
+    for part in dotted.split("."):
+        if not isinstance(node, Mapping) or part not in node:
+            return _MISSING
+        node = node[part]
+    return node
 
 
 def _check(config: Config) -> None:

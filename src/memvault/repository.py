@@ -185,7 +185,9 @@ class Repository:
         import uuid
 
         text = config.read_text(encoding="utf-8")
-        stamped = re.sub(r"vault_id: null +", f"vault_id: {uuid.uuid4().hex[:16]}  ", text, count=1)
+        # Quoted: an id of digits and one "e" would read as a number.
+        quoted = f'vault_id: "{uuid.uuid4().hex[:16]}"  '
+        stamped = re.sub(r"vault_id: null +", quoted, text, count=1)
         config.write_text(stamped, encoding="utf-8")
 
     @staticmethod
