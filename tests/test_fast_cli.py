@@ -230,7 +230,7 @@ def test_recall_does_not_load_typer(vault_path, cli):
 
     vault = Vault.open(vault_path)
     vault.add("semantic", "The cache TTL is 5 minutes", tags=["cache"])
-    vault.recall("cache")  # builds the index (index writes load chromadb, and with it click)
+    vault.recall("cache")  # builds the index in this process
     code = (
         "import json, sys\n"
         "from memvault.cli import main\n"

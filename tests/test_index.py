@@ -324,6 +324,8 @@ def test_embedder_change_forces_a_rebuild(
 def test_a_damaged_index_is_rebuilt_not_a_stack_trace(
     vault: Vault, damage: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
+    # Chroma is written at once and read (below the threshold its writes would wait)
+    vault.set_config("index.exact_below", 0, "ask Chroma")
     seed(vault)
     vault.search("rate limit", log=False)
     forget_open_index(vault.root)  # as a new process would
@@ -356,6 +358,7 @@ def test_a_damaged_index_is_rebuilt_not_a_stack_trace(
 def test_a_crash_between_sqlite_and_chroma_is_repaired_without_embedding(
     vault: Vault, embed_calls: list[str]
 ) -> None:
+    vault.set_config("index.exact_below", 0, "ask Chroma")  # (else Chroma's writes wait)
     seed(vault)
     vault.reindex()
     forget_open_index(vault.root)

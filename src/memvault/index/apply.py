@@ -1,5 +1,6 @@
 """Applying a :class:`~memvault.index.plan.ChangeReport`: SQLite in one transaction, then
-Chroma; vectors are embedded in batches while a second thread writes them to Chroma."""
+Chroma; vectors are embedded in batches while a second thread writes them to Chroma (or
+Chroma's writes are queued in the same transaction: :mod:`memvault.index.pending`)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from . import store
+from . import pending, store
 from .handle import Index, Progress
 from .plan import ApplyStats, ChangeReport
 from .text import Chunk, DocInfo, neighbour_text
@@ -104,6 +105,11 @@ def apply_changes(
     if plan.empty:
         return stats
     batch = _Batch(idx, ChromaOps(idx.vector_ids), stats)
+    # Below index.exact_below the vault's own Chroma is written when it is next read
+    # (memvault.index.pending); above it, queued writes go first, then these at once.
+    defer = idx.defers
+    if not defer:
+        pending.flush(idx, progress)
     if idx.manifest.get("dirty") is not True or idx.manifest.get("dirty_paths") is not None:
         idx.manifest["dirty"] = True
         # SQLite is about to hold newer text than the commit the manifest names: if this
@@ -125,7 +131,7 @@ def apply_changes(
             _change(batch, indexed[path], infos[path], shas[path])
         batch.to_embed = take_shared(idx, batch.to_embed, stats)
         stats.embedded = len(batch.to_embed)
-        embed_into(idx.conn, idx, batch.to_embed, embedder, progress)
+        embed_into(idx.conn, idx, batch.to_embed, embedder, progress, defer=defer)
         context_embedder = embedder if idx.context_vectors else None
         stats.context_embedded = _refresh_context(
             idx.conn, batch.sessions, context_embedder, progress
@@ -134,9 +140,14 @@ def apply_changes(
             stats.context_embedded += _embed_context(
                 idx.conn, batch.turn_context, context_embedder, progress
             )
+        if defer:
+            batch.ops.queue(idx.conn)
     idx.forget_counts()
     try:
-        flush_chroma(idx, batch.ops)
+        if not defer:
+            flush_chroma(idx, batch.ops)
+        elif not idx.in_memory:  # grew past index.exact_below: searches read Chroma now
+            pending.flush(idx, progress)
     except Exception:  # noqa: BLE001 - a shared server that is away: the next sync sends them
         if not idx.url:
             raise

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..catalog_db import rows_in
 from ..paths import MEMORY_TYPES as TYPES
-from . import store
+from . import pending, store
 from .drift import DriftSweep, Stats
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -94,7 +94,26 @@ class Index:
             self._client = store.chroma_client(self.root, self.url, self.home)
         return self._client
 
-    def collection(self, doc_type: str, create: bool = False) -> Any:
+    def collection(self, doc_type: str) -> Any:
+        """A collection to read (None when the type has none): the door every reader of
+        Chroma goes through, so the writes queued for the vault's own Chroma are carried
+        out first (:mod:`memvault.index.pending`)."""
+        if not self.url:
+            waiting = pending.waiting(self.conn)
+            if waiting > 10_000:
+                say(f"writing {waiting:,} queued vectors to the vector store (once)")
+            if waiting:
+                pending.flush(self)
+        return self.chroma_collection(doc_type)
+
+    @property
+    def defers(self) -> bool:
+        """Chroma's writes are queued rather than made (the vault's own Chroma, while
+        searches score vectors exactly and never open it)."""
+        return not self.url and self.in_memory
+
+    def chroma_collection(self, doc_type: str, create: bool = False) -> Any:
+        """The Chroma collection of a type as it is (writers; readers use :meth:`collection`)."""
         col = self._collections.get(doc_type)
         if col is None:
             name = f"{self.collection_base}-{doc_type}"
@@ -262,9 +281,9 @@ class Index:
         Below ``index.exact_below`` chunks (default 250,000: 380 MB of vectors, mapped from
         :mod:`memvault.index.flat`) a numpy scan is as fast as Chroma, and saves a new
         process the ~0.7 s of importing chromadb and the loading of its graphs (at 100,000
-        chunks a cold search took 2.2 s through Chroma; see docs/scale.md); the vectors
-        still live in Chroma too (a Chroma server, or the index growing past the threshold,
-        uses them). ``index.exact_below: 0`` always asks Chroma.
+        chunks a cold search took 2.2 s through Chroma; see docs/scale.md). The vault's own
+        Chroma gets the vectors when it is next read (:mod:`memvault.index.pending`); a
+        Chroma server gets them at once. ``index.exact_below: 0`` always asks Chroma.
         """
         # count(*) over chunks reads SQLite's narrowest index; the per-type counts join docs
         return self.fts_rows() <= self.exact_below

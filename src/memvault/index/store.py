@@ -6,9 +6,11 @@
 * ``search.sqlite``: the per-memory part of the manifest (path, id, sha of the file,
   hash of the indexed text, the filter columns), the chunks, and an FTS5 keyword index
   (``porter unicode61``: English stemming, any script tokenised).
-* ``chroma/``: a Chroma ``PersistentClient`` holding one vector per chunk, id
-  ``"<doc key>:<chunk n>"``. Filters never go to Chroma: SQLite decides what a reader may
-  see, Chroma ranks (see :mod:`memvault.index.query`).
+* ``chroma/``: a Chroma ``PersistentClient`` holding one vector per chunk, id the chunk's
+  row number (on a shared server, the hash of its text). Filters never go to Chroma:
+  SQLite decides what a reader may see, Chroma ranks (see :mod:`memvault.index.query`).
+  While searches score vectors exactly, its writes wait in ``search.sqlite``
+  (:mod:`memvault.index.pending`).
 
 ``search.sqlite`` and ``chroma/`` sit in the index folder itself, or in a ``build-<hex>/``
 folder beside them that the manifest names (``"home"``): an index built for another
@@ -231,9 +233,27 @@ def connect(root: Path, create: bool, home: str | None = None) -> sqlite3.Connec
             conn.execute(f"PRAGMA user_version={SCHEMA}")
         # Cheap probe: a garbled file fails here rather than in the middle of a search.
         conn.execute("SELECT count(*) FROM docs").fetchone()
+        _ensure_pending_table(conn)
     except sqlite3.DatabaseError as exc:
         raise CorruptIndex(f"search.sqlite: {exc}") from None
     return conn
+
+
+# Chroma's queued writes (memvault.index.pending).
+PENDING_DDL = (
+    "CREATE TABLE chroma_pending (seq INTEGER PRIMARY KEY AUTOINCREMENT, "
+    "type TEXT NOT NULL, vid TEXT NOT NULL, op TEXT NOT NULL, UNIQUE (type, vid))"
+)
+
+
+def _ensure_pending_table(conn: sqlite3.Connection) -> None:
+    """Indexes written before the queue existed get its table: an additive change, so no
+    rebuild, and an older memvault ignores the table."""
+    found = conn.execute(
+        "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'chroma_pending'"
+    ).fetchone()
+    if found is None:
+        conn.execute(PENDING_DDL)
 
 
 def remove_data(root: Path, home: str) -> None:

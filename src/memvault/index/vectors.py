@@ -11,8 +11,9 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import IndexError_
 from ..paths import MEMORY_TYPES as TYPES
-from . import store
+from . import pending, store
 from .handle import Index, Progress
+from .pending import upsert
 from .plan import ApplyStats
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -40,6 +41,14 @@ class ChromaOps:
         ids.append(self.vector_ids([rowid])[0])
         vecs.append(vec)
 
+    def queue(self, conn: sqlite3.Connection) -> None:
+        """Queue these writes for the vault's own Chroma (:mod:`memvault.index.pending`);
+        an upsert after a delete of the same id wins, as when they are sent."""
+        for doc_type, ids in self.deletes.items():
+            pending.queue(conn, doc_type, "delete", ids)
+        for doc_type, (ids, _) in self.upserts.items():
+            pending.queue(conn, doc_type, "upsert", ids)
+
 
 def embed_into(
     conn: sqlite3.Connection,
@@ -47,9 +56,11 @@ def embed_into(
     items: list[tuple[int, str, str]],
     embedder: Embedder,
     progress: Progress | None,
+    defer: bool = False,
 ) -> None:
     """Embed ``items`` in batches; vectors go to SQLite now and to Chroma from a second
-    thread, so Chroma's writes overlap the next batch's embedding."""
+    thread, so Chroma's writes overlap the next batch's embedding (``defer``: into
+    Chroma's queue instead, :mod:`memvault.index.pending`)."""
     import queue
 
     import numpy as np
@@ -75,7 +86,7 @@ def embed_into(
                 continue
             doc_type, ids, vecs = job
             try:
-                upsert(idx.collection(doc_type, create=True), ids, vecs)
+                upsert(idx.chroma_collection(doc_type, create=True), ids, vecs)
             except BaseException as exc:  # noqa: BLE001 - re-raised in the main thread
                 if idx.url and isinstance(exc, Exception):
                     idx.unpublished = True  # a shared server that is away: sent later (sync)
@@ -100,14 +111,11 @@ def embed_into(
                 "UPDATE chunks SET vec = ? WHERE rowid = ?",
                 [(matrix[i].tobytes(), rowid) for i, (rowid, _, _) in enumerate(batch)],
             )
-            by_type: dict[str, tuple[list[str], list[Any]]] = {}
-            vids = idx.vector_ids([rowid for rowid, _, _ in batch])
-            for i, (_, doc_type, _) in enumerate(batch):
-                ids, vecs = by_type.setdefault(doc_type, ([], []))
-                ids.append(vids[i])
-                vecs.append(matrix[i])
-            for doc_type, (ids, vecs) in by_type.items():
-                jobs.put((doc_type, ids, np.stack(vecs)))
+            for doc_type, (ids, vecs) in _by_type(idx, batch, matrix).items():
+                if defer:
+                    pending.queue(conn, doc_type, "upsert", ids)
+                else:
+                    jobs.put((doc_type, ids, vecs))
             done += len(batch)
             if failure:
                 raise failure[0]
@@ -121,6 +129,19 @@ def embed_into(
         thread.join()
     if failure:
         raise failure[0]
+
+
+def _by_type(
+    idx: Index, batch: list[tuple[int, str, str]], matrix: Any
+) -> dict[str, tuple[list[str], Any]]:
+    """A batch's vector ids and vectors, per memory type."""
+    import numpy as np
+
+    rows: dict[str, list[int]] = {}
+    for i, (_, doc_type, _) in enumerate(batch):
+        rows.setdefault(doc_type, []).append(i)
+    vids = idx.vector_ids([rowid for rowid, _, _ in batch])
+    return {t: ([vids[i] for i in at], matrix[np.asarray(at)]) for t, at in rows.items()}
 
 
 def take_shared(
@@ -161,12 +182,6 @@ def take_shared(
     return left
 
 
-def upsert(col: Any, ids: list[str], vecs: Any) -> None:
-    step = 5000
-    for start in range(0, len(ids), step):
-        col.upsert(ids=ids[start : start + step], embeddings=vecs[start : start + step])
-
-
 def flush_chroma(idx: Index, ops: ChromaOps) -> None:
     import numpy as np
 
@@ -175,13 +190,13 @@ def flush_chroma(idx: Index, ops: ChromaOps) -> None:
             # A shared collection: only the branch's indexer deletes, and never a vector
             # some chunk of this index still uses (identical text in another memory).
             ids = unused_ids(idx, doc_type, ids) if idx.prune else []
-        col = idx.collection(doc_type)
+        col = idx.chroma_collection(doc_type)
         if col is not None and ids:
             for start in range(0, len(ids), 5000):
                 col.delete(ids=ids[start : start + 5000])
     for doc_type, (ids, vecs) in ops.upserts.items():
         if ids:
-            upsert(idx.collection(doc_type, create=True), ids, np.stack(vecs))
+            upsert(idx.chroma_collection(doc_type, create=True), ids, np.stack(vecs))
 
 
 def unused_ids(idx: Index, doc_type: str, ids: list[str]) -> list[str]:
@@ -198,32 +213,15 @@ def unused_ids(idx: Index, doc_type: str, ids: list[str]) -> list[str]:
 
 
 def reload_chroma(idx: Index, progress: Progress | None = None) -> int:
-    """Rebuild the Chroma collections from the vectors kept in SQLite (no embedding)."""
-    import numpy as np
-
+    """Rebuild the Chroma collections from the vectors kept in SQLite (no embedding); while
+    the index defers Chroma's writes, only queued (:mod:`memvault.index.pending`)."""
     if idx.url:
         return publish(idx, progress)
-    idx.drop_collections()
-    total = idx.conn.execute("SELECT count(*) FROM chunks WHERE vec IS NOT NULL").fetchone()[0]
-    done = 0
-    for doc_type in TYPES:
-        rows = idx.conn.execute(
-            "SELECT c.rowid, c.vec FROM chunks AS c JOIN docs AS d ON d.key = c.doc "
-            "WHERE d.type = ? AND c.vec IS NOT NULL",
-            (doc_type,),
-        )
-        while True:
-            batch = rows.fetchmany(5000)
-            if not batch:
-                break
-            ids = [str(r) for r, _ in batch]
-            vecs = np.stack([np.frombuffer(b, dtype=np.float32) for _, b in batch])
-            upsert(idx.collection(doc_type, create=True), ids, vecs)
-            done += len(batch)
-            if progress is not None:
-                progress(done, total)
-    idx.forget_counts()
-    return int(total)
+    with store.transaction(idx.conn):
+        pending.queue_reload(idx.conn)
+    if idx.defers:
+        return 0
+    return pending.flush(idx, progress)
 
 
 def publish(idx: Index, progress: Progress | None = None) -> int:
@@ -243,7 +241,7 @@ def publish(idx: Index, progress: Progress | None = None) -> int:
         ).fetchall()
         if not rows:
             continue
-        col = idx.collection(doc_type, create=True)
+        col = idx.chroma_collection(doc_type, create=True)
         for start in range(0, len(rows), 2000):
             batch = dict(rows[start : start + 2000])
             have = set(col.get(ids=list(batch), include=[])["ids"])
