@@ -18,8 +18,16 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import settings
 
 from memvault import Vault
+
+# Property and fuzz tests draw the same examples on every run (derived from each test), so
+# the suite fails on a change, not on a new draw. Exploring with fresh draws is
+# ``bench/fuzz.py``'s job, or ``pytest --hypothesis-profile=explore``.
+settings.register_profile("repeatable", derandomize=True, database=None)
+settings.register_profile("explore")
+settings.load_profile("repeatable")
 
 
 def ctrl_c_able() -> None:

@@ -375,3 +375,23 @@ def test_an_age_before_the_year_one_is_a_one_line_error(cli: Cli, seeded: Vault,
         assert result.code == 1, result.err
         assert result.err.count("\n") == 1 and "before the year 1" in result.err
         assert ("since" if "--since" in command else "as-of") in result.err
+
+
+@pytest.mark.parametrize("command", ["recall", "search", "context", "validate"])
+def test_a_query_dated_the_last_day_of_9999_answers(cli: Cli, seeded: Vault, command: str) -> None:
+    """Found by the CLI fuzzer: December 9999 plus the 14 days a date hint reaches past its
+    month overflowed the date type (an internal error, exit 3)."""
+    result = cli("--vault", seeded.root, command, "what changed on 9999-12-31T23:59:59Z")
+    assert result.code in (0, 1), result.err
+    assert "Traceback" not in result.err and "out of range" not in result.err
+
+
+def test_init_on_a_file_is_a_one_line_error(cli: Cli, tmp_path: Path) -> None:
+    """Found by the CLI fuzzer: ``init`` given the path of a file listed it as a folder."""
+    target = tmp_path / "notes.jsonl"
+    target.write_text('{"keep": "me"}\n', encoding="utf-8")
+    result = cli("init", target)
+    assert result.code == 1, result.err
+    assert result.err.count("\n") == 1 and "notes.jsonl" in result.err
+    assert "not a folder" in result.err
+    assert target.read_text(encoding="utf-8") == '{"keep": "me"}\n'

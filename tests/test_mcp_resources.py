@@ -21,7 +21,7 @@ import pytest
 
 from memvault import Vault
 
-from conftest import run_memvault
+from conftest import fact_text, git, run_memvault, write
 
 pytest.importorskip("mcp")
 
@@ -256,6 +256,39 @@ def test_list_changed_is_announced_after_a_write_and_when_head_moves(vault: Vaul
             assert bad.is_error
             await anyio.sleep(1.5)
             assert changes(notes) == 2
+
+    anyio.run(main)
+
+
+def test_a_write_in_progress_is_announced_once_when_it_ends(vault: Vault) -> None:
+    """A write moves HEAD, then the write counter, under the vault lock: the background
+    check must not announce the half-done state and then the whole (seen once in CI)."""
+    from memvault.lock import file_lock
+    from memvault.paths import LOCK_PATH
+
+    notes: list[Any] = []
+
+    async def main() -> None:
+        async with connect(vault.root, "alice", "web", notes) as alice:
+            await alice.list_resources()
+            with file_lock(vault.root / LOCK_PATH):  # a writer mid-write: HEAD moved
+                write(vault.root, "semantic/facts/by-hand.md", fact_text("by-hand"))
+                git(vault.root, "add", "-A")
+                git(
+                    vault.root,
+                    "-c",
+                    "user.name=t",
+                    "-c",
+                    "user.email=t@t",
+                    "commit",
+                    "-qm",
+                    "by hand",
+                )
+                await anyio.sleep(2.5)  # two background checks while the lock is held
+                assert changes(notes) == 0
+            await wait_for(notes, 1)
+            await anyio.sleep(1.5)
+            assert changes(notes) == 1
 
     anyio.run(main)
 

@@ -119,6 +119,8 @@ class Repository:
             from .config import check_languages
 
             languages = check_languages(list(languages), "--language")
+        if root.exists() and not root.is_dir():
+            raise VaultExistsError("not a folder: a vault is a folder; give a new path", str(path))
         if (root / MARKER).exists():
             raise VaultExistsError(
                 "a vault already exists here; refusing to overwrite it", str(path)

@@ -28,6 +28,8 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS  # the SDK's own types pa
 
 from ..gitstore import read_head
 from ..index.drift import generation
+from ..lock import try_lock
+from ..paths import LOCK_PATH
 
 WATCH_SECONDS = 1.0  # how often the background check looks at HEAD and the write counter
 
@@ -57,9 +59,10 @@ class ChangeAnnouncer:
             self.session = ctx.session
         return await call_next(ctx)
 
-    async def check(self) -> bool:
+    async def check(self, now: VaultState | None = None) -> bool:
         """Announce a change if HEAD or the write counter moved since the last check."""
-        now = vault_state(self.root)  # a few tiny reads: cheaper than a hop to a thread
+        if now is None:
+            now = vault_state(self.root)  # a few tiny reads: cheaper than a hop to a thread
         if now == self.last:
             return False
         self.last = now
@@ -79,7 +82,13 @@ class ChangeAnnouncer:
         while True:
             await anyio.sleep(interval)
             try:
-                await self.check()
+                # A write moves HEAD, then the write counter, both under the vault lock:
+                # looked at in between, one write would be announced twice. So the state
+                # is read only while no writer holds the lock (the next tick looks again).
+                with try_lock(self.root / LOCK_PATH) as free:
+                    now = vault_state(self.root) if free else None
+                if now is not None:
+                    await self.check(now)
             except OSError as exc:  # a vault mid-rewrite (e.g. a checkout): try again later
                 print(f"memvault mcp: change check skipped ({exc})", file=sys.stderr)
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import datetime as dt
 import re
+from calendar import monthrange
 from dataclasses import dataclass
 
 _MONTH_NAMES = (
@@ -39,15 +40,17 @@ class DateHint:
                 start = dt.date(year, self.month, self.day or 1)
             except ValueError:
                 return False
-            if self.day:
-                end = start
-            else:
-                end = dt.date(year + (self.month == 12), self.month % 12 + 1, 1) - dt.timedelta(
-                    days=1
-                )
-            if start <= created <= end + dt.timedelta(days=AFTER_DAYS):
+            end = start if self.day else start.replace(day=monthrange(year, self.month)[1])
+            if start <= created <= _plus_days(end, AFTER_DAYS):
                 return True
         return False
+
+
+def _plus_days(day: dt.date, days: int) -> dt.date:
+    try:
+        return day + dt.timedelta(days=days)
+    except OverflowError:  # past 9999-12-31
+        return dt.date.max
 
 
 def date_hint(query: str) -> DateHint | None:
