@@ -262,10 +262,10 @@ def test_a_fresh_process_finds_hand_edits_through_git_without_statting_every_fil
 
 
 def test_without_git_a_fresh_process_still_compares_every_file(tmp_path: Path) -> None:
-    from memvault.index import drift
+    from memvault.gitview import git_view
 
-    assert drift.git_view(tmp_path, {"commit": "0" * 40}) is None  # no list kept
-    assert drift.git_view(tmp_path, {"commit": "0" * 40, "dirty_paths": []}) is None  # no repo
+    assert git_view(tmp_path, {"commit": "0" * 40}) is None  # no list kept
+    assert git_view(tmp_path, {"commit": "0" * 40, "dirty_paths": []}) is None  # no repo
 
 
 def test_a_large_rewrite_is_one_commit_synced_once(

@@ -3,7 +3,7 @@
 At 100,000 files ``git status`` lstat()s every one (~0.3 s, in a child process); the drift
 check waits for it. So the command line begins it as soon as it knows the vault, before it
 imports the search code and loads the model, and the drift check takes its answer
-(:func:`memvault.index.drift.dirty_paths`). This module imports nothing heavy, so that
+(:func:`memvault.gitview.dirty_paths`). This module imports nothing heavy, so that
 beginning it costs nothing first.
 """
 

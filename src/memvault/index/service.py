@@ -18,11 +18,12 @@ from typing import TYPE_CHECKING, Any
 from ..early_status import drop_early
 from ..errors import IndexError_
 from ..gitstore import read_head
+from ..gitview import git_view
 from ..lock import try_lock
 from ..memory import format_time, now_utc
 from ..paths import INDEX_DIR, LOCK_PATH
 from . import migrate, store
-from .drift import Stats, differ, generation, git_view, stat_files
+from .drift import Stats, differ, generation, stat_files
 from .handle import (
     Index,
     Progress,

@@ -15,10 +15,11 @@ from .. import journal
 from ..catalog import ScanResult
 from ..catalog_db import rows_in
 from ..gitstore import current_branch
+from ..gitview import DIRTY_LIMIT, GitView, git_view
 from ..memory import format_time, now_utc
 from . import store
 from .apply import IndexedRow, apply_changes
-from .drift import DIRTY_LIMIT, GitView, Stats, generation, git_view
+from .drift import Stats, generation
 from .handle import EXACT_BELOW, Index, Progress, say
 from .manifest import expected_header, spec_for
 from .plan import ChangeReport, DiskDoc, IndexedDoc, plan_changes
@@ -280,7 +281,7 @@ def sync(
     """Plan and apply the changes between the files and ``idx``, then write the manifest
     (for an index built beside the live one, that is the switch to it). Call with the vault
     lock held. ``git``: only the files git says can differ are read (see
-    :func:`memvault.index.drift.git_view`)."""
+    :func:`memvault.gitview.git_view`)."""
     started = time.perf_counter()
     if git is None or journal.pending(vault.root):
         # (the scan first undoes a write that died half-way: then read every file)
