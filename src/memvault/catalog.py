@@ -4,6 +4,11 @@ The catalog lives in ``.memvault/index/catalog.sqlite``. A scan walks the trees,
 every file and re-parses only those whose size or mtime changed. Deleting the file is
 always safe: the next scan rebuilds it from the files.
 
+In a vault of many files git says which can differ (:mod:`memvault.gitview`): those
+changed by the commits since the catalog last read every file, those differing from HEAD
+now or then, and those written since outside a scan. Only they are stat-ed; every other row
+is served as cached.
+
 Writes need less: :meth:`Catalog.quick_sync` stats only the folders (tens, not 10,000
 files) and re-lists those whose mtime moved, which catches every file created, deleted or
 renamed since the last look; that is what an id-uniqueness check needs. In-place edits
@@ -23,20 +28,25 @@ from .catalog_db import (
     connect,
     decode_problems,
     file_row,
+    git_record,
     note_names,
+    note_written,
+    replace_git_record,
     rows_in,
     under,
 )
 from .errors import Problem, ValidationError
 from .files import load_document, read_bytes
+from .gitview import DIRTY_LIMIT, GitView, git_view
 from .memory import Memory, validate_meta
 from .paths import ALL_TREES, CATALOG_PATH
 from .record import Record
-from .tree import MEMORY_SUFFIXES, is_listed, is_utf8_name, listed_stat, walk_memory_files
+from .tree import dir_stamp, list_folders, listed_stat, walk_memory_files
 
-# A folder whose mtime is this close to 'now' may still change within the same clock tick
-# (git's "racy" entries): it is recorded as unknown and re-listed next time.
-RACY_NS = 50_000_000
+# Files from which a scan asks git which files can differ rather than stat-ing them all:
+# below it a walk costs less than starting git (docs/scale.md).
+GIT_SCAN_FROM = 5000
+_ROW = "SELECT path, mtime_ns, size, sha, id, subject, doc, problems FROM files"
 
 
 class Entry:
@@ -119,61 +129,6 @@ def sha256_bytes(data: bytes) -> str:
     return str(sha256(data).hexdigest())
 
 
-def _dir_stamp(st: os.stat_result) -> int:
-    """A folder's mtime, or 0 ("look again") when it is too recent to trust."""
-    import time
-
-    return 0 if time.time_ns() - st.st_mtime_ns < RACY_NS else st.st_mtime_ns
-
-
-def _folders(
-    root: Path, trees: Iterable[str], known: dict[str, int]
-) -> dict[str, tuple[int, list[str] | None]]:
-    """Every folder of the trees: (mtime stamp, its memory file names, or None when the
-    folder's stamp equals ``known``'s and it was not listed). Only folders are stat-ed;
-    an unchanged folder's subfolders are taken from ``known`` (adding one moves its mtime).
-    """
-    children: dict[str, list[str]] = {}
-    for rel in known:
-        parent = rel.rpartition("/")[0]
-        if parent:
-            children.setdefault(parent, []).append(rel)
-    out: dict[str, tuple[int, list[str] | None]] = {}
-    stack = [tree for tree in trees]
-    while stack:
-        rel = stack.pop()
-        folder = os.path.join(root, rel)
-        try:
-            st = os.lstat(folder)
-        except OSError:
-            continue
-        if not _S_ISDIR(st.st_mode):
-            continue
-        stamp = _dir_stamp(st)
-        if stamp and known.get(rel) == stamp:
-            out[rel] = (stamp, None)
-            stack.extend(children.get(rel, ()))
-            continue
-        try:
-            listing = os.listdir(folder)  # names only: a folder may hold thousands of memories
-        except OSError:
-            continue
-        names = [n for n in listing if is_listed(n)]
-        for name in listing:  # subfolders: names that are not memory files
-            if not is_utf8_name(name):
-                continue
-            full = os.path.join(folder, name)
-            if (
-                name[0] != "."
-                and not name.endswith(MEMORY_SUFFIXES)
-                and os.path.isdir(full)
-                and not os.path.islink(full)
-            ):
-                stack.append(f"{rel}/{name}")
-        out[rel] = (stamp, names)
-    return out
-
-
 def parse_file(
     abs_path: Path, rel: str, max_bytes: int
 ) -> tuple[str, Memory | None, list[Problem]]:
@@ -203,17 +158,27 @@ class Catalog:
         self.max_bytes = max_bytes
         self.db_path = root / CATALOG_PATH
 
-    def scan(self, trees: Iterable[str] = ALL_TREES) -> ScanResult:
-        """Bring the cache up to date with the files and return every entry."""
+    def scan(self, trees: Iterable[str] = ALL_TREES, every: bool = True) -> ScanResult:
+        """Bring the cache up to date with the files and return every entry (``every``
+        false: only those it re-read, when git named the files to look at; then ask the
+        cache, e.g. :meth:`paths_with_id`, :meth:`with_subject`)."""
         trees = tuple(trees)
         conn = connect(self.db_path)
         try:
-            cached = {
-                row[0]: row
-                for row in conn.execute(
-                    "SELECT path, mtime_ns, size, sha, id, subject, doc, problems FROM files"
-                )
-            }
+            record, writes = git_record(conn)
+            many = conn.execute(f"SELECT count(*) >= {GIT_SCAN_FROM} FROM files").fetchone()[0]
+        finally:
+            conn.close()
+        view = git_view(self.root, record) if many else None
+        if view is not None and view.suspects is not None:
+            return self._scan_suspects(trees, view, writes, every)
+        return self._walk(trees, view, writes)
+
+    def _walk(self, trees: tuple[str, ...], view: GitView | None, writes: int) -> ScanResult:
+        """Stat every file, parse those whose size or mtime changed."""
+        conn = connect(self.db_path)
+        try:
+            cached = {row[0]: row for row in conn.execute(_ROW)}
             result = ScanResult()
             updates: list[tuple[object, ...]] = []
             seen: set[str] = set()
@@ -221,7 +186,7 @@ class Catalog:
             names: dict[str, list[str]] = {}
 
             def folder_seen(rel: str, st: os.stat_result) -> None:
-                dirs[rel] = _dir_stamp(st)
+                dirs[rel] = dir_stamp(st)
 
             for rel, st in walk_memory_files(self.root, trees, folder_seen):
                 if st is None:
@@ -240,7 +205,9 @@ class Catalog:
             rows = {
                 rel: (stamp, "\0".join(sorted(names.get(rel, ())))) for rel, stamp in dirs.items()
             }
-            if updates or result.removed or any(known_dirs.get(k) != v for k, v in rows.items()):
+            record = _record(view, result) if trees == ALL_TREES else None
+            moved = any(known_dirs.get(k) != v for k, v in rows.items())
+            if updates or result.removed or moved or view is not None:
                 conn.execute("BEGIN IMMEDIATE")
                 conn.executemany("INSERT OR REPLACE INTO files VALUES (?,?,?,?,?,?,?,?)", updates)
                 conn.executemany("DELETE FROM files WHERE path=?", [(p,) for p in result.removed])
@@ -248,10 +215,59 @@ class Catalog:
                     "INSERT OR REPLACE INTO dirs VALUES (?,?,?)",
                     [(k, v[0], v[1]) for k, v in rows.items()],
                 )
+                if view is not None and not replace_git_record(conn, record, writes):
+                    note_written(conn, [*result.changed, *result.removed])
                 conn.execute("COMMIT")
             return result
         finally:
             conn.close()
+
+    def _scan_suspects(
+        self, trees: tuple[str, ...], view: GitView, writes: int, every: bool
+    ) -> ScanResult:
+        """Stat only the files git says can differ; every other row is served as cached."""
+        suspects = {p for p in view.suspects or () if p.split("/", 1)[0] in trees}
+        conn = connect(self.db_path)
+        try:
+            # rows quick_sync only peeked at (mtime -1) are parsed now
+            peeked = conn.execute("SELECT path FROM files WHERE mtime_ns = -1").fetchall()
+            suspects.update(p for (p,) in peeked if p.split("/", 1)[0] in trees)
+            rows = (
+                conn.execute(_ROW)
+                if every
+                else rows_in(conn, _ROW + " WHERE path IN ({})", sorted(suspects))
+            )
+            cached = {row[0]: row for row in rows if row[0].split("/", 1)[0] in trees}
+        finally:
+            conn.close()
+        result = ScanResult()
+        updates: list[tuple[object, ...]] = []
+        base = str(self.root)
+        for rel in sorted(suspects):
+            st = listed_stat(base, rel)
+            if st is None:
+                if rel in cached:
+                    result.removed.append(rel)
+                continue
+            result.stats[rel] = (st.st_mtime_ns, st.st_size)
+            self._take(rel, st, cached.get(rel), result, updates)
+        for rel, row in cached.items():
+            if rel not in suspects:
+                result.entries[rel] = _cached_entry(row)
+                result.stats[rel] = (row[1], row[2])
+        record = _record(view, result) if trees == ALL_TREES else None
+        conn = connect(self.db_path)
+        try:
+            conn.execute("BEGIN IMMEDIATE")
+            conn.executemany("INSERT OR REPLACE INTO files VALUES (?,?,?,?,?,?,?,?)", updates)
+            conn.executemany("DELETE FROM files WHERE path=?", [(p,) for p in result.removed])
+            note_names(conn, result.changed, result.removed)
+            if not replace_git_record(conn, record, writes):
+                note_written(conn, [*result.changed, *result.removed])
+            conn.execute("COMMIT")
+        finally:
+            conn.close()
+        return result
 
     def scan_paths(self, rels: Iterable[str]) -> ScanResult:
         """:meth:`scan`, of some paths only (those git says can differ): entries for the
@@ -259,10 +275,7 @@ class Catalog:
         wanted = sorted(set(rels))
         conn = connect(self.db_path)
         try:
-            sql = (
-                "SELECT path, mtime_ns, size, sha, id, subject, doc, problems FROM files "
-                "WHERE path IN ({})"
-            )
+            sql = _ROW + " WHERE path IN ({})"
             cached: dict[str, FileRow] = {row[0]: row for row in rows_in(conn, sql, wanted)}
         finally:
             conn.close()
@@ -338,6 +351,7 @@ class Catalog:
             conn.executemany("INSERT OR REPLACE INTO files VALUES (?,?,?,?,?,?,?,?)", rows)
             conn.executemany("DELETE FROM files WHERE path=?", [(rel,) for rel in gone])
             note_names(conn, [str(row[0]) for row in rows], gone)
+            note_written(conn, [*(str(row[0]) for row in rows), *gone])
             conn.execute("COMMIT")
         finally:
             conn.close()
@@ -357,7 +371,7 @@ class Catalog:
             for path, stamp, blob in conn.execute("SELECT path, mtime_ns, names FROM dirs"):
                 known[path] = stamp
                 blobs[path] = blob
-            folders = _folders(self.root, trees, known)
+            folders = list_folders(self.root, trees, known)
             stale = [rel for rel, (_, names) in folders.items() if names is not None]
             gone_dirs = [
                 rel for rel in known if rel.split("/", 1)[0] in trees and rel not in folders
@@ -399,12 +413,22 @@ class Catalog:
             conn.executemany("INSERT OR REPLACE INTO files VALUES (?,?,?,?,?,?,?,?)", updates)
             conn.executemany("DELETE FROM files WHERE path=?", [(p,) for p in removed])
             conn.executemany("DELETE FROM dirs WHERE path=?", [(p,) for p in gone_dirs])
+            note_written(conn, [*(str(u[0]) for u in updates), *removed])
             conn.executemany(
                 "INSERT OR REPLACE INTO dirs VALUES (?,?,?)",
                 [(rel, folders[rel][0], "\0".join(sorted(folders[rel][1] or ()))) for rel in stale],
             )
             conn.execute("COMMIT")
             return [str(u[0]) for u in updates] + removed
+        finally:
+            conn.close()
+
+    def with_subject(self, subject: str) -> list[Entry]:
+        """The valid entries whose ``subject`` is this one, as last seen."""
+        conn = connect(self.db_path)
+        try:
+            rows = conn.execute(_ROW + " WHERE subject = ? AND doc IS NOT NULL", (subject,))
+            return [_cached_entry(row) for row in rows]
         finally:
             conn.close()
 
@@ -436,11 +460,7 @@ class Catalog:
             return None
         conn = connect(self.db_path)
         try:
-            row = conn.execute(
-                "SELECT path, mtime_ns, size, sha, id, subject, doc, problems "
-                "FROM files WHERE path=?",
-                (rel,),
-            ).fetchone()
+            row = conn.execute(_ROW + " WHERE path=?", (rel,)).fetchone()
         finally:
             conn.close()
         if row is not None and row[1] == st.st_mtime_ns and row[2] == st.st_size:
@@ -448,10 +468,13 @@ class Catalog:
         sha, memory, problems = parse_file(self.root / rel, rel, self.max_bytes)
         conn = connect(self.db_path)
         try:
+            conn.execute("BEGIN IMMEDIATE")
             conn.execute(
                 "INSERT OR REPLACE INTO files VALUES (?,?,?,?,?,?,?,?)",
                 file_row(rel, st, sha, memory, problems),
             )
+            note_written(conn, [rel])
+            conn.execute("COMMIT")
         finally:
             conn.close()
         return Entry(rel, sha, memory, tuple(problems))
@@ -466,6 +489,19 @@ class Catalog:
                 os.unlink(str(self.db_path) + suffix)
             except FileNotFoundError:
                 pass
+
+
+def _record(view: GitView | None, result: ScanResult) -> dict[str, object] | None:
+    """What the catalog keeps of a scan that read every file it had to: git's commit and
+    the paths differing from it -- plus those the scan re-read after git looked (an edit
+    put back later would be named by no git answer) and those it dropped."""
+    if view is None or view.differing is None:
+        return None
+    late = {p for p in result.changed if result.stats[p][0] >= view.taken_ns}
+    differing = late.union(view.differing, result.removed)
+    if len(differing) > DIRTY_LIMIT:
+        return None
+    return {"commit": view.head, "dirty_paths": sorted(differing)}
 
 
 def _cached_entry(row: FileRow) -> Entry:

@@ -2,7 +2,9 @@
 
 ``files`` holds a row per memory file (stat, sha, id, subject, the parsed memory as JSON,
 its problems); ``dirs`` a row per folder (its mtime and the names of its memory files), for
-:meth:`memvault.catalog.Catalog.quick_sync`. A damaged file is deleted and rebuilt.
+:meth:`memvault.catalog.Catalog.quick_sync`; ``state`` the commit the files were last all
+read at, with the paths that can differ from it (``git``), and a counter of writes made
+outside a scan (``writes``). A damaged file is deleted and rebuilt.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 
 from .errors import Problem
+from .gitview import DIRTY_LIMIT
 from .memory import Memory
 
 TYPE_CHECKING = False  # typing is not imported at run time (fast CLI start)
@@ -57,7 +60,61 @@ def _open(db_path: Path) -> sqlite3.Connection:
             conn.execute("CREATE TABLE dirs (path TEXT PRIMARY KEY, mtime_ns INTEGER, names TEXT)")
             conn.execute(f"PRAGMA user_version={SCHEMA}")
         conn.execute("COMMIT")
+    # (added after schema 5 was out: an additive table, no re-parse of every file)
+    if conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'state'").fetchone() is None:
+        conn.execute("CREATE TABLE IF NOT EXISTS state (key TEXT PRIMARY KEY, value TEXT)")
     return conn
+
+
+# --- what git can say of the cached files (see memvault.gitview) ---------------------------
+
+
+def git_record(conn: sqlite3.Connection) -> tuple[dict[str, Any] | None, int]:
+    """The ``{"commit", "dirty_paths"}`` the files were last all read at (None: none kept)
+    and the count of writes made outside a scan."""
+    state = dict(conn.execute("SELECT key, value FROM state"))
+    try:
+        record = json.loads(state["git"]) if "git" in state else None
+    except ValueError:
+        record = None
+    return record if isinstance(record, dict) else None, int(state.get("writes") or 0)
+
+
+def note_written(conn: sqlite3.Connection, paths: Iterable[str]) -> None:
+    """Rows written outside a scan (call inside their transaction): the paths join the git
+    record's differing ones -- put back later to what git holds, a file would be named by no
+    git answer while its row holds what was written -- and the write counter moves, so a
+    scan that began before keeps the older record (:func:`replace_git_record`)."""
+    conn.execute(
+        "INSERT INTO state (key, value) VALUES ('writes', '1') "
+        "ON CONFLICT (key) DO UPDATE SET value = CAST(value AS INTEGER) + 1"
+    )
+    paths = set(paths)
+    record, _ = git_record(conn)
+    if record is None or not paths:
+        return
+    differing = paths.union(record.get("dirty_paths") or ())
+    if len(differing) > DIRTY_LIMIT:
+        conn.execute("DELETE FROM state WHERE key = 'git'")
+        return
+    record["dirty_paths"] = sorted(differing)
+    conn.execute("UPDATE state SET value = ? WHERE key = 'git'", (json.dumps(record),))
+
+
+def replace_git_record(
+    conn: sqlite3.Connection, record: dict[str, Any] | None, writes_seen: int
+) -> bool:
+    """A scan's record (call inside its transaction), unless another write came since the
+    scan began (``writes_seen``): then the older record stays, which names more files."""
+    if git_record(conn)[1] != writes_seen:
+        return False
+    if record is None:
+        conn.execute("DELETE FROM state WHERE key = 'git'")
+    else:
+        conn.execute(
+            "INSERT OR REPLACE INTO state (key, value) VALUES ('git', ?)", (json.dumps(record),)
+        )
+    return True
 
 
 def encode(memory: Memory | None, problems: Iterable[Problem]) -> tuple[str | None, str]:

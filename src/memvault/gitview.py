@@ -11,12 +11,12 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 
 from .early_status import EARLY_FOR, differing, take_early
 from .gitstore import changed_between, git_dir, read_head, run_git, write_state_note
 from .paths import ALL_TREES, GIT_FLAGS_PATH
+from .record import Record
 
 # More differing files than this at a manifest write: the next process stats every file.
 DIRTY_LIMIT = 5000
@@ -32,16 +32,19 @@ def dirty_paths(root: Path, early_ok: bool = False) -> list[str] | None:
     return sorted(found) if found is not None and len(found) <= DIRTY_LIMIT else None
 
 
-@dataclass(frozen=True)
-class GitView:
+class GitView(Record):
     """What git said of the memory files before the index read them: HEAD, the paths that
     differ from it (``git status``; None: too many to keep), and every path whose file can
-    differ from what the index holds (None: git can't tell, compare every file)."""
+    differ from what the index holds (None: git can't tell, compare every file).
+    ``taken_ns``: wall clock (ns) no later than the moment git status began."""
 
+    __slots__ = ("head", "differing", "suspects", "taken_ns")
+    _defaults = {"taken_ns": 0}
+    _frozen = True
     head: str
     differing: list[str] | None
     suspects: list[str] | None
-    taken_ns: int = 0  # wall clock (ns) no later than the moment git status began
+    taken_ns: int
 
 
 def git_view(

@@ -365,6 +365,12 @@ class Repository:
         self._settle_journal()
         return self.catalog.scan()
 
+    def sync_catalog(self) -> None:
+        """Bring the catalog up to date with the files, without building every entry (then
+        ask it: ids, subjects). Git names the files to look at when it can."""
+        self._settle_journal()
+        self.catalog.scan(every=False)
+
     def scan_paths(self, paths: Iterable[str]) -> ScanResult:
         """:meth:`scan` of some paths only (those git says can differ)."""
         self._settle_journal()

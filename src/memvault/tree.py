@@ -110,3 +110,63 @@ def listed_stat(root: str, rel: str) -> os.stat_result | None:
     except OSError:
         return None
     return None if stat.S_ISDIR(st.st_mode) else st
+
+
+# A folder whose mtime is this close to 'now' may still change within the same clock tick
+# (git's "racy" entries): it is recorded as unknown and re-listed next time.
+RACY_NS = 50_000_000
+
+
+def dir_stamp(st: os.stat_result) -> int:
+    """A folder's mtime, or 0 ("look again") when it is too recent to trust."""
+    import time
+
+    return 0 if time.time_ns() - st.st_mtime_ns < RACY_NS else st.st_mtime_ns
+
+
+def list_folders(
+    root: Path, trees: Iterable[str], known: dict[str, int]
+) -> dict[str, tuple[int, list[str] | None]]:
+    """Every folder of the trees: (mtime stamp, its memory file names, or None when the
+    folder's stamp equals ``known``'s and it was not listed). Only folders are stat-ed;
+    an unchanged folder's subfolders are taken from ``known`` (adding one moves its mtime).
+    """
+    children: dict[str, list[str]] = {}
+    for rel in known:
+        parent = rel.rpartition("/")[0]
+        if parent:
+            children.setdefault(parent, []).append(rel)
+    out: dict[str, tuple[int, list[str] | None]] = {}
+    stack = [tree for tree in trees]
+    while stack:
+        rel = stack.pop()
+        folder = os.path.join(root, rel)
+        try:
+            st = os.lstat(folder)
+        except OSError:
+            continue
+        if not stat.S_ISDIR(st.st_mode):
+            continue
+        stamp = dir_stamp(st)
+        if stamp and known.get(rel) == stamp:
+            out[rel] = (stamp, None)
+            stack.extend(children.get(rel, ()))
+            continue
+        try:
+            listing = os.listdir(folder)  # names only: a folder may hold thousands of memories
+        except OSError:
+            continue
+        names = [n for n in listing if is_listed(n)]
+        for name in listing:  # subfolders: names that are not memory files
+            if not is_utf8_name(name):
+                continue
+            full = os.path.join(folder, name)
+            if (
+                name[0] != "."
+                and not name.endswith(MEMORY_SUFFIXES)
+                and os.path.isdir(full)
+                and not os.path.islink(full)
+            ):
+                stack.append(f"{rel}/{name}")
+        out[rel] = (stamp, names)
+    return out

@@ -130,15 +130,16 @@ class Vault(Repository):
         inbox = scope == "global" and not self.identity.is_librarian
         needs_rivals = type == "semantic" and bool(meta.get("subject")) and not inbox
         with self.locked():
-            # A subject needs every fact's current subject (full scan); an id only needs
-            # to know which files exist, which folder mtimes tell (quick sync).
-            scan = self.scan() if needs_rivals else None
-            if scan is None:
+            # A subject needs every fact's current subject, and an id chosen by hand is
+            # checked against every file as it is now (ids edited in place too): the catalog
+            # is brought up to date. A generated slug only needs to know which files exist,
+            # which folder mtimes tell (quick sync).
+            if needs_rivals or id:
+                self.sync_catalog()
+            else:
                 self.catalog.quick_sync()
             if id:
-                # an id chosen by hand is checked against every file as it is now (a full
-                # scan sees ids edited in place too); generated slugs need only the quick look
-                if self._id_taken(id) or id in (scan or self.scan()).ids():
+                if self._id_taken(id):
                     raise DuplicateIdError(f"id {id!r} already exists", key="id")
             else:
                 meta["id"] = self._unique_id(meta["id"], self._id_taken)
@@ -154,12 +155,8 @@ class Vault(Repository):
                 raise ValidationError(problems[0].message, rel, problems[0].key, problems)
             writes: dict[str, str] = {}
             superseded: list[str] = []
-            if scan is not None:
-                rivals = [
-                    e.memory
-                    for e in scan.entries.values()
-                    if e.subject == meta["subject"] and e.valid
-                ]
+            if needs_rivals:
+                rivals = [e.memory for e in self.catalog.with_subject(meta["subject"])]
                 writes, superseded = self._supersede_for(meta, [m for m in rivals if m is not None])
             writes[rel] = render_new(meta, content)
             # validated above and rendered by us: parse it back only when we can't vouch for it

@@ -341,7 +341,8 @@ def with_touched(git: GitView | None, plan: ChangeReport, files: Stats) -> GitVi
     late = {p for p in written if files.get(p, (git.taken_ns, 0))[0] >= git.taken_ns}
     late.update(plan.removed, (old for old, _ in plan.moved))
     differing = sorted(late.union(git.differing))
-    return replace(git, differing=differing if len(differing) <= DIRTY_LIMIT else None)
+    kept = differing if len(differing) <= DIRTY_LIMIT else None
+    return GitView(git.head, kept, git.suspects, git.taken_ns)
 
 
 def record_files(idx: Index, files: Stats, paths: list[str] | None = None) -> None:

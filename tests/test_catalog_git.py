@@ -1,0 +1,213 @@
+"""The catalog asks git which files can differ (memvault.gitview) instead of stat-ing every
+file: whatever is done to the files, by hand, by git or by memvault, a scan returns what a
+scan of every file returns."""
+
+from __future__ import annotations
+
+import random
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from memvault import Vault, catalog, tree
+from memvault.catalog import Catalog
+from memvault.catalog_db import git_record, replace_git_record
+
+from conftest import fact_text, git, write
+
+
+def commit(root: Path, message: str = "by hand") -> None:
+    """Commit everything (nothing to commit is fine)."""
+    git(root, "add", "-A")
+    git(root, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", message, check=False)
+
+
+@pytest.fixture
+def guided(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """Git guides every scan (not only from 5,000 files); returns the paths stat-ed one by
+    one, and a walk of every file fails the test."""
+    monkeypatch.setattr(catalog, "GIT_SCAN_FROM", 0)
+    stated: list[str] = []
+    real = catalog.listed_stat
+
+    def counting(base: str, rel: str):  # noqa: ANN202 - an os.stat_result or None
+        stated.append(rel)
+        return real(base, rel)
+
+    monkeypatch.setattr(catalog, "listed_stat", counting)
+    return stated
+
+
+def walked(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    calls: list[int] = []
+    real = tree.walk_memory_files
+
+    def counting(*args: object, **kwargs: object):  # noqa: ANN202 - the walk's iterator
+        calls.append(1)
+        return real(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(catalog, "walk_memory_files", counting)
+    return calls
+
+
+def truth(root: Path, tmp_path: Path) -> dict[str, tuple[str, str | None]]:
+    """``{path: (sha, id)}`` from a catalog that never saw the files: every file parsed."""
+    fresh = Catalog(root, 2_000_000)
+    fresh.db_path = tmp_path / f"fresh-{random.random()}.sqlite"
+    return {p: (e.sha, e.id) for p, e in fresh._walk(catalog.ALL_TREES, None, 0).entries.items()}
+
+
+def seen(vault: Vault) -> dict[str, tuple[str, str | None]]:
+    return {p: (e.sha, e.id) for p, e in vault.scan().entries.items()}
+
+
+def test_after_one_walk_a_scan_stats_only_what_git_names(
+    vault: Vault, guided: list[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    walks = walked(monkeypatch)
+    for i in range(20):
+        vault.add("semantic", f"Fact number {i} about the ledger", id=f"f{i}")  # (scans)
+    assert walks == [1]  # the first scan, with no record yet; git answered the others
+    conn = sqlite3.connect(vault.root / ".memvault/index/catalog.sqlite")
+    record, _ = git_record(conn)
+    conn.close()
+    assert record is not None
+    git(vault.root, "merge-base", "--is-ancestor", record["commit"], "HEAD")  # a real commit
+    guided.clear()
+    more = vault.add("semantic", "One more fact").memory  # a generated id: no scan
+    assert guided == []
+    entries = vault.scan().entries
+    assert walks == [1] and len(entries) == 21
+    # the file the last commit wrote, and the one written after the last scan
+    assert sorted(guided) == sorted([more.path, vault.get("f19").path])
+
+
+def test_hand_edits_git_commands_and_memvault_writes_are_all_seen(
+    vault: Vault, guided: list[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A seeded random sequence; after each step the guided scan equals a full parse."""
+    walks = walked(monkeypatch)
+    root = vault.root
+    rng = random.Random(7)
+    for i in range(12):
+        vault.add("semantic", f"Seed fact {i}", id=f"s{i}")
+    vault.scan()
+    names = [f"semantic/facts/h{i}.md" for i in range(6)]
+    for step in range(60):
+        op = rng.choice(["edit", "new", "rm", "commit", "checkout", "stash", "add", "forget"])
+        rel = rng.choice(names)
+        if op == "edit" or op == "new":
+            write(root, rel, fact_text(Path(rel).stem, f"Hand text {step}"))
+        elif op == "rm" and (root / rel).exists():
+            (root / rel).unlink()
+        elif op == "commit":
+            commit(root, f"step {step}")
+        elif op == "checkout":
+            git(root, "checkout", "--", ".")  # tracked files back to HEAD
+        elif op == "stash":
+            git(root, "stash", "-q", "--include-untracked")
+        elif op == "add":
+            vault.add("semantic", f"Written by memvault at step {step}", id=f"w{step}")
+        elif op == "forget":
+            ids = sorted(m.id for m in vault.all_memories() if m.id.startswith("w"))
+            if ids:
+                vault.forget(ids[0], "done")
+        before = len(walks)
+        got = seen(vault)
+        assert len(walks) == before, (step, op, rel)  # git answered, no walk
+        assert got == truth(root, tmp_path), (step, op, rel)
+
+
+def test_a_write_outside_a_scan_and_then_undone_is_seen(
+    vault: Vault, guided: list[str], tmp_path: Path
+) -> None:
+    """Not committed (``git.commit: false``), then removed by hand: no git answer names
+    the file, only the catalog's own note of the write."""
+    vault.set_config("git.commit", False, "leave writes uncommitted")
+    vault = Vault.open(vault.root)
+    vault.add("semantic", "Kept", id="kept")
+    vault.scan()
+    vault.add("semantic", "Written, then thrown away", id="gone")
+    (vault.root / vault.get("gone").path).unlink()
+    assert "gone" not in {e.id for e in vault.scan().entries.values()}
+    assert seen(vault) == truth(vault.root, tmp_path)
+
+
+def test_an_edit_put_back_after_a_scan_read_it_is_seen(
+    vault: Vault, guided: list[str], tmp_path: Path
+) -> None:
+    vault.add("semantic", "The original text", id="orig")
+    rel = vault.get("orig").path
+    vault.scan()
+    path = vault.root / rel
+    path.write_text(path.read_text(encoding="utf-8").replace("original", "edited"), "utf-8")
+    # the scan reads the edit after git looked: the path is kept among the differing ones
+    assert "edited" in vault.scan().entries[rel].memory.content  # type: ignore[union-attr]
+    git(vault.root, "checkout", "--", rel)  # put back: git status no longer names it
+    assert "original" in vault.scan().entries[rel].memory.content  # type: ignore[union-attr]
+    assert seen(vault) == truth(vault.root, tmp_path)
+
+
+def test_an_edit_made_after_git_looked_and_put_back_later_is_seen(
+    vault: Vault, guided: list[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """The file changes between ``git status`` and the scan's read of it: the scan holds
+    the edit, git named the file for another reason (a commit). Put back later, no git
+    answer names it: the record must (a path re-read after git's look is kept)."""
+    vault.scan()
+    vault.add("semantic", "The original text", id="orig")  # committed: named by git diff
+    rel = vault.get("orig").path
+    path = vault.root / rel
+    original = path.read_text(encoding="utf-8")
+    real = catalog.listed_stat
+
+    def edit_first(base: str, name: str):  # noqa: ANN202 - an os.stat_result or None
+        if name == rel and "edited" not in path.read_text(encoding="utf-8"):
+            path.write_text(original.replace("original", "edited"), encoding="utf-8")
+        return real(base, name)
+
+    monkeypatch.setattr(catalog, "listed_stat", edit_first)
+    assert "edited" in vault.scan().entries[rel].memory.content  # type: ignore[union-attr]
+    monkeypatch.setattr(catalog, "listed_stat", real)
+    path.write_text(original, encoding="utf-8")  # put back: git status no longer names it
+    assert "original" in vault.scan().entries[rel].memory.content  # type: ignore[union-attr]
+    assert seen(vault) == truth(vault.root, tmp_path)
+
+
+def test_a_scan_that_raced_a_write_keeps_the_older_record(vault: Vault) -> None:
+    vault.add("semantic", "A fact", id="a")
+    conn = sqlite3.connect(vault.root / ".memvault/index/catalog.sqlite", isolation_level=None)
+    try:
+        conn.execute("BEGIN IMMEDIATE")
+        assert replace_git_record(conn, {"commit": "c1", "dirty_paths": []}, git_record(conn)[1])
+        conn.execute("COMMIT")
+        _, writes = git_record(conn)
+        vault.add("semantic", "Another fact", id="b")  # a write outside a scan
+        record, now = git_record(conn)
+        assert now > writes and record is not None
+        assert record["dirty_paths"] == [vault.get("b").path]  # noted in the older record
+        conn.execute("BEGIN IMMEDIATE")
+        assert not replace_git_record(conn, {"commit": "c2", "dirty_paths": []}, writes)
+        conn.execute("COMMIT")
+        assert git_record(conn)[0] == record
+    finally:
+        conn.close()
+
+
+def test_an_id_edited_in_place_is_taken_and_a_subject_finds_its_rivals(
+    vault: Vault, guided: list[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from memvault.errors import DuplicateIdError
+
+    vault.add("semantic", "Postgres is the database", id="db", subject="billing.database")
+    vault.scan()
+    walks = walked(monkeypatch)
+    rel = vault.get("db").path
+    path = vault.root / rel
+    path.write_text(path.read_text(encoding="utf-8").replace("id: db", "id: renamed"), "utf-8")
+    with pytest.raises(DuplicateIdError):
+        vault.add("semantic", "Another", id="renamed")
+    result = vault.add("semantic", "MySQL is the database", subject="billing.database")
+    assert result.superseded == ("renamed",)  # the rival, found under its new id
+    assert walks == []
