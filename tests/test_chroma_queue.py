@@ -178,8 +178,11 @@ def test_an_index_from_before_the_queue_gets_its_table_without_a_rebuild(
     seed(vault)
     vault.recall("billing")
     forget_open_index(vault.root)
-    conn = sqlite3.connect(store.data_dir(vault.root, "") / store.DB_NAME)
+    path = store.data_dir(vault.root, "") / store.DB_NAME
+    conn = sqlite3.connect(path)
     conn.execute("DROP TABLE chroma_pending")
+    conn.execute(f"PRAGMA user_version={store.SCHEMA}")  # as the version before wrote it
+    conn.commit()
     conn.close()
     embed_calls.clear()
     report = Vault.open(vault.root).reindex()
@@ -187,3 +190,24 @@ def test_an_index_from_before_the_queue_gets_its_table_without_a_rebuild(
     vault.add("semantic", "Deploy keys are rotated every month", id="keys")
     assert Vault.open(vault.root).recall("deploy keys")[0].id == "keys"
     assert [op for _, _, op in queued(vault.root)] == ["upsert"]
+    conn = sqlite3.connect(path)
+    # upgraded by that update: an older memvault would rebuild, not write Chroma directly
+    assert conn.execute("PRAGMA user_version").fetchone()[0] == store.FILE_VERSION
+    conn.close()
+
+
+@pytest.mark.parametrize("exact_below", [0, 1000])
+def test_a_row_number_taken_again_keeps_its_new_vector(vault: Vault, exact_below: int) -> None:
+    """The last chunk removed and a new one of the same type added in one update: SQLite
+    gives the new chunk the old row number, so the old vector's delete must not win."""
+    vault.set_config("index.exact_below", exact_below, "written at once, or queued")
+    vault.add("semantic", "Postgres is the primary database for billing", id="db")
+    vault.add("semantic", "The API rate limit is 100 requests per minute", id="rate")
+    vault.recall("billing")
+    vault.forget("rate", "gone")
+    vault.add("semantic", "Deploy keys are rotated every month", id="keys")
+    vault.recall("deploy keys")
+    vault.set_config("index.exact_below", 0, "ask Chroma")
+    forget_open_index(vault.root)
+    assert Vault.open(vault.root).recall("deploy keys")[0].id == "keys"
+    assert_same_vectors(vault)

@@ -13,7 +13,7 @@ from . import pending, store
 from .handle import Index, Progress
 from .plan import ApplyStats, ChangeReport
 from .text import Chunk, DocInfo, neighbour_text
-from .vectors import EMBED_BATCH, ChromaOps, embed_into, flush_chroma, take_shared
+from .vectors import EMBED_BATCH, ChromaOps, embed_into, send_ops, take_shared
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..embeddings import Embedder
@@ -98,8 +98,9 @@ def apply_changes(
 ) -> ApplyStats:
     """Carry out ``plan``: SQLite first (one transaction), then Chroma.
 
-    The manifest is marked dirty while Chroma is being written; a crash in between is
-    repaired on the next open by reloading Chroma from the vectors kept in SQLite.
+    Written at once, Chroma lags SQLite's commit: the manifest is marked dirty meanwhile,
+    and a crash in between is repaired on the next open by reloading Chroma from the vectors
+    kept in SQLite. Queued, Chroma's writes commit (or not) with the chunks.
     """
     stats = ApplyStats()
     if plan.empty:
@@ -109,15 +110,17 @@ def apply_changes(
     # (memvault.index.pending); above it, queued writes go first, then these at once.
     defer = idx.defers
     if not defer:
-        pending.flush(idx, progress)
-    if idx.manifest.get("dirty") is not True or idx.manifest.get("dirty_paths") is not None:
-        idx.manifest["dirty"] = True
+        pending.carry_out(idx, progress)
+    lags = not defer and idx.manifest.get("dirty") is not True
+    if lags or idx.manifest.get("dirty_paths") is not None:
+        idx.manifest["dirty"] = idx.manifest.get("dirty") is True or not defer
         # SQLite is about to hold newer text than the commit the manifest names: if this
         # process dies before the manifest is written again, git can't say what differs
         # (the next check compares every file).
         idx.manifest["dirty_paths"] = None
         store.write_manifest(idx.root, idx.manifest)
     with store.transaction(idx.conn):
+        store.upgrade(idx.conn)
         for sql in store.READ_INDEXES:
             idx.conn.execute(sql)
         for path in plan.removed:
@@ -130,6 +133,7 @@ def apply_changes(
         for path in plan.changed:
             _change(batch, indexed[path], infos[path], shas[path])
         batch.to_embed = take_shared(idx, batch.to_embed, stats)
+        batch.ops.spare(batch.to_embed)
         stats.embedded = len(batch.to_embed)
         embed_into(idx.conn, idx, batch.to_embed, embedder, progress, defer=defer)
         context_embedder = embedder if idx.context_vectors else None
@@ -145,9 +149,9 @@ def apply_changes(
     idx.forget_counts()
     try:
         if not defer:
-            flush_chroma(idx, batch.ops)
+            send_ops(idx, batch.ops)
         elif not idx.in_memory:  # grew past index.exact_below: searches read Chroma now
-            pending.flush(idx, progress)
+            pending.carry_out(idx, progress)
     except Exception:  # noqa: BLE001 - a shared server that is away: the next sync sends them
         if not idx.url:
             raise
@@ -338,7 +342,7 @@ def _refresh_context(
     context vectors were embedded: only those whose text changed."""
     import hashlib
 
-    pending: list[tuple[int, str, str]] = []  # (chunk rowid, text, hash)
+    todo: list[tuple[int, str, str]] = []  # (chunk rowid, text, hash)
     for session in sorted(sessions):
         members = conn.execute(
             "SELECT key, lead, ctx_hash, nchunks FROM docs WHERE session = ? "
@@ -376,33 +380,33 @@ def _refresh_context(
                 text = "\n".join([f"{head}\n{body}" if head else body, *around])
                 text_hash = hashlib.sha1(text.encode("utf-8", "surrogatepass")).hexdigest()
                 if text_hash != chash:
-                    pending.append((rowid, text, text_hash))
+                    todo.append((rowid, text, text_hash))
     if embedder is None:
         return 0
-    return _embed_context(conn, pending, embedder, progress)
+    return _embed_context(conn, todo, embedder, progress)
 
 
 def _embed_context(
     conn: sqlite3.Connection,
-    pending: Sequence[tuple[int, str, str]],
+    todo: Sequence[tuple[int, str, str]],
     embedder: Embedder,
     progress: Progress | None = None,
 ) -> int:
     """Embed context vectors: ``(chunk rowid, text, context hash)`` each; returns how many."""
     import numpy as np
 
-    if not pending:
+    if not todo:
         return 0
-    order = sorted(range(len(pending)), key=lambda i: len(pending[i][1]))
+    order = sorted(range(len(todo)), key=lambda i: len(todo[i][1]))
     if progress is not None:
-        progress(0, len(pending))
+        progress(0, len(todo))
     for start in range(0, len(order), EMBED_BATCH):
-        batch = [pending[i] for i in order[start : start + EMBED_BATCH]]
+        batch = [todo[i] for i in order[start : start + EMBED_BATCH]]
         matrix = np.asarray(embedder.embed_documents([t for _, t, _ in batch]), dtype=np.float32)
         conn.executemany(
             "UPDATE chunks SET cvec = ?, chash = ? WHERE rowid = ?",
             [(matrix[i].tobytes(), h, rowid) for i, (rowid, _, h) in enumerate(batch)],
         )
         if progress is not None:
-            progress(min(start + EMBED_BATCH, len(order)), len(pending))
-    return len(pending)
+            progress(min(start + EMBED_BATCH, len(order)), len(todo))
+    return len(todo)

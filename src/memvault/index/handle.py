@@ -100,10 +100,10 @@ class Index:
         out first (:mod:`memvault.index.pending`)."""
         if not self.url:
             waiting = pending.waiting(self.conn)
-            if waiting > 10_000:
+            if waiting > 10_000:  # (a minute or so: worth a word on stderr)
                 say(f"writing {waiting:,} queued vectors to the vector store (once)")
             if waiting:
-                pending.flush(self)
+                pending.carry_out(self)
         return self.chroma_collection(doc_type)
 
     @property
@@ -125,6 +125,10 @@ class Index:
                 raise
             self._collections[doc_type] = col
         return col
+
+    def lock_path(self, name: str) -> Path:
+        """A lock file beside this index's data (its own for an index built beside another)."""
+        return store.data_dir(self.root, self.home) / name
 
     def drop_collections(self) -> None:
         client = self.client()

@@ -1,30 +1,35 @@
-"""Chroma's writes, queued in SQLite while nothing reads Chroma.
+"""Chroma's writes, queued in SQLite while searches score vectors exactly.
 
 Below ``index.exact_below`` chunks a vault's own searches score the vectors kept in SQLite
-(:attr:`memvault.index.handle.Index.in_memory`) and never open Chroma; importing chromadb
+(:attr:`memvault.index.handle.Index.in_memory`) and don't open Chroma; importing chromadb
 and writing to it was most of the first search after a write (~0.7 s). So for a vault's
 own (embedded) Chroma an update writes what Chroma should do into ``chroma_pending`` in the
-same transaction as the chunks, and :func:`flush` carries it out when a collection is
-opened to be read (the index grew past the threshold, ``index.exact_below: 0``), or when an
-update finds the index above the threshold.
+same transaction as the chunks, and :func:`carry_out` does it when a collection is opened
+to be read (the index grew past the threshold, ``index.exact_below: 0``, consolidation
+asking Chroma's graph for neighbours), or when an update finds the index above the
+threshold. After a rebuild the queue holds every chunk: the first read loads them all.
 
 A row is the last word on one vector: ``(type, vector id, "upsert" | "delete")``, replaced
-by a later op on the same id; ``("*", "*", "reload")`` means "drop the collections and load
-every stored vector". An upsert reads the chunk's vector from SQLite when it is carried
-out. A flush holds SQLite's write lock from reading the queue until it is emptied, so a
-writer can't queue an op that the flush then deletes unapplied; a flush that dies leaves
-the queue as it was (every op can be done again). A shared server (``index.url``) is
-written at once, as other clones search it.
+by a later op on the same id (which gets a new, higher ``seq``); ``("*", "*", "reload")``
+means "drop the collections and load every stored vector". An upsert reads the chunk's
+vector from SQLite when it is carried out. One process carries out the queue at a time (a
+file lock, not SQLite's: writers go on meanwhile); it deletes the rows it read, by ``seq``,
+once Chroma has them, so an op queued meanwhile stays for the next time, and one that dies
+half-way leaves the queue as it was (every op can be done again). A shared server
+(``index.url``) is written at once, as other clones search it.
 """
 
 from __future__ import annotations
 
 import sqlite3
 from collections.abc import Callable, Iterable
+from pathlib import Path
 from typing import Any, Protocol
 
 from ..catalog_db import rows_in
+from ..lock import file_lock
 from ..paths import MEMORY_TYPES as TYPES
+from .store import transaction
 
 STEP = 5000  # vectors per Chroma call
 Progress = Callable[[int, int], None]
@@ -37,6 +42,7 @@ class Index(Protocol):
     url: str | None
     dimensions: int
 
+    def lock_path(self, name: str) -> Path: ...
     def chroma_collection(self, doc_type: str, create: bool = False) -> Any: ...
     def drop_collections(self) -> None: ...
     def forget_counts(self) -> None: ...
@@ -55,7 +61,10 @@ def queue_reload(conn: sqlite3.Connection) -> None:
 
 def waiting(conn: sqlite3.Connection) -> int:
     """How many ops wait (0: Chroma is in step with SQLite)."""
-    return int(conn.execute("SELECT count(*) FROM chroma_pending").fetchone()[0])
+    try:
+        return int(conn.execute("SELECT count(*) FROM chroma_pending").fetchone()[0])
+    except sqlite3.OperationalError:  # an index from before the queue, not written since
+        return 0
 
 
 def upsert(col: Any, ids: list[str], vecs: Any) -> None:
@@ -63,28 +72,27 @@ def upsert(col: Any, ids: list[str], vecs: Any) -> None:
         col.upsert(ids=ids[start : start + STEP], embeddings=vecs[start : start + STEP])
 
 
-def flush(idx: Index, progress: Progress | None = None) -> int:
-    """Carry out the queued ops on the vault's own Chroma; returns how many were done."""
+def carry_out(idx: Index, progress: Progress | None = None) -> int:
+    """Do the queued ops on the vault's own Chroma; returns how many vectors it wrote or
+    deleted."""
     conn = idx.conn
     if idx.url or not waiting(conn):
         return 0
-    own = not conn.in_transaction
-    if own:
-        conn.execute("BEGIN IMMEDIATE")
-    try:
+    # Up to a reload of every vector by another process (minutes at the threshold).
+    with file_lock(idx.lock_path("chroma.lock"), timeout=1800, label="vector store"):
         rows = conn.execute("SELECT seq, type, vid, op FROM chroma_pending ORDER BY seq").fetchall()
+        if not rows:
+            return 0  # carried out by another process meanwhile
         if any(op == "reload" for _, _, _, op in rows):
             done = load_all(idx, progress)
         else:
             done = _apply(idx, [(str(t), str(v), str(op)) for _, t, v, op in rows], progress)
-        if rows:
-            conn.execute("DELETE FROM chroma_pending WHERE seq <= ?", (rows[-1][0],))
-        if own:
-            conn.execute("COMMIT")
-    except BaseException:
-        if own:
-            conn.execute("ROLLBACK")
-        raise
+        sql, last = "DELETE FROM chroma_pending WHERE seq <= ?", (rows[-1][0],)
+        if conn.in_transaction:
+            conn.execute(sql, last)
+        else:
+            with transaction(conn):
+                conn.execute(sql, last)
     return done
 
 
@@ -106,7 +114,8 @@ def _apply(idx: Index, rows: list[tuple[str, str, str]], progress: Progress | No
                 (str(r), np.frombuffer(v, dtype=np.float32))
                 for r, v in rows_in(idx.conn, sql, upserts[start : start + STEP])
             ]
-            # (a chunk gone since its op was queued has a delete queued after it)
+            # (a chunk gone since its op was queued has a delete queued after it, which
+            # replaced the upsert: found here only when carried out meanwhile)
             found = [(r, v) for r, v in found if v.shape == (idx.dimensions,)]
             if found:
                 col = idx.chroma_collection(doc_type, create=True)

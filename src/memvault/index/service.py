@@ -237,6 +237,7 @@ def update_locked(
         idx.last_scan = time.monotonic()
         return report
     except (CorruptIndex, sqlite3.DatabaseError) as exc:
+        store.raise_if_busy(exc)
         return rebuild(vault, embedder, f"the search index is damaged ({exc})", progress)
 
 
@@ -358,6 +359,7 @@ def _catch_up(vault: Repository, idx: Index, embedder: Embedder) -> Index:
             try:
                 sync(vault, idx, embedder=embedder, files=files, git=git)
             except (CorruptIndex, sqlite3.DatabaseError) as exc:
+                store.raise_if_busy(exc)
                 wanted = configured_embedder(vault)
                 rebuild(vault, wanted, f"the search index is damaged ({exc})")
                 fresh = current_index(vault.root)

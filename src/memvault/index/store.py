@@ -32,10 +32,15 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from ..errors import IndexError_
 from ..files import atomic_write
 from ..paths import INDEX_DIR
 
-SCHEMA = 5
+SCHEMA = 5  # what the manifest says of the index's layout: another one means a rebuild
+# search.sqlite's own version (``PRAGMA user_version``). 6 added Chroma's write queue: a
+# version-5 file is upgraded in place by the first update (an older memvault, finding 6,
+# rebuilds instead of writing Chroma behind the queue's back).
+FILE_VERSION = 6
 DB_NAME = "search.sqlite"
 MANIFEST_NAME = "manifest.json"
 CHROMA_DIR = "chroma"
@@ -121,6 +126,16 @@ class transaction:  # noqa: N801 - used as a context manager, like a function
 
 class CorruptIndex(Exception):
     """Raised inside the index package when its files can't be read; callers rebuild."""
+
+
+def raise_if_busy(exc: BaseException) -> None:
+    """A database another process keeps locked past the wait is busy, not damaged: say so
+    (a one-line error) rather than rebuild it."""
+    if "database is locked" in str(exc) or "database is busy" in str(exc):
+        raise IndexError_(
+            "the search index is busy: another memvault process is writing it; try again",
+            INDEX_DIR,
+        ) from None
 
 
 def index_dir(root: Path) -> Path:
@@ -219,21 +234,20 @@ def connect(root: Path, create: bool, home: str | None = None) -> sqlite3.Connec
         conn.execute("PRAGMA journal_mode=WAL")
         conn.execute("PRAGMA synchronous=NORMAL")
         version = conn.execute("PRAGMA user_version").fetchone()[0]
-        if version != SCHEMA:
+        if version not in (FILE_VERSION, SCHEMA):
             if not create:
                 conn.close()
-                raise CorruptIndex(f"search.sqlite has schema {version}, expected {SCHEMA}")
+                raise CorruptIndex(f"search.sqlite has version {version}, expected {FILE_VERSION}")
             tables = conn.execute(
                 "SELECT name FROM sqlite_master WHERE type IN ('table','view')"
             ).fetchall()
             if tables:
                 conn.close()
-                raise CorruptIndex(f"search.sqlite has schema {version}, expected {SCHEMA}")
-            conn.executescript(DDL)
-            conn.execute(f"PRAGMA user_version={SCHEMA}")
+                raise CorruptIndex(f"search.sqlite has version {version}, expected {FILE_VERSION}")
+            conn.executescript(DDL + PENDING_DDL + ";")
+            conn.execute(f"PRAGMA user_version={FILE_VERSION}")
         # Cheap probe: a garbled file fails here rather than in the middle of a search.
         conn.execute("SELECT count(*) FROM docs").fetchone()
-        _ensure_pending_table(conn)
     except sqlite3.DatabaseError as exc:
         raise CorruptIndex(f"search.sqlite: {exc}") from None
     return conn
@@ -246,14 +260,12 @@ PENDING_DDL = (
 )
 
 
-def _ensure_pending_table(conn: sqlite3.Connection) -> None:
-    """Indexes written before the queue existed get its table: an additive change, so no
-    rebuild, and an older memvault ignores the table."""
-    found = conn.execute(
-        "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'chroma_pending'"
-    ).fetchone()
-    if found is None:
+def upgrade(conn: sqlite3.Connection) -> None:
+    """A version-5 file becomes version 6 (Chroma's write queue). Call inside a writer's
+    transaction: readers take a missing queue for an empty one."""
+    if conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA:
         conn.execute(PENDING_DDL)
+        conn.execute(f"PRAGMA user_version={FILE_VERSION}")
 
 
 def remove_data(root: Path, home: str) -> None:

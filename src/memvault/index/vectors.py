@@ -41,6 +41,18 @@ class ChromaOps:
         ids.append(self.vector_ids([rowid])[0])
         vecs.append(vec)
 
+    def spare(self, items: list[tuple[int, str, str]]) -> None:
+        """Chunks about to be embedded, ``(rowid, type, text)``: a removed chunk's vector id
+        taken again by a new chunk of the same type (SQLite reuses the highest row number) is
+        written again, not deleted after the new vector was sent or queued."""
+        again: dict[str, set[str]] = {}
+        vids = self.vector_ids([rowid for rowid, _, _ in items])
+        for (_, doc_type, _), vid in zip(items, vids, strict=True):
+            again.setdefault(doc_type, set()).add(vid)
+        for doc_type, ids in self.deletes.items():
+            if doc_type in again:
+                self.deletes[doc_type] = [i for i in ids if i not in again[doc_type]]
+
     def queue(self, conn: sqlite3.Connection) -> None:
         """Queue these writes for the vault's own Chroma (:mod:`memvault.index.pending`);
         an upsert after a delete of the same id wins, as when they are sent."""
@@ -182,7 +194,7 @@ def take_shared(
     return left
 
 
-def flush_chroma(idx: Index, ops: ChromaOps) -> None:
+def send_ops(idx: Index, ops: ChromaOps) -> None:
     import numpy as np
 
     for doc_type, ids in ops.deletes.items():
@@ -218,10 +230,11 @@ def reload_chroma(idx: Index, progress: Progress | None = None) -> int:
     if idx.url:
         return publish(idx, progress)
     with store.transaction(idx.conn):
+        store.upgrade(idx.conn)
         pending.queue_reload(idx.conn)
     if idx.defers:
         return 0
-    return pending.flush(idx, progress)
+    return pending.carry_out(idx, progress)
 
 
 def publish(idx: Index, progress: Progress | None = None) -> int:
