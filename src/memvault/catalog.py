@@ -240,17 +240,7 @@ class Catalog:
             cached = {row[0]: row for row in rows if row[0].split("/", 1)[0] in trees}
         finally:
             conn.close()
-        result = ScanResult()
-        updates: list[tuple[object, ...]] = []
-        base = str(self.root)
-        for rel in sorted(suspects):
-            st = listed_stat(base, rel)
-            if st is None:
-                if rel in cached:
-                    result.removed.append(rel)
-                continue
-            result.stats[rel] = (st.st_mtime_ns, st.st_size)
-            self._take(rel, st, cached.get(rel), result, updates)
+        result, updates = self._restat(sorted(suspects), cached)
         for rel, row in cached.items():
             if rel not in suspects:
                 result.entries[rel] = _cached_entry(row)
@@ -279,10 +269,19 @@ class Catalog:
             cached: dict[str, FileRow] = {row[0]: row for row in rows_in(conn, sql, wanted)}
         finally:
             conn.close()
+        result, updates = self._restat(wanted, cached)
+        self._store(updates, result.removed)
+        return result
+
+    def _restat(
+        self, rels: list[str], cached: dict[str, FileRow]
+    ) -> tuple[ScanResult, list[tuple[object, ...]]]:
+        """Stat these paths: entries for the memory files among them (parsed when their
+        size or mtime moved; the new rows returned too), ``removed`` for cached ones gone."""
         result = ScanResult()
         updates: list[tuple[object, ...]] = []
         base = str(self.root)
-        for rel in wanted:
+        for rel in rels:
             st = listed_stat(base, rel)
             if st is None:
                 if rel in cached:
@@ -290,8 +289,7 @@ class Catalog:
                 continue
             result.stats[rel] = (st.st_mtime_ns, st.st_size)
             self._take(rel, st, cached.get(rel), result, updates)
-        self._store(updates, result.removed)
-        return result
+        return result, updates
 
     def _take(
         self,
