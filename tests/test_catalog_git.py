@@ -211,3 +211,73 @@ def test_an_id_edited_in_place_is_taken_and_a_subject_finds_its_rivals(
     result = vault.add("semantic", "MySQL is the database", subject="billing.database")
     assert result.superseded == ("renamed",)  # the rival, found under its new id
     assert walks == []
+
+
+def test_a_scan_begun_first_does_not_replace_a_later_scans_record(
+    vault: Vault, guided: list[str], tmp_path: Path
+) -> None:
+    """Two scans overlap (an MCP server and the CLI): the one that looked at git first must
+    not install its record over the other's, which holds a path it re-read late."""
+    from memvault.catalog_db import connect
+    from memvault.gitview import git_view
+
+    vault.add("semantic", "The original text", id="orig")
+    rel = vault.get("orig").path
+    vault.scan()
+    cat = vault.catalog
+    conn = connect(cat.db_path)
+    record, writes = git_record(conn)
+    conn.close()
+    early = git_view(vault.root, record)  # scan A looks at git...
+    assert early is not None
+    path = vault.root / rel
+    original = path.read_text(encoding="utf-8")
+    path.write_text(original.replace("original", "edited"), encoding="utf-8")
+    vault.scan()  # ...scan B reads the edit...
+    cat._scan_suspects(catalog.ALL_TREES, early, writes, True)  # ...and A ends last
+    path.write_text(original, encoding="utf-8")  # put back: no git answer names it
+    assert seen(vault) == truth(vault.root, tmp_path)
+
+
+def test_a_scan_without_git_keeps_what_it_read_among_the_suspects(
+    vault: Vault, guided: list[str], tmp_path: Path
+) -> None:
+    """On an orphan branch (no commit: git can't say) the scan walks; what it read must stay
+    named once git answers again."""
+    vault.add("semantic", "The original text", id="orig")
+    rel = vault.get("orig").path
+    vault.scan()
+    git(vault.root, "checkout", "-q", "--orphan", "scratch")
+    path = vault.root / rel
+    path.write_text(path.read_text(encoding="utf-8").replace("original", "edited"), "utf-8")
+    assert seen(vault) == truth(vault.root, tmp_path)
+    git(vault.root, "checkout", "-q", "-f", "main")
+    assert seen(vault) == truth(vault.root, tmp_path)
+
+
+def test_git_that_converts_line_endings_or_holds_a_repository_is_not_asked(
+    vault: Vault, guided: list[str], tmp_path: Path
+) -> None:
+    """``core.autocrlf`` makes a line-ending-only edit clean to git, and a committed
+    repository inside a tree (a gitlink) hides its files' edits: every file is compared."""
+    from memvault.gitview import status_blind
+
+    vault.add("semantic", "Line endings matter", id="eol")
+    rel = vault.get("eol").path
+    vault.scan()
+    assert status_blind(vault.root, catalog.ALL_TREES) is False
+    git(vault.root, "config", "core.autocrlf", "true")
+    assert status_blind(vault.root, catalog.ALL_TREES) is True
+    path = vault.root / rel
+    path.write_bytes(path.read_bytes().replace(b"\n", b"\r\n"))
+    assert seen(vault) == truth(vault.root, tmp_path)
+    git(vault.root, "config", "core.autocrlf", "false")
+    inner = vault.root / "semantic" / "team"
+    write(inner, "facts/inner.md", fact_text("inner", "Kept by another repository"))
+    git(inner, "init", "-q")
+    commit(inner, "inner")
+    commit(vault.root, "a repository inside")
+    assert status_blind(vault.root, catalog.ALL_TREES) is True
+    write(inner, ".gitignore", "facts/\n")
+    write(inner, "facts/inner.md", fact_text("inner", "Edited where no git status looks"))
+    assert seen(vault) == truth(vault.root, tmp_path)

@@ -5,8 +5,8 @@ every file and re-parses only those whose size or mtime changed. Deleting the fi
 always safe: the next scan rebuilds it from the files.
 
 In a vault of many files git says which can differ (:mod:`memvault.gitview`): those
-changed by the commits since the catalog last read every file, those differing from HEAD
-now or then, and those written since outside a scan. Only they are stat-ed; every other row
+changed by the commits since the catalog's last scan, those differing from HEAD now or
+then, and those written since outside a scan. Only they are stat-ed; every other row
 is served as cached.
 
 Writes need less: :meth:`Catalog.quick_sync` stats only the folders (tens, not 10,000
@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 import os
+import sqlite3
 from collections.abc import Iterable
 from pathlib import Path
 from stat import S_ISDIR as _S_ISDIR
@@ -160,7 +161,7 @@ class Catalog:
 
     def scan(self, trees: Iterable[str] = ALL_TREES, every: bool = True) -> ScanResult:
         """Bring the cache up to date with the files and return every entry (``every``
-        false: only those it re-read, when git named the files to look at; then ask the
+        false: when git named the files to look at, only theirs; then ask the
         cache, e.g. :meth:`paths_with_id`, :meth:`with_subject`)."""
         trees = tuple(trees)
         conn = connect(self.db_path)
@@ -205,7 +206,6 @@ class Catalog:
             rows = {
                 rel: (stamp, "\0".join(sorted(names.get(rel, ())))) for rel, stamp in dirs.items()
             }
-            record = _record(view, result) if trees == ALL_TREES else None
             moved = any(known_dirs.get(k) != v for k, v in rows.items())
             if updates or result.removed or moved or view is not None:
                 conn.execute("BEGIN IMMEDIATE")
@@ -215,8 +215,7 @@ class Catalog:
                     "INSERT OR REPLACE INTO dirs VALUES (?,?,?)",
                     [(k, v[0], v[1]) for k, v in rows.items()],
                 )
-                if view is not None and not replace_git_record(conn, record, writes):
-                    note_written(conn, [*result.changed, *result.removed])
+                self._settle(conn, view, result, writes, trees == ALL_TREES)
                 conn.execute("COMMIT")
             return result
         finally:
@@ -245,19 +244,36 @@ class Catalog:
             if rel not in suspects:
                 result.entries[rel] = _cached_entry(row)
                 result.stats[rel] = (row[1], row[2])
-        record = _record(view, result) if trees == ALL_TREES else None
         conn = connect(self.db_path)
         try:
             conn.execute("BEGIN IMMEDIATE")
             conn.executemany("INSERT OR REPLACE INTO files VALUES (?,?,?,?,?,?,?,?)", updates)
             conn.executemany("DELETE FROM files WHERE path=?", [(p,) for p in result.removed])
             note_names(conn, result.changed, result.removed)
-            if not replace_git_record(conn, record, writes):
-                note_written(conn, [*result.changed, *result.removed])
+            self._settle(conn, view, result, writes, trees == ALL_TREES)
             conn.execute("COMMIT")
         finally:
             conn.close()
         return result
+
+    def _settle(
+        self,
+        conn: sqlite3.Connection,
+        view: GitView | None,
+        result: ScanResult,
+        writes: int,
+        every_tree: bool,
+    ) -> None:
+        """What git can say after a scan (inside its transaction): a scan of every tree with
+        git's view replaces the record, unless the rows were written since it began; then,
+        and without git's view, the paths it re-read join the record kept."""
+        reread = [*result.changed, *result.removed]
+        if view is not None and every_tree:
+            record = _record(self.root, view, result)
+            if replace_git_record(conn, record, writes):
+                note_written(conn, [])  # (moves the counter: a scan begun before keeps this)
+                return
+        note_written(conn, reread)
 
     def scan_paths(self, rels: Iterable[str]) -> ScanResult:
         """:meth:`scan`, of some paths only (those git says can differ): entries for the
@@ -311,7 +327,7 @@ class Catalog:
 
     def refresh(self, rels: Iterable[str]) -> None:
         """Re-read given files now (after memvault itself wrote or removed them)."""
-        rels = list(rels)
+        rels = [rel for rel in rels if rel.split("/", 1)[0] in ALL_TREES]  # (not the config)
         if not rels:
             return
         rows: list[tuple[object, ...]] = []
@@ -328,11 +344,16 @@ class Catalog:
     def put_many(self, items: Iterable[tuple[str, Memory, str]]) -> None:
         """Record files memvault itself just wrote, ``(rel, memory, text)``, without parsing
         them back (see :meth:`put`)."""
-        rows = [
-            file_row(rel, os.lstat(os.path.join(self.root, rel)), sha256_hex(text), memory, [])
-            for rel, memory, text in items
-        ]
-        self._store(rows, [])
+        rows: list[tuple[object, ...]] = []
+        gone: list[str] = []
+        for rel, memory, text in items:
+            try:
+                st = os.lstat(os.path.join(self.root, rel))
+            except FileNotFoundError:  # moved away meanwhile (a hand ``git stash -u``)
+                gone.append(rel)
+                continue
+            rows.append(file_row(rel, st, sha256_hex(text), memory, []))
+        self._store(rows, gone)
 
     def forget(self, rels: Iterable[str]) -> None:
         """Drop files memvault itself just removed (no stat: they are gone)."""
@@ -489,17 +510,26 @@ class Catalog:
                 pass
 
 
-def _record(view: GitView | None, result: ScanResult) -> dict[str, object] | None:
+def _record(root: Path, view: GitView, result: ScanResult) -> dict[str, object] | None:
     """What the catalog keeps of a scan that read every file it had to: git's commit and
-    the paths differing from it -- plus those the scan re-read after git looked (an edit
-    put back later would be named by no git answer) and those it dropped."""
-    if view is None or view.differing is None:
+    the paths differing from it -- plus those the scan re-read that changed after git
+    looked (put back later, no git answer would name them; by ctime, which a copy keeping
+    an old mtime still moves) and those it dropped."""
+    if view.differing is None:
         return None
-    late = {p for p in result.changed if result.stats[p][0] >= view.taken_ns}
+    late = {p for p in result.changed if changed_since(root, p, view.taken_ns)}
     differing = late.union(view.differing, result.removed)
     if len(differing) > DIRTY_LIMIT:
         return None
     return {"commit": view.head, "dirty_paths": sorted(differing)}
+
+
+def changed_since(root: Path, rel: str, ns: int) -> bool:
+    """Whether the file's inode changed at ``ns`` or later (gone: yes)."""
+    try:
+        return os.lstat(os.path.join(root, rel)).st_ctime_ns >= ns
+    except OSError:
+        return True
 
 
 def _cached_entry(row: FileRow) -> Entry:

@@ -2,9 +2,9 @@
 
 ``files`` holds a row per memory file (stat, sha, id, subject, the parsed memory as JSON,
 its problems); ``dirs`` a row per folder (its mtime and the names of its memory files), for
-:meth:`memvault.catalog.Catalog.quick_sync`; ``state`` the commit the files were last all
-read at, with the paths that can differ from it (``git``), and a counter of writes made
-outside a scan (``writes``). A damaged file is deleted and rebuilt.
+:meth:`memvault.catalog.Catalog.quick_sync`; ``state`` the commit of the last scan with
+the paths that can differ from it (``git``), and a counter of writes to the rows that a
+scan compares before and after (``writes``). A damaged file is deleted and rebuilt.
 """
 
 from __future__ import annotations
@@ -23,7 +23,10 @@ TYPE_CHECKING = False  # typing is not imported at run time (fast CLI start)
 if TYPE_CHECKING:
     from typing import Any
 
-SCHEMA = 5
+# 6 added ``state``: a version-5 file keeps its rows (an older memvault, finding 6,
+# rebuilds, dropping the record it would otherwise write rows behind).
+SCHEMA = 6
+STATE_DDL = "CREATE TABLE state (key TEXT PRIMARY KEY, value TEXT)"
 
 
 def connect(db_path: Path) -> sqlite3.Connection:
@@ -48,9 +51,13 @@ def _open(db_path: Path) -> sqlite3.Connection:
     version = conn.execute("PRAGMA user_version").fetchone()[0]
     if version != SCHEMA:
         conn.execute("BEGIN IMMEDIATE")
-        if conn.execute("PRAGMA user_version").fetchone()[0] != SCHEMA:  # not done meanwhile
-            conn.execute("DROP TABLE IF EXISTS files")
-            conn.execute("DROP TABLE IF EXISTS dirs")
+        version = conn.execute("PRAGMA user_version").fetchone()[0]  # (not done meanwhile?)
+        if version == 5:  # rows kept; what git can say starts afresh
+            conn.execute("DROP TABLE IF EXISTS state")
+            conn.execute(STATE_DDL)
+        elif version != SCHEMA:
+            for table in ("files", "dirs", "state"):
+                conn.execute(f"DROP TABLE IF EXISTS {table}")
             conn.execute(
                 "CREATE TABLE files (path TEXT PRIMARY KEY, mtime_ns INTEGER, size INTEGER, "
                 "sha TEXT, id TEXT, subject TEXT, doc TEXT, problems TEXT)"
@@ -58,11 +65,9 @@ def _open(db_path: Path) -> sqlite3.Connection:
             conn.execute("CREATE INDEX files_id ON files(id)")
             # names: the folder's memory files, NUL-separated (NULL: unknown, ask ``files``)
             conn.execute("CREATE TABLE dirs (path TEXT PRIMARY KEY, mtime_ns INTEGER, names TEXT)")
-            conn.execute(f"PRAGMA user_version={SCHEMA}")
+            conn.execute(STATE_DDL)
+        conn.execute(f"PRAGMA user_version={SCHEMA}")
         conn.execute("COMMIT")
-    # (added after schema 5 was out: an additive table, no re-parse of every file)
-    if conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'state'").fetchone() is None:
-        conn.execute("CREATE TABLE IF NOT EXISTS state (key TEXT PRIMARY KEY, value TEXT)")
     return conn
 
 
@@ -70,8 +75,8 @@ def _open(db_path: Path) -> sqlite3.Connection:
 
 
 def git_record(conn: sqlite3.Connection) -> tuple[dict[str, Any] | None, int]:
-    """The ``{"commit", "dirty_paths"}`` the files were last all read at (None: none kept)
-    and the count of writes made outside a scan."""
+    """The ``{"commit", "dirty_paths"}`` of the last scan (None: none kept) and the count of
+    writes to the rows since some moment (a scan compares it before and after)."""
     state = dict(conn.execute("SELECT key, value FROM state"))
     try:
         record = json.loads(state["git"]) if "git" in state else None

@@ -199,7 +199,8 @@ def differing_paths(root: Path, specs: Sequence[str], ignored: bool = True) -> l
     files included, and ignored ones unless ``ignored`` is false: ``git status`` (C, over
     git's own stat cache). None when git can't tell (no repository, no commit yet, git
     failing)."""
-    args = ["status", "--porcelain", "-z", "-uall", "--no-renames"]
+    # (--ignore-submodules=none: a repository inside is looked into, whatever the config says)
+    args = ["status", "--porcelain", "-z", "-uall", "--no-renames", "--ignore-submodules=none"]
     # "traditional" with -uall lists every ignored file ("matching" names an ignored folder
     # once, hiding the files in it)
     args += ["--ignored=traditional", "--"] if ignored else ["--"]

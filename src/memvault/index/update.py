@@ -9,10 +9,11 @@ import sqlite3
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .. import journal
-from ..catalog import ScanResult
+from ..catalog import ScanResult, changed_since
 from ..catalog_db import rows_in
 from ..gitstore import current_branch
 from ..gitview import DIRTY_LIMIT, GitView, git_view
@@ -307,7 +308,7 @@ def sync(
     # Files are recorded as seen *before* the scan read them: an edit racing the scan
     # leaves a newer mtime behind, found by the next check.
     record_files(idx, files, paths)
-    git = with_touched(git, plan, files)
+    git = with_touched(vault.root, git, plan)
     write_manifest(vault, idx, embedder, dirty=idx.unpublished, git=git)
     memories, chunks = idx.conn.execute(
         "SELECT (SELECT count(*) FROM docs), (SELECT count(*) FROM chunks)"
@@ -329,7 +330,7 @@ def sync(
     )
 
 
-def with_touched(git: GitView | None, plan: ChangeReport, files: Stats) -> GitView | None:
+def with_touched(root: Path, git: GitView | None, plan: ChangeReport) -> GitView | None:
     """``git`` with the paths whose text the index just changed since ``git status`` ran
     among its differing ones: one edited after it and put back later would otherwise be
     named by no git answer, though the index holds the edit. (Files written before it -- an
@@ -338,7 +339,7 @@ def with_touched(git: GitView | None, plan: ChangeReport, files: Stats) -> GitVi
     if git is None or git.differing is None or plan.empty:
         return git
     written = {*plan.added, *plan.changed, *plan.updated, *(new for _, new in plan.moved)}
-    late = {p for p in written if files.get(p, (git.taken_ns, 0))[0] >= git.taken_ns}
+    late = {p for p in written if changed_since(root, p, git.taken_ns)}
     late.update(plan.removed, (old for old, _ in plan.moved))
     differing = sorted(late.union(git.differing))
     kept = differing if len(differing) <= DIRTY_LIMIT else None
