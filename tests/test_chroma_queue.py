@@ -211,3 +211,26 @@ def test_a_row_number_taken_again_keeps_its_new_vector(vault: Vault, exact_below
     forget_open_index(vault.root)
     assert Vault.open(vault.root).recall("deploy keys")[0].id == "keys"
     assert_same_vectors(vault)
+
+
+def test_a_chroma_folder_that_cannot_be_written_is_loaded_again_from_sqlite(
+    vault: Vault, embed_calls: list[str], capfd: pytest.CaptureFixture[str]
+) -> None:
+    """Found by review: with writes queued and Chroma's folder garbled, every recall crashed
+    with chromadb's error. Chroma is a copy of SQLite's vectors: it is started afresh."""
+    seed(vault)
+    vault.recall("billing")
+    assert queued(vault.root)
+    forget_open_index(vault.root)
+    store.release_chroma(vault.root)
+    folder = store.data_dir(vault.root, "") / store.CHROMA_DIR
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "chroma.sqlite3").write_bytes(b"garbage" * 1000)
+    vault.set_config("index.exact_below", 0, "ask Chroma")
+    vault.add("semantic", "Deploy keys are rotated every month", id="keys")
+    embed_calls.clear()
+    assert Vault.open(vault.root).recall("deploy keys")[0].id == "keys"
+    assert not any("Postgres" in text for text in embed_calls)  # nothing embedded again
+    assert "rebuilding it from stored vectors" in capfd.readouterr().err
+    assert queued(vault.root) == []
+    assert_same_vectors(vault)

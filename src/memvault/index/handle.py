@@ -343,6 +343,14 @@ class Index:
             for path in gone:
                 self._recorded.pop(path, None)
 
+    def reset_chroma(self) -> None:
+        """Start the vault's own Chroma afresh (its folder could not be written)."""
+        import shutil
+
+        self.drop_client()
+        store.release_chroma(self.root)
+        shutil.rmtree(store.data_dir(self.root, self.home) / store.CHROMA_DIR, ignore_errors=True)
+
     def drop_client(self) -> None:
         """Forget the Chroma client (its cached system was released): reopened when needed."""
         self._collections.clear()

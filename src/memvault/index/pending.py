@@ -22,14 +22,16 @@ half-way leaves the queue as it was (every op can be done again). A shared serve
 from __future__ import annotations
 
 import sqlite3
+import sys
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any, Protocol
 
 from ..catalog_db import rows_in
+from ..errors import MemvaultError
 from ..lock import file_lock
 from ..paths import MEMORY_TYPES as TYPES
-from .store import transaction
+from .store import CorruptIndex, transaction
 
 STEP = 5000  # vectors per Chroma call
 Progress = Callable[[int, int], None]
@@ -43,6 +45,7 @@ class Index(Protocol):
     dimensions: int
 
     def lock_path(self, name: str) -> Path: ...
+    def reset_chroma(self) -> None: ...
     def chroma_collection(self, doc_type: str, create: bool = False) -> Any: ...
     def drop_collections(self) -> None: ...
     def forget_counts(self) -> None: ...
@@ -74,7 +77,33 @@ def upsert(col: Any, ids: list[str], vecs: Any) -> None:
 
 def carry_out(idx: Index, progress: Progress | None = None) -> int:
     """Do the queued ops on the vault's own Chroma; returns how many vectors it wrote or
-    deleted."""
+    deleted. A Chroma folder that can't be written is started afresh and loaded from the
+    vectors kept in SQLite (it is a copy of them); if that fails too, the index is damaged."""
+    try:
+        return _carry_out(idx, progress)
+    except MemvaultError:
+        raise  # (a lock not got in time: not damage)
+    except Exception as exc:  # noqa: BLE001 - chromadb raises many kinds for a bad folder
+        print(
+            f"memvault: the vector store could not be written ({type(exc).__name__}); "
+            "rebuilding it from stored vectors",
+            file=sys.stderr,
+        )
+    idx.reset_chroma()
+    if idx.conn.in_transaction:
+        queue_reload(idx.conn)
+    else:
+        with transaction(idx.conn):
+            queue_reload(idx.conn)
+    try:
+        return _carry_out(idx, progress)
+    except MemvaultError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - as above
+        raise CorruptIndex(f"the vector store can't be written ({type(exc).__name__})") from None
+
+
+def _carry_out(idx: Index, progress: Progress | None) -> int:
     conn = idx.conn
     if idx.url or not waiting(conn):
         return 0
