@@ -111,15 +111,16 @@ def apply_changes(
     defer = idx.defers
     if not defer:
         pending.carry_out(idx, progress)
-    lags = not defer and idx.manifest.get("dirty") is not True
-    if lags or idx.manifest.get("dirty_paths") is not None:
-        idx.manifest["dirty"] = idx.manifest.get("dirty") is True or not defer
-        # SQLite is about to hold newer text than the commit the manifest names: if this
-        # process dies before the manifest is written again, git can't say what differs
-        # (the next check compares every file).
-        idx.manifest["dirty_paths"] = None
-        store.write_manifest(idx.root, idx.manifest)
     with store.transaction(idx.conn):
+        # (marked once SQLite's lock is held: an update that could not begin leaves no mark)
+        lags = not defer and idx.manifest.get("dirty") is not True
+        if lags or idx.manifest.get("dirty_paths") is not None:
+            idx.manifest["dirty"] = idx.manifest.get("dirty") is True or not defer
+            # SQLite is about to hold newer text than the commit the manifest names: if this
+            # process dies before the manifest is written again, git can't say what differs
+            # (the next check compares every file).
+            idx.manifest["dirty_paths"] = None
+            store.write_manifest(idx.root, idx.manifest)
         store.upgrade(idx.conn)
         for sql in store.READ_INDEXES:
             idx.conn.execute(sql)
