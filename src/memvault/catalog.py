@@ -35,6 +35,7 @@ from .catalog_db import (
     replace_git_record,
     rows_in,
     under,
+    write_rows,
 )
 from .errors import Problem, ValidationError
 from .files import load_document, read_bytes
@@ -209,8 +210,7 @@ class Catalog:
             moved = any(known_dirs.get(k) != v for k, v in rows.items())
             if updates or result.removed or moved or view is not None:
                 conn.execute("BEGIN IMMEDIATE")
-                conn.executemany("INSERT OR REPLACE INTO files VALUES (?,?,?,?,?,?,?,?)", updates)
-                conn.executemany("DELETE FROM files WHERE path=?", [(p,) for p in result.removed])
+                write_rows(conn, updates, result.removed)
                 conn.executemany(
                     "INSERT OR REPLACE INTO dirs VALUES (?,?,?)",
                     [(k, v[0], v[1]) for k, v in rows.items()],
@@ -247,8 +247,7 @@ class Catalog:
         conn = connect(self.db_path)
         try:
             conn.execute("BEGIN IMMEDIATE")
-            conn.executemany("INSERT OR REPLACE INTO files VALUES (?,?,?,?,?,?,?,?)", updates)
-            conn.executemany("DELETE FROM files WHERE path=?", [(p,) for p in result.removed])
+            write_rows(conn, updates, result.removed)
             note_names(conn, result.changed, result.removed)
             self._settle(conn, view, result, writes, trees == ALL_TREES)
             conn.execute("COMMIT")
@@ -367,8 +366,7 @@ class Catalog:
         conn = connect(self.db_path)
         try:
             conn.execute("BEGIN IMMEDIATE")
-            conn.executemany("INSERT OR REPLACE INTO files VALUES (?,?,?,?,?,?,?,?)", rows)
-            conn.executemany("DELETE FROM files WHERE path=?", [(rel,) for rel in gone])
+            write_rows(conn, rows, gone)
             note_names(conn, [str(row[0]) for row in rows], gone)
             note_written(conn, [*(str(row[0]) for row in rows), *gone])
             conn.execute("COMMIT")
@@ -429,8 +427,7 @@ class Catalog:
                     sha, memory, problems = parse_file(self.root / path, path, self.max_bytes)
                     updates.append(file_row(path, st, sha, memory, problems))
             conn.execute("BEGIN IMMEDIATE")
-            conn.executemany("INSERT OR REPLACE INTO files VALUES (?,?,?,?,?,?,?,?)", updates)
-            conn.executemany("DELETE FROM files WHERE path=?", [(p,) for p in removed])
+            write_rows(conn, updates, removed)
             conn.executemany("DELETE FROM dirs WHERE path=?", [(p,) for p in gone_dirs])
             note_written(conn, [*(str(u[0]) for u in updates), *removed])
             conn.executemany(
@@ -488,10 +485,7 @@ class Catalog:
         conn = connect(self.db_path)
         try:
             conn.execute("BEGIN IMMEDIATE")
-            conn.execute(
-                "INSERT OR REPLACE INTO files VALUES (?,?,?,?,?,?,?,?)",
-                file_row(rel, st, sha, memory, problems),
-            )
+            write_rows(conn, [file_row(rel, st, sha, memory, problems)], [])
             note_written(conn, [rel])
             conn.execute("COMMIT")
         finally:

@@ -158,6 +158,14 @@ def file_row(
     )
 
 
+def write_rows(
+    conn: sqlite3.Connection, rows: Sequence[tuple[object, ...]], gone: Iterable[str]
+) -> None:
+    """Upsert ``files`` rows (see :func:`file_row`) and delete those of ``gone``."""
+    conn.executemany("INSERT OR REPLACE INTO files VALUES (?,?,?,?,?,?,?,?)", rows)
+    conn.executemany("DELETE FROM files WHERE path=?", [(rel,) for rel in gone])
+
+
 def note_names(conn: sqlite3.Connection, present: Iterable[str], absent: Iterable[str]) -> None:
     """Keep folders' ``names`` in step with files memvault wrote or removed itself: one
     read and one write per folder touched."""

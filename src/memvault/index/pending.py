@@ -79,28 +79,28 @@ def carry_out(idx: Index, progress: Progress | None = None) -> int:
     """Do the queued ops on the vault's own Chroma; returns how many vectors it wrote or
     deleted. A Chroma folder that can't be written is started afresh and loaded from the
     vectors kept in SQLite (it is a copy of them); if that fails too, the index is damaged."""
-    try:
-        return _carry_out(idx, progress)
-    except MemvaultError:
-        raise  # (a lock not got in time: not damage)
-    except Exception as exc:  # noqa: BLE001 - chromadb raises many kinds for a bad folder
-        print(
-            f"memvault: the vector store could not be written ({type(exc).__name__}); "
-            "rebuilding it from stored vectors",
-            file=sys.stderr,
-        )
-    idx.reset_chroma()
-    if idx.conn.in_transaction:
-        queue_reload(idx.conn)
-    else:
-        with transaction(idx.conn):
+    for afresh in (False, True):
+        try:
+            return _carry_out(idx, progress)
+        except MemvaultError:
+            raise  # (a lock not got in time: not damage)
+        except Exception as exc:  # noqa: BLE001 - chromadb raises many kinds for a bad folder
+            if afresh:
+                raise CorruptIndex(
+                    f"the vector store can't be written ({type(exc).__name__})"
+                ) from None
+            print(
+                f"memvault: the vector store could not be written ({type(exc).__name__}); "
+                "rebuilding it from stored vectors",
+                file=sys.stderr,
+            )
+        idx.reset_chroma()
+        if idx.conn.in_transaction:
             queue_reload(idx.conn)
-    try:
-        return _carry_out(idx, progress)
-    except MemvaultError:
-        raise
-    except Exception as exc:  # noqa: BLE001 - as above
-        raise CorruptIndex(f"the vector store can't be written ({type(exc).__name__})") from None
+        else:
+            with transaction(idx.conn):
+                queue_reload(idx.conn)
+    raise AssertionError("unreachable")  # (the second pass returns or raises)
 
 
 def _carry_out(idx: Index, progress: Progress | None) -> int:

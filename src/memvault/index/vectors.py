@@ -13,7 +13,7 @@ from ..errors import IndexError_
 from ..paths import MEMORY_TYPES as TYPES
 from . import pending, store
 from .handle import Index, Progress
-from .pending import upsert
+from .pending import STEP, upsert
 from .plan import ApplyStats
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -204,8 +204,8 @@ def send_ops(idx: Index, ops: ChromaOps) -> None:
             ids = unused_ids(idx, doc_type, ids) if idx.prune else []
         col = idx.chroma_collection(doc_type)
         if col is not None and ids:
-            for start in range(0, len(ids), 5000):
-                col.delete(ids=ids[start : start + 5000])
+            for start in range(0, len(ids), STEP):
+                col.delete(ids=ids[start : start + STEP])
     for doc_type, (ids, vecs) in ops.upserts.items():
         if ids:
             upsert(idx.chroma_collection(doc_type, create=True), ids, np.stack(vecs))
