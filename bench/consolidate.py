@@ -88,7 +88,7 @@ class Builder:
     """Collects the files of the bench vault and what each planted item expects."""
 
     def __init__(self, vault: Any, rng: random.Random) -> None:
-        from memvault.files import render_new
+        from memvault.store.files import render_new
 
         self.vault, self.rng, self.render = vault, rng, render_new
         self.writes: dict[str, str] = {}

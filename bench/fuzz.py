@@ -7,7 +7,7 @@ The same properties as tests/test_fuzz_cli.py, for as long as you like:
   ``memvault.cli.main`` on a real vault; exit code 0/1/2 only (3 is a bug), one line for an
   expected error, ``--json`` parses, and after each example ``git fsck`` is clean, nothing
   is left uncommitted and ``memvault doctor`` finds the vault valid.
-- Parser: ``memvault.files.parse_text`` on arbitrary text returns a document or raises a
+- Parser: ``memvault.store.files.parse_text`` on arbitrary text returns a document or raises a
   ValidationError naming the file, nothing else. With atheris installed
   (``pip install atheris``) this half is coverage-guided by libFuzzer; without it, it falls
   back to hypothesis and says so.
@@ -130,7 +130,7 @@ def atheris_child(seconds: float, artifacts: Path) -> None:
     with atheris.instrument_imports(include=["memvault", "ruamel"]):
         import ruamel.yaml  # noqa: F401
 
-        import memvault.files as files
+        import memvault.store.files as files
         from memvault.errors import MemvaultError, ValidationError
 
     def one_input(data: bytes) -> None:

@@ -92,8 +92,8 @@ def corpus(data: Path, n: int, queries: int, seed: int) -> tuple[list[str], list
 def build(root: Path, texts: list[str]) -> dict[str, float]:
     """Write the memories as files, commit once, index once."""
     from memvault import Vault
-    from memvault.files import render_new
     from memvault.memory import format_time, slugify
+    from memvault.store.files import render_new
 
     t = time.perf_counter()
     vault = Vault.init(root)

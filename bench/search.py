@@ -181,7 +181,7 @@ def make_records(base: list[dict[str, Any]], count: int) -> list[dict[str, Any]]
 def write_vault(folder: Path, records: list[dict[str, Any]], commit: bool) -> Any:
     """A vault holding ``records`` (written as files; one commit when ``commit``)."""
     from memvault import Vault
-    from memvault.files import atomic_write, render_new
+    from memvault.store.files import atomic_write, render_new
 
     vault = Vault.init(folder, agent=AGENT, team=TEAM)
     writes: dict[str, str] = {}

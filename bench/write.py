@@ -35,8 +35,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 
 from memvault import Vault  # noqa: E402
-from memvault.files import render_new  # noqa: E402
 from memvault.memory import CATEGORIES, format_time  # noqa: E402
+from memvault.store.files import render_new  # noqa: E402
 
 ADD_TARGET = 2.0
 HELP_TARGET = 0.35
@@ -228,7 +228,8 @@ PROFILE_SCRIPT = (
     r"""
 import json, sys, time
 t0 = time.perf_counter()
-import memvault.gitstore as g, memvault.catalog as c, memvault.files as f, memvault.vault as v
+import memvault.store.git.ops as g, memvault.store.catalog as c
+import memvault.store.files as f, memvault.vault as v
 calls = []
 real_run = g.run_git
 def run_git(root, args, **kw):

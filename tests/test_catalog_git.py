@@ -1,4 +1,4 @@
-"""The catalog asks git which files can differ (memvault.gitview) instead of stat-ing every
+"""The catalog asks git which files can differ (memvault.store.git.status) instead of stat-ing every
 file: whatever is done to the files, by hand, by git or by memvault, a scan returns what a
 scan of every file returns."""
 
@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from memvault import Vault, catalog, tree
-from memvault.catalog import Catalog
-from memvault.catalog_db import git_record, replace_git_record
+from memvault.store.catalog import Catalog
+from memvault.store.catalog_tables import git_record, replace_git_record
 
 from conftest import fact_text, git, write
 
@@ -218,8 +218,8 @@ def test_a_scan_begun_first_does_not_replace_a_later_scans_record(
 ) -> None:
     """Two scans overlap (an MCP server and the CLI): the one that looked at git first must
     not install its record over the other's, which holds a path it re-read late."""
-    from memvault.catalog_db import connect
-    from memvault.gitview import git_view
+    from memvault.store.catalog_tables import connect
+    from memvault.store.git.status import git_view
 
     vault.add("semantic", "The original text", id="orig")
     rel = vault.get("orig").path
@@ -260,7 +260,7 @@ def test_git_that_converts_line_endings_or_holds_a_repository_is_not_asked(
 ) -> None:
     """``core.autocrlf`` makes a line-ending-only edit clean to git, and a committed
     repository inside a tree (a gitlink) hides its files' edits: every file is compared."""
-    from memvault.gitview import status_blind
+    from memvault.store.git.status import status_blind
 
     vault.add("semantic", "Line endings matter", id="eol")
     rel = vault.get("eol").path

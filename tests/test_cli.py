@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from memvault import Vault
-from memvault.files import parse_text
+from memvault.store.files import parse_text
 from memvault.transcripts import parse_turns
 
 from conftest import (

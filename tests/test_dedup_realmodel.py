@@ -20,7 +20,7 @@ import pytest
 from memvault import Vault
 from memvault.consolidate import consolidate
 from memvault.consolidate.compare import compare
-from memvault.files import render_new
+from memvault.store.files import render_new
 
 DATA = Path(__file__).resolve().parents[1] / "bench" / "data" / "consolidate.json"
 NOW = dt.datetime(2026, 12, 15, tzinfo=dt.UTC)
@@ -113,7 +113,7 @@ def test_real_model_merges_paraphrases_not_lookalikes_and_disputes_contradiction
 
 
 def _meta(text: str) -> dict[str, Any]:
-    from memvault.files import parse_text
+    from memvault.store.files import parse_text
 
     return dict(parse_text(text, "inbox/x.md").meta)
 

@@ -585,7 +585,7 @@ def test_a_cached_model_is_hashed_again_only_when_its_file_changed(
     (even one that puts its mtime back) makes the next load hash it, and refuse it."""
     import time
 
-    from memvault.catalog import sha256_bytes
+    from memvault.store.catalog import sha256_bytes
 
     model = tmp_path / "model.onnx"
     data = os.urandom(4096)
@@ -616,7 +616,7 @@ def test_a_verified_model_is_loaded_from_a_held_open_descriptor(
     checked; a write to the file (mtime put back) makes it hash the bytes again, and refuse."""
     import time
 
-    from memvault.catalog import sha256_bytes
+    from memvault.store.catalog import sha256_bytes
 
     if not os.path.isdir("/proc/self/fd"):
         pytest.skip("no /proc/self/fd here: the bytes are always read")

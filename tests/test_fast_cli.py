@@ -177,7 +177,7 @@ def test_plain_command_lines_take_the_fast_path():
 
 
 def _meta(vault_root: Path, rel: str) -> dict:
-    from memvault.files import load_document
+    from memvault.store.files import load_document
 
     meta = dict(load_document(vault_root / rel, rel).meta)
     for key in ("created", "valid_from"):
@@ -425,7 +425,7 @@ def test_show_sees_hand_edits_and_hand_made_duplicates(vault):
     ],
 )
 def test_peek_id_reads_only_what_is_obvious(tmp_path, text, expected):
-    from memvault.catalog import _peek_id
+    from memvault.store.catalog import _peek_id
 
     path = tmp_path / "m.md"
     path.write_text(text, newline="")

@@ -16,7 +16,8 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from memvault.errors import ValidationError
-from memvault.files import (
+from memvault.memory import validate_meta
+from memvault.store.files import (
     atomic_write,
     check_text,
     load_document,
@@ -25,7 +26,6 @@ from memvault.files import (
     render_new,
     update_text,
 )
-from memvault.memory import validate_meta
 
 from conftest import assert_same_memory
 

@@ -13,7 +13,7 @@ from memvault import Vault
 from memvault.index import flat, query, store
 from memvault.index.filters import IndexFilter
 from memvault.index.handle import current_index, forget_open_index
-from memvault.lock import try_lock
+from memvault.store.lock import try_lock
 from memvault.transfer import import_file
 
 TYPES = ("episodic", "semantic", "procedural")

@@ -40,7 +40,7 @@ from hypothesis import strategies as st
 
 from memvault import Vault
 from memvault.errors import MemvaultError, ValidationError
-from memvault.files import check_text, parse_text
+from memvault.store.files import check_text, parse_text
 
 # --- which commands are fuzzed ------------------------------------------------------------
 

@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 
 from memvault import Vault
-from memvault.catalog import Catalog, sha256_bytes
 from memvault.index import service, store
 from memvault.index.handle import forget_open_index
-from memvault.tree import walk_memory_files
+from memvault.store.catalog import Catalog, sha256_bytes
+from memvault.store.tree import walk_memory_files
 
 from conftest import git
 
@@ -260,7 +260,7 @@ def test_an_update_that_died_half_way_leaves_no_git_record_to_trust(
 def test_an_edit_landing_after_git_status_is_remembered(
     vault: Vault, walks: list[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from memvault.repository import Repository
+    from memvault.store.repository import Repository
 
     root = _filled(vault, walks)
     cat = next(p for p in _on_disk(root) if p.endswith("/cat.md"))

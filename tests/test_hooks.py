@@ -23,8 +23,8 @@ from memvault.githooks import install as mvhooks
 from memvault.githooks.check import check_staged
 from memvault.githooks.names import CLIENT_HOOKS, LAST_ERROR, PENDING, state_dir
 from memvault.githooks.server import server_index_url, update_server_index
-from memvault.lock import file_lock
 from memvault.paths import LOCK_PATH
+from memvault.store.lock import file_lock
 
 from conftest import git, run_memvault, write
 

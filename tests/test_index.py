@@ -528,7 +528,7 @@ def test_with_a_watcher_hand_edits_are_seen_on_the_next_search(watched: Vault) -
 
 
 def test_with_a_watcher_an_edit_made_while_the_lock_is_busy_is_not_lost(watched: Vault) -> None:
-    from memvault.lock import file_lock
+    from memvault.store.lock import file_lock
 
     vault = watched
     with file_lock(vault.root / ".memvault/lock"):

@@ -25,7 +25,7 @@ ADAPTERS = (
     "memvault.ui",
 )
 BASE = ("memvault.errors", "memvault.record", "memvault.paths", "memvault.config")
-MODEL = ("memvault.memory", "memvault.files", "memvault.embeddings")
+MODEL = ("memvault.memory", "memvault.store.files", "memvault.embeddings")
 UI_LIBS = ("typer", "rich", "click")
 HEAVY = ("chromadb", "torch", "sentence_transformers", "mcp", "watchdog", "numpy", "onnxruntime")
 

@@ -263,8 +263,8 @@ def test_list_changed_is_announced_after_a_write_and_when_head_moves(vault: Vaul
 def test_a_write_in_progress_is_announced_once_when_it_ends(vault: Vault) -> None:
     """A write moves HEAD, then the write counter, under the vault lock: the background
     check must not announce the half-done state and then the whole (seen once in CI)."""
-    from memvault.lock import file_lock
     from memvault.paths import LOCK_PATH
+    from memvault.store.lock import file_lock
 
     notes: list[Any] = []
 

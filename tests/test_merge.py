@@ -1,6 +1,6 @@
 """The merge driver: key-by-key front matter, unioned lists, disputed bodies, no markers.
 
-Unit tests call :func:`memvault.merge.merge_texts`; the integration tests let real
+Unit tests call :func:`memvault.store.mergedriver.merge_texts`; the integration tests let real
 ``git merge`` / ``git rebase`` call the registered driver in a vault.
 """
 
@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 from memvault import Vault
-from memvault.files import parse_text
-from memvault.merge import (
+from memvault.store.files import parse_text
+from memvault.store.mergedriver import (
     DISPUTE_BEGIN,
     driver_command,
     is_memory_path,

@@ -220,7 +220,7 @@ def _indexed(vault: Vault) -> dict[str, str]:
 
 
 def _on_disk(vault: Vault) -> dict[str, str]:
-    from memvault.catalog import sha256_bytes
+    from memvault.store.catalog import sha256_bytes
 
     return {
         p.relative_to(vault.root).as_posix(): sha256_bytes(p.read_bytes())
@@ -262,7 +262,7 @@ def test_a_fresh_process_finds_hand_edits_through_git_without_statting_every_fil
 
 
 def test_without_git_a_fresh_process_still_compares_every_file(tmp_path: Path) -> None:
-    from memvault.gitview import git_view
+    from memvault.store.git.status import git_view
 
     assert git_view(tmp_path, {"commit": "0" * 40}) is None  # no list kept
     assert git_view(tmp_path, {"commit": "0" * 40, "dirty_paths": []}) is None  # no repo
@@ -302,7 +302,7 @@ def test_a_large_rewrite_is_one_commit_synced_once(
 from hypothesis import HealthCheck, given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
-from memvault.files import check_text, parse_text, rewritten_memory, update_text  # noqa: E402
+from memvault.store.files import check_text, parse_text, rewritten_memory, update_text  # noqa: E402
 
 _HAND_WRITTEN = (
     "---\nid: m-1\ntype: semantic\n# a comment\ntags: [a, b]\nrelevance: 0.5\n"

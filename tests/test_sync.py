@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 from memvault import Vault
-from memvault.files import parse_text
-from memvault.merge import registered_driver
+from memvault.store.files import parse_text
+from memvault.store.mergedriver import registered_driver
 from memvault.sync import SyncConflictError, SyncError, commit_hand_edits, sync
 
 from conftest import git, write

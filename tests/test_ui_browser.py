@@ -149,7 +149,7 @@ def test_browse_filters_pages_and_screenshot(tmp_path: Path, serve: Any, browser
 def test_browse_paginates(tmp_path: Path, serve: Any, browser: Any) -> None:
     vault = _team_vault(tmp_path)
     writes = {}
-    from memvault.files import render_new
+    from memvault.store.files import render_new
 
     for n in range(120):
         created = f"2025-01-01T00:{n // 60:02d}:{n % 60:02d}Z"

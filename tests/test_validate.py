@@ -19,8 +19,8 @@ import pytest
 
 from memvault import Vault
 from memvault.errors import ConfigError
-from memvault.search.claims import read
-from memvault.search.words import parse_number
+from memvault.validate.claims import read
+from memvault.validate.words import parse_number
 
 from conftest import Result
 

@@ -19,8 +19,8 @@ from memvault.errors import (
     VaultExistsError,
     VaultNotFoundError,
 )
-from memvault.files import parse_text
 from memvault.memory import validate_meta
+from memvault.store.files import parse_text
 from memvault.transcripts import parse_turns
 
 from conftest import commit_count, fact_text, git, is_clean, last_message, write

@@ -117,8 +117,8 @@ def enabled(root: Path) -> bool:
 
 def switch(root: Path, on: bool) -> Setting:
     """Turn debug mode on or off for the vault at ``root``, for this user only."""
-    from .files import atomic_write
     from .memory import format_time, now_utc
+    from .store.files import atomic_write
 
     path = state_file()
     vaults = _read_state(path)

@@ -48,11 +48,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from . import gitstore
 from .errors import MemvaultError
 from .memory import Memory, format_time, now_utc, parse_time
 from .paths import ARCHIVE, CONSOLIDATION_LOG, INBOX
 from .search.accesslog import KEEP_DAYS, read_log, read_reads
+from .store.git import ops as gitstore
 
 if TYPE_CHECKING:  # pragma: no cover
     from .vault import Vault
@@ -213,7 +213,7 @@ def validation_rate(
 
 def procedures_optimized(vault: Vault, win: Window, hidden: set[str]) -> list[str]:
     """Ids of procedures whose steps or text changed in a commit of the window."""
-    from .files import parse_text
+    from .store.files import parse_text
 
     changed: set[str] = set()
     for edit in gitstore.edits(vault.root, win.start, win.end, ["procedural"]):

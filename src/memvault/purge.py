@@ -18,9 +18,9 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import gitstore
 from .errors import GitError, MemvaultError
 from .paths import ACCESS_LOG, ACCESS_LOG_HISTORY, INDEX_DIR
+from .store.git import ops as gitstore
 from .vault import Vault
 
 

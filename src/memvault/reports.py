@@ -15,7 +15,7 @@ from .paths import ACCESS_LOG, ALL_TREES, MEMORY_TYPES
 from .scopes import Filters
 from .search.accesslog import read_log, read_reads
 from .security import find_secrets
-from .tree import is_memory_file
+from .store.tree import is_memory_file
 from .vault import Vault
 
 
@@ -84,7 +84,7 @@ def doctor_report(vault: Vault, repair: bool = False) -> dict[str, Any]:
     search index (``index``: its embedder, and a new index being built beside it).
 
     ``repair``: first undo an interrupted write that could not be undone (what can't be
-    is set aside, see :func:`memvault.journal.recover`)."""
+    is set aside, see :func:`memvault.store.journal.recover`)."""
     problems: list[Problem] = []
     repaired: list[str] = []
     if repair:
@@ -161,7 +161,7 @@ def _stray_files(root: Path) -> list[str]:
 
 def check_files(vault: Vault, paths: Sequence[Path]) -> list[Problem]:
     """Validate given files (or all): schema, YAML, secrets. For hooks and CI."""
-    from .catalog import parse_file
+    from .store.catalog import parse_file
 
     if not paths:
         scan = vault.scan()

@@ -7,9 +7,9 @@ from consolidation (patterns seen in several episodes, facts from transcript sum
 from __future__ import annotations
 
 from .errors import MemvaultError, NotFoundError
-from .files import load_document, update_text
 from .memory import Memory, format_time, now_utc
 from .paths import INBOX
+from .store.files import load_document, update_text
 from .vault import Vault, WriteResult
 
 INBOX_DIR = f"{INBOX}/"

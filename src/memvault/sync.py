@@ -1,6 +1,6 @@
 """Sync a vault with its git remote: ``pull --rebase`` through the merge driver, then push.
 
-Concurrent edits of the same memory meet in :mod:`memvault.merge` (registered here if
+Concurrent edits of the same memory meet in :mod:`memvault.store.mergedriver` (registered here if
 the clone lacks it): front matter merges key by key and overlapping body edits are kept
 side by side as ``status: disputed``, so a rebase normally completes. When it cannot
 (e.g. a memory edited on one side and deleted on the other), the rebase is aborted and
@@ -17,10 +17,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from . import gitstore
 from .errors import GitError
 from .paths import ALL_TREES
-from .tree import is_memory_file
+from .store.git import ops as gitstore
+from .store.tree import is_memory_file
 
 if TYPE_CHECKING:
     import subprocess
@@ -124,7 +124,7 @@ def commit_hand_edits(vault: Vault, message: str = WATCH_MESSAGE) -> HandEdits:
     Files that are not valid memories are left uncommitted (listed in ``invalid``):
     the same rule the pre-commit hook applies to a person's commit.
     """
-    from .catalog import parse_file
+    from .store.catalog import parse_file
 
     root = vault.root
     max_bytes = vault.config.int("limits.max_file_bytes")
@@ -239,7 +239,7 @@ def _refuse_uncommitted(root: Path) -> None:
 
 
 def _ensure_driver(root: Path) -> str | None:
-    from .merge import register_driver, registered_driver
+    from .store.mergedriver import register_driver, registered_driver
 
     current = registered_driver(root)
     if current is None:
@@ -249,7 +249,7 @@ def _ensure_driver(root: Path) -> str | None:
 
 
 def _disputed_since(root: Path, before: str, paths: Iterable[str]) -> list[str]:
-    from .merge import DISPUTE_BEGIN, is_memory_path
+    from .store.mergedriver import DISPUTE_BEGIN, is_memory_path
 
     out = []
     for rel in paths:

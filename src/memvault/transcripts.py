@@ -17,8 +17,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from .files import Document, render_new, update_text
 from .memory import Memory, format_time, now_utc, slugify
+from .store.files import Document, render_new, update_text
 
 Turn = tuple[str, str, dt.datetime | None, Mapping[str, Any] | None, str | None]
 _HEADER_RE = re.compile(

@@ -6,7 +6,7 @@ path, so importing an export recreates byte-identical files.
 Imports scale with the file, not the vault: JSONL and Markdown bundles are read one
 record at a time, each record is parsed at most once (never when memvault renders it
 from fields it checked), the ids already taken are read once, and the files go through
-:class:`~memvault.bulk.BulkWrite` (batches, one sync, one commit).
+:class:`~memvault.store.bulk.BulkWrite` (batches, one sync, one commit).
 """
 
 from __future__ import annotations
@@ -20,11 +20,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
-from .bulk import BulkWrite
 from .errors import MemvaultError, Problem, ValidationError, yaml_message
-from .files import check_text, new_memory, render_new
 from .memory import ID_RE, TYPES, Memory, format_time, parse_time, slugify, to_plain, validate_meta
 from .security import check_secrets
+from .store.bulk import BulkWrite
+from .store.files import check_text, new_memory, render_new
 from .vault import Vault
 
 FORMATS = ("auto", "jsonl", "markdown", "md", "yaml-episodes")

@@ -1,5 +1,5 @@
 """The vault: the write API (every write is an atomic file change plus one git commit) and
-search, on top of :class:`~memvault.repository.Repository`.
+search, on top of :class:`~memvault.store.repository.Repository`.
 
 Search lives in :mod:`memvault.search` and is imported when first used (it loads numpy and
 the index); the methods here are typed front doors to it.
@@ -10,13 +10,7 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Callable, Mapping, Sequence
 
-from .errors import (
-    DuplicateIdError,
-    NotFoundError,
-    PermissionDeniedError,
-    ValidationError,
-)
-from .files import check_text, load_document, new_memory, render_new, update_text
+from .errors import DuplicateIdError, NotFoundError, PermissionDeniedError, ValidationError
 from .memory import (
     CATEGORIES,
     DEFAULT_CATEGORY,
@@ -30,9 +24,10 @@ from .memory import (
 )
 from .paths import CONFIG_PATH
 from .record import Record
-from .repository import Repository, find_root
 from .scopes import AgentIdentity, Filters
 from .security import check_secrets, redact
+from .store.files import check_text, load_document, new_memory, render_new, update_text
+from .store.repository import Repository, find_root
 
 TYPE_CHECKING = False  # typing is not imported at run time (fast CLI start)
 if TYPE_CHECKING:  # pragma: no cover
@@ -40,8 +35,9 @@ if TYPE_CHECKING:  # pragma: no cover
 
     from .index import ReindexReport
     from .index.handle import Progress
-    from .search import ContextBlock, SearchOptions, SearchResult, ValidateOptions, ValidationResult
+    from .search import ContextBlock, SearchOptions, SearchResult, ValidateOptions
     from .transcripts import TurnWindow
+    from .validate import ValidationResult
 
 __all__ = ["AgentIdentity", "Filters", "Repository", "Vault", "WriteResult", "find_root"]
 
@@ -435,8 +431,9 @@ class Vault(Repository):
         return search(self, query, **options)
 
     def recall(self, query: str, **options: Unpack[SearchOptions]) -> SearchResult:
-        """Intent-routed recall (episodes first, facts as fallback): :func:`.search.recall`."""
-        from .search import recall
+        """Intent-routed recall (episodes first, facts as fallback): :func:`.search.recall`;
+        "Is it true that ..." is validated (:func:`.validate.recall`)."""
+        from .validate import recall
 
         return recall(self, query, **options)
 
@@ -454,7 +451,7 @@ class Vault(Repository):
 
     def validate(self, statement: str, **options: Unpack[ValidateOptions]) -> ValidationResult:
         """Does a statement agree with, contradict, or lack support in known facts?"""
-        from .search import validate
+        from .validate.verdict import validate
 
         return validate(self, statement, **options)
 
@@ -480,7 +477,7 @@ class Vault(Repository):
         """
         import copy
 
-        from .files import parse_text
+        from .store.files import parse_text
 
         with self.locked():
             path = self.root / CONFIG_PATH

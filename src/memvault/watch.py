@@ -79,7 +79,7 @@ def relevant_path(root: Path, path: str | bytes | None, is_directory: bool = Fal
     if is_directory:
         return rel
     name = parts[-1]
-    from .tree import is_memory_file
+    from .store.tree import is_memory_file
 
     if len(parts) < 2 or not is_memory_file(name) or name.endswith("~"):
         return None

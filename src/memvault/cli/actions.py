@@ -12,15 +12,7 @@ from pathlib import Path
 
 from .. import debug
 from ..memory import KIND_TYPE
-from .common import (
-    emit_json,
-    info,
-    open_vault,
-    parse_when,
-    print_table,
-    read_text_arg,
-    split_list,
-)
+from .common import emit_json, info, open_vault, parse_when, print_table, read_text_arg, split_list
 
 
 def add(

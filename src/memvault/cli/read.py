@@ -178,7 +178,7 @@ def history(
 
     Example: memvault history python-version
     """
-    from .. import gitstore
+    from ..store.git import ops as gitstore
 
     vault = open_vault()
     memory = vault.get(memory_id)
@@ -211,7 +211,7 @@ def export(
     if output is None:
         sys.stdout.write(text)
     else:
-        from ..files import atomic_write
+        from ..store.files import atomic_write
 
         if output.is_dir():
             raise MemvaultError("is a folder: give a file name to export to", str(output), "output")

@@ -49,7 +49,7 @@ def _opened() -> Iterator[Vault]:
     search code is imported and the model loaded, not after. One the search did not take is
     dropped at the end, so that no later command in this process reads it."""
     vault = open_vault()
-    from ..early_status import drop_early, start_early
+    from ..store.git.early import drop_early, start_early
 
     start_early(vault.root)
     try:

@@ -181,7 +181,7 @@ def merge_driver(
 
     Example: git config merge.memvault.driver "memvault merge-driver %O %A %B %P"
     """
-    from ..merge import run_driver
+    from ..store.mergedriver import run_driver
 
     code = run_driver(base, ours, theirs, path or str(ours))
     if code:

@@ -15,8 +15,8 @@ import subprocess
 import sys
 from typing import TYPE_CHECKING, Any
 
-from ..files import render_new
 from ..memory import Memory, format_time, parse_time
+from ..store.files import render_new
 from ..transcripts import parse_turns
 from .model import ARCHIVE_DIR, Action, Plan, State
 from .promote import add_proposal, proposal_meta

@@ -17,8 +17,8 @@ import hashlib
 from collections import defaultdict
 from typing import TYPE_CHECKING, Any
 
-from ..files import render_new
 from ..memory import Memory, format_time, slugify
+from ..store.files import render_new
 from .compare import compare
 from .model import INBOX_DIR, Action, Owner, Plan, Progress, State, owner, union_strings
 from .similarity import memory_text, neighbour_pairs, normalise

@@ -14,11 +14,11 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..catalog import sha256_bytes
 from ..errors import MemvaultError
-from ..files import Document, load_document, parse_text, rewritten_memory, update_text
 from ..memory import Memory, format_time, now_utc
 from ..paths import ALL_TREES, CONSOLIDATION_LOG
+from ..store.catalog import sha256_bytes
+from ..store.files import Document, load_document, parse_text, rewritten_memory, update_text
 from .compare import forget_texts
 from .decay import plan_decay
 from .dedup import plan_dedup
@@ -94,8 +94,8 @@ def uncommitted(root: Path) -> list[str]:
     it would propose again, a keeper it would merge into): a hand edit not committed yet
     would go into its commit, or be written over. So a run is not applied while there is
     one (:func:`apply` refuses the plan); a dry run names them."""
-    from ..gitstore import differing_paths
-    from ..tree import is_listed
+    from ..store.git.ops import differing_paths
+    from ..store.tree import is_listed
 
     # Ignored files are left out: git would never commit them, so they are nobody's pending work.
     differing = differing_paths(root, [f"{tree}/" for tree in ALL_TREES], ignored=False)

@@ -11,6 +11,6 @@
   ``<git-dir>/memvault/`` (``hooks.log``, the last background error, queues).
 
 Commits made by memvault itself (``MEMVAULT_INTERNAL=1``, set by
-:func:`memvault.gitstore.run_git`) skip the reindex in the shim, before Python even
+:func:`memvault.store.git.ops.run_git`) skip the reindex in the shim, before Python even
 starts: memvault refreshes its catalog after each write and the index lazily.
 """

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NoReturn
 
-from .. import gitstore
+from ..store.git import ops as gitstore
 
 CLIENT_TIMEOUT = 0.0  # client hooks: never make git wait for the index
 SERVER_TIMEOUT = 30.0  # post-receive: the pusher learns whether the shared index took it

@@ -13,8 +13,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from .. import gitstore
 from ..paths import ALL_TREES, MARKER
+from ..store.git import ops as gitstore
 from .background import say
 
 if TYPE_CHECKING:

@@ -19,8 +19,8 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from .. import gitstore
 from ..errors import GitError
+from ..store.git import ops as gitstore
 from .names import (
     ALL_HOOKS,
     BLOCKING_HOOKS,
@@ -147,7 +147,7 @@ def shim_python(path: Path) -> str:
 
 
 def _write_shim(path: Path, text: str) -> None:
-    from ..files import atomic_write
+    from ..store.files import atomic_write
 
     atomic_write(path, text)
     path.chmod(0o755)
@@ -230,7 +230,7 @@ def install(
         )
     driver = None
     if not bare:
-        from ..merge import register_driver
+        from ..store.mergedriver import register_driver
 
         driver = register_driver(info.toplevel or Path(path))
         if not _attributes_route(Path(path)):
@@ -383,7 +383,7 @@ def status(path: Path) -> HooksStatus:
         proc = gitstore.run_git(info.git_dir, ["config", "--get", "memvault.indexUrl"], check=False)
         index_url = proc.stdout.strip() or None
     else:
-        from ..merge import registered_driver
+        from ..store.mergedriver import registered_driver
 
         driver = registered_driver(info.toplevel or path)
         attributes = _attributes_route(Path(path))

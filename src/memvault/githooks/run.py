@@ -26,8 +26,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from .. import gitstore
 from ..paths import LOCK_PATH, MARKER
+from ..store.git import ops as gitstore
 from ..sync import summarize
 from .background import GitConfig, hook_timeout, report_outcome, run_bounded, say
 from .names import (
@@ -167,7 +167,7 @@ def reindex_queued(root: Path, base: Path, hook: str) -> dict[str, Any]:
     hook that is reindexing runs once more when it finds the mark, and otherwise the index
     catches up before the next search. A failure is recorded for the next hook to report.
     """
-    from ..lock import try_lock
+    from ..store.lock import try_lock
     from ..vault import Vault
 
     pending = base / PENDING
@@ -199,7 +199,7 @@ def reindex_queued(root: Path, base: Path, hook: str) -> dict[str, Any]:
 
 
 def _record_error(base: Path, hook: str, message: str) -> None:
-    from ..files import atomic_write
+    from ..store.files import atomic_write
 
     data = {"hook": hook, "time": time.strftime("%Y-%m-%dT%H:%M:%S"), "message": message}
     with contextlib.suppress(OSError):

@@ -16,17 +16,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from .. import gitstore
 from ..paths import MARKER
+from ..store.git import ops as gitstore
 from ..sync import summarize
-from .background import (
-    SERVER_TIMEOUT,
-    GitConfig,
-    hook_timeout,
-    report_outcome,
-    run_bounded,
-    say,
-)
+from .background import SERVER_TIMEOUT, GitConfig, hook_timeout, report_outcome, run_bounded, say
 from .names import LOG_NAME, state_dir
 
 ZERO_SHA_RE = re.compile(r"^0+$")  # the old or new side of a ref created or deleted

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Protocol
 
 from ..paths import GENERATION_PATH
-from ..tree import listed_stat, walk_memory_files
+from ..store.tree import listed_stat, walk_memory_files
 
 Stats = dict[str, tuple[int, int]]  # {path: (mtime_ns, size)}
 

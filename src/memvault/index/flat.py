@@ -27,7 +27,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any, NamedTuple, Protocol
 
-from ..lock import try_lock
+from ..store.lock import try_lock
 from . import store
 
 

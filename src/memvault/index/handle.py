@@ -11,8 +11,8 @@ from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..catalog_db import rows_in
 from ..paths import MEMORY_TYPES as TYPES
+from ..store.catalog_tables import rows_in
 from . import pending, store
 from .drift import DriftSweep, Stats
 

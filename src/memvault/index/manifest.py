@@ -23,7 +23,7 @@ if TYPE_CHECKING:  # pragma: no cover
     import numpy as np
 
     from ..embeddings import Embedder
-    from ..repository import Repository
+    from ..store.repository import Repository
 
 HEADER_KEYS = ("schema", "embedder", "dimensions", "chunk_words", "text_format", "context_vectors")
 

@@ -28,10 +28,10 @@ from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from ..catalog import ScanResult
-from ..lock import try_lock
 from ..memory import format_time, now_utc
 from ..paths import LOCK_PATH
+from ..store.catalog import ScanResult
+from ..store.lock import try_lock
 from . import store
 from .apply import apply_changes
 from .handle import Index, Progress, remember_index, say
@@ -52,7 +52,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from pathlib import Path
 
     from ..embeddings import Embedder
-    from ..repository import Repository
+    from ..store.repository import Repository
 
 BATCH = 256  # memories per transaction in `memvault reindex`
 SEARCH_BATCH = 16  # ... in a search's slice

@@ -39,7 +39,7 @@ if TYPE_CHECKING:  # pragma: no cover
     import numpy as np
 
     from ..memory import Memory
-    from ..repository import Repository
+    from ..store.repository import Repository
     from .handle import Index
 
 Progress = Callable[[str, int, int], None]

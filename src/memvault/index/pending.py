@@ -27,10 +27,10 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any, Protocol
 
-from ..catalog_db import rows_in
 from ..errors import MemvaultError
-from ..lock import file_lock
 from ..paths import MEMORY_TYPES as TYPES
+from ..store.catalog_tables import rows_in
+from ..store.lock import file_lock
 from .store import CorruptIndex, transaction
 
 STEP = 5000  # vectors per Chroma call

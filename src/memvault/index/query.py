@@ -20,8 +20,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from ..catalog_db import rows_in
 from ..language import CYRILLIC, WORD, detect, keyword_words, normalise
+from ..store.catalog_tables import rows_in
 from .filters import IndexFilter
 
 if TYPE_CHECKING:  # pragma: no cover

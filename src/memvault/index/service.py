@@ -15,13 +15,13 @@ import time
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from ..early_status import drop_early
 from ..errors import IndexError_
-from ..gitstore import read_head
-from ..gitview import git_view
-from ..lock import try_lock
 from ..memory import format_time, now_utc
 from ..paths import INDEX_DIR, LOCK_PATH
+from ..store.git.early import drop_early
+from ..store.git.ops import read_head
+from ..store.git.status import git_view
+from ..store.lock import try_lock
 from . import migrate, store
 from .drift import Stats, differ, generation, stat_files
 from .handle import (
@@ -61,7 +61,7 @@ from .vectors import reload_chroma
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..embeddings import Embedder
-    from ..repository import Repository
+    from ..store.repository import Repository
 
 __all__ = [
     "ReindexReport",

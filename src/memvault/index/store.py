@@ -33,8 +33,8 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import IndexError_
-from ..files import atomic_write
 from ..paths import INDEX_DIR
+from ..store.files import atomic_write
 
 SCHEMA = 5  # what the manifest says of the index's layout: another one means a rebuild
 # search.sqlite's own version (``PRAGMA user_version``). 6 added Chroma's write queue: a

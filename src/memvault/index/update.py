@@ -12,12 +12,12 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .. import journal
-from ..catalog import ScanResult, changed_since
-from ..catalog_db import rows_in
-from ..gitstore import current_branch
-from ..gitview import DIRTY_LIMIT, GitView, git_view
 from ..memory import format_time, now_utc
+from ..store import journal
+from ..store.catalog import ScanResult, changed_since
+from ..store.catalog_tables import rows_in
+from ..store.git.ops import current_branch
+from ..store.git.status import DIRTY_LIMIT, GitView, git_view
 from . import store
 from .apply import IndexedRow, apply_changes
 from .drift import Stats, generation
@@ -30,7 +30,7 @@ from .vectors import reload_chroma
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..embeddings import Embedder
-    from ..repository import Repository
+    from ..store.repository import Repository
 
 
 @dataclass
@@ -149,7 +149,7 @@ def vector_home(vault: Repository, manifest: Mapping[str, Any]) -> str:
     vault_id = vault.config.get("index.vault_id")
     if not vault_id:
         if vault.root not in _root_commits:
-            from ..gitstore import root_commit
+            from ..store.git.ops import root_commit
 
             _root_commits[vault.root] = root_commit(vault.root)
         vault_id = _root_commits[vault.root] or f"path-{vault.root}"
@@ -282,7 +282,7 @@ def sync(
     """Plan and apply the changes between the files and ``idx``, then write the manifest
     (for an index built beside the live one, that is the switch to it). Call with the vault
     lock held. ``git``: only the files git says can differ are read (see
-    :func:`memvault.gitview.git_view`)."""
+    :func:`memvault.store.git.status.git_view`)."""
     started = time.perf_counter()
     if git is None or journal.pending(vault.root):
         # (the scan first undoes a write that died half-way: then read every file)

@@ -26,10 +26,10 @@ from mcp.server.session import ServerSession
 from mcp.server.subscriptions import InMemorySubscriptionBus, ResourcesListChanged
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS  # the SDK's own types package
 
-from ..gitstore import read_head
 from ..index.drift import generation
-from ..lock import try_lock
 from ..paths import LOCK_PATH
+from ..store.git.ops import read_head
+from ..store.lock import try_lock
 
 WATCH_SECONDS = 1.0  # how often the background check looks at HEAD and the write counter
 

@@ -18,7 +18,8 @@ from ..vault import Vault
 
 if TYPE_CHECKING:
     from ..consolidate import Plan
-    from ..search import SearchResult, ValidationResult
+    from ..search import SearchResult
+    from ..validate import ValidationResult
 
 
 def jsonable(value: Any, _depth: int = 0) -> Any:

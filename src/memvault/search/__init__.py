@@ -1,10 +1,9 @@
 """Search over the vault: hybrid keyword (SQLite FTS5) + vector (Chroma) search, fused and
-weighted, behind six entry points that each take the vault and a query:
+weighted, behind five entry points that each take the vault and a query:
 
 - :func:`search`: plain hybrid search over every kind of memory;
 - :func:`recall`: routed by the question's intent (:mod:`.routing`);
 - :func:`fact` and :func:`procedure`: one kind of memory;
-- :func:`validate`: does a statement agree with, contradict, or lack support in the facts;
 - :func:`context`: the most useful memories as a prompt block within a token budget.
 
 Inside: :mod:`.options` (keywords -> index filter), :mod:`.engine` (running a query),
@@ -18,7 +17,6 @@ from .context import ContextBlock, context
 from .engine import query_vector, warm
 from .options import SearchOptions, ValidateOptions
 from .results import SearchHit, SearchResult
-from .validate import ValidationResult, validate
 
 __all__ = [
     "ContextBlock",
@@ -26,13 +24,11 @@ __all__ = [
     "SearchOptions",
     "SearchResult",
     "ValidateOptions",
-    "ValidationResult",
     "context",
     "fact",
     "procedure",
     "query_vector",
     "recall",
     "search",
-    "validate",
     "warm",
 ]

@@ -23,7 +23,7 @@ from ..memory import format_time, now_utc, parse_time
 from ..paths import ACCESS_LOG, ACCESS_LOG_FOLDING, ACCESS_LOG_HISTORY
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ..repository import Repository
+    from ..store.repository import Repository
 
 MAX_QUERY_CHARS = 500
 KEEP_DAYS = 90  # folded reads kept in the history for `stats` (its longest window)
@@ -132,7 +132,7 @@ def retain(root: Path, folded: Path, keep_days: int = KEEP_DAYS) -> None:
     failed consolidation."""
     import datetime as dt
 
-    from ..files import atomic_write
+    from ..store.files import atomic_write
 
     cutoff = now_utc() - dt.timedelta(days=keep_days)
     lines = _lines(root / ACCESS_LOG_HISTORY)

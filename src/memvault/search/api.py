@@ -21,10 +21,9 @@ from .options import (
 from .ranking import Plan
 from .results import SearchResult
 from .routing import Route, normalise_kind, route
-from .validate import validate
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ..repository import Repository
+    from ..store.repository import Repository
 
 
 def _execute(
@@ -89,22 +88,11 @@ def recall(vault: Repository, query: str, **options: Unpack[SearchOptions]) -> S
     procedures for "how do I"; other kinds still come back when they match much better.
 
     A "when"/"what happened" question with a time window ("last week") lists the episodes
-    of that window newest first. "Is it true that ..." runs :func:`validate` and returns
-    its evidence as hits (the verdict is in the note). ``kind`` forces one kind of memory.
+    of that window newest first. ``kind`` forces one kind of memory. (A "Is it true that ..."
+    question is validate's: :func:`memvault.validate.recall` routes it there first.)
     """
     kind = options.pop("kind", None)
     the_route = options.pop("route", None) or route(query, kind)
-    if the_route.intent == "validate" and kind is None:
-        debug.note("route", the_route.as_dict())
-        verdict = validate(
-            vault,
-            query,
-            explain=bool(options.get("explain")),
-            as_of=options.get("as_of"),
-            log=options.get("log", True),
-        )
-        note = f"{verdict.verdict}: {verdict.why}"
-        return SearchResult(query, "recall", the_route, verdict.hits, verdict.ms, note)
     if kind is not None:
         if options.get("type") is None:
             options["type"] = the_route.kind

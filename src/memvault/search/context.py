@@ -24,7 +24,7 @@ from .ranking import Plan
 from .results import SearchHit
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ..repository import Repository
+    from ..store.repository import Repository
 
 SECTIONS = (
     ("episodes", "Previous episodes"),

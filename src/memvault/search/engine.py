@@ -6,9 +6,9 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from .. import debug
-from ..background import Background
 from ..errors import MemvaultError
 from ..paths import MEMORY_TYPES
+from ..threads import Background
 from .ranking import Plan, rank
 from .results import SearchHit
 
@@ -16,7 +16,7 @@ if TYPE_CHECKING:  # pragma: no cover
     import numpy as np
 
     from ..index.handle import Index
-    from ..repository import Repository
+    from ..store.repository import Repository
 
 # Embedders this process has already used: loaded, so a query costs milliseconds.
 _warm_embedders: set[str] = set()
@@ -60,7 +60,7 @@ def run(
 
         first = peek_index(vault.root) is None  # this process's first search of the vault
     if first:
-        from ..early_status import start_early
+        from ..store.git.early import start_early
 
         start_early(vault.root)  # git's look at the files runs while the model loads
     pending = None
@@ -72,7 +72,7 @@ def run(
         idx = index or ensure_fresh(vault)
     finally:
         if first:
-            from ..early_status import drop_early
+            from ..store.git.early import drop_early
 
             drop_early(vault.root)  # unused (another path was taken): never read later
     debug.lap("index check")

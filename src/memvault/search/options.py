@@ -13,8 +13,8 @@ from .routing import Route, normalise_kind
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..index.filters import IndexFilter
-    from ..repository import Repository
     from ..scopes import Filters
+    from ..store.repository import Repository
 
 DEFAULT_STATUSES = ("active", "disputed")
 ORDERS = ("relevance", "time")

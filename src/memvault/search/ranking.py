@@ -41,7 +41,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from ..index.filters import IndexFilter
     from ..index.handle import Index
     from ..index.query import DocRow, TurnRow
-    from ..repository import Repository
+    from ..store.repository import Repository
 
 # Fusion and boost weights (config ``search.weights.*`` overrides them).
 WEIGHTS: dict[str, float] = {

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from ..errors import MemvaultError, PermissionDeniedError
-from ..files import check_text
+from ..store.files import check_text
 from .render import DiffLine, diff_lines
 
 if TYPE_CHECKING:  # pragma: no cover

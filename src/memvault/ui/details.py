@@ -7,9 +7,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from .. import gitstore
 from ..errors import MemvaultError
 from ..paths import ARCHIVE, INBOX
+from ..store.git import ops as gitstore
 from .render import DiffLine, diff_lines
 
 if TYPE_CHECKING:  # pragma: no cover

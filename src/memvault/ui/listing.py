@@ -18,8 +18,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from ..gitstore import read_head
 from ..index.drift import Stats, generation, stat_files
+from ..store.git.ops import read_head
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..memory import Memory

@@ -70,7 +70,7 @@ async def edit(request: Request) -> Response:
         if typed == raw:
             return done(f"/m/{mid}", "unchanged")
         try:
-            from ..files import check_text
+            from ..store.files import check_text
 
             _check_global(vault, m.scope, check_text(typed, m.path).scope)
             result = vault.replace_text(mid, typed, message)
@@ -115,7 +115,7 @@ async def forget(request: Request) -> Response:
             from ..purge import purge_memory
 
             _check_global(vault, m.scope)
-            from .. import gitstore
+            from ..store.git import ops as gitstore
 
             purge_memory(vault, mid, reason)
             return done("/", "purged", gitstore.head(vault.root))
@@ -272,7 +272,7 @@ async def consolidate(request: Request) -> Response:
 
     def work(vault: Any) -> Response:
         result = apply(vault, now, only, expected)
-        from .. import gitstore
+        from ..store.git import ops as gitstore
 
         if result.empty and not result.folded_records:
             return done("/consolidate", "nothing")

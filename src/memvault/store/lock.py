@@ -17,7 +17,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from .errors import LockTimeoutError
+from ..errors import LockTimeoutError
 
 
 @contextmanager

@@ -4,7 +4,7 @@ The catalog lives in ``.memvault/index/catalog.sqlite``. A scan walks the trees,
 every file and re-parses only those whose size or mtime changed. Deleting the file is
 always safe: the next scan rebuilds it from the files.
 
-In a vault of many files git says which can differ (:mod:`memvault.gitview`): those
+In a vault of many files git says which can differ (:mod:`memvault.store.git.status`): those
 changed by the commits since the catalog's last scan, those differing from HEAD now or
 then, and those written since outside a scan. Only they are stat-ed; every other row
 is served as cached.
@@ -24,7 +24,11 @@ from collections.abc import Iterable
 from pathlib import Path
 from stat import S_ISDIR as _S_ISDIR
 
-from .catalog_db import (
+from ..errors import Problem, ValidationError
+from ..memory import Memory, validate_meta
+from ..paths import ALL_TREES, CATALOG_PATH
+from ..record import Record
+from .catalog_tables import (
     FileRow,
     connect,
     decode_problems,
@@ -37,12 +41,8 @@ from .catalog_db import (
     under,
     write_rows,
 )
-from .errors import Problem, ValidationError
 from .files import load_document, read_bytes
-from .gitview import DIRTY_LIMIT, GitView, git_view
-from .memory import Memory, validate_meta
-from .paths import ALL_TREES, CATALOG_PATH
-from .record import Record
+from .git.status import DIRTY_LIMIT, GitView, git_view
 from .tree import dir_stamp, list_folders, listed_stat, walk_memory_files
 
 # Files from which a scan asks git which files can differ rather than stat-ing them all:
@@ -567,7 +567,7 @@ def _peek_id(path: Path) -> str | None:
     value = found[0]
     if len(value) > 1 and value[0] == value[-1] and value[0] in "'\"":
         value = value[1:-1]
-    from .memory import ID_RE
+    from ..memory import ID_RE
 
     return value if ID_RE.match(value) else None
 

@@ -1,6 +1,6 @@
 """Writing many new memory files as one commit, in constant work per file.
 
-:meth:`memvault.repository.Repository.commit_files` holds every text in memory and fsyncs
+:meth:`memvault.store.repository.Repository.commit_files` holds every text in memory and fsyncs
 each file: right for a handful of files, not for an import of 100,000. :class:`BulkWrite`
 takes new files one at a time and, every ``batch`` files, adds them to the journal note
 (so a killed import is undone by the next command), writes them without an fsync each,
@@ -13,22 +13,23 @@ from __future__ import annotations
 
 import os
 
-from . import gitstore, journal
+from ..errors import MemvaultError
+from . import journal
 from .catalog import sha256_hex
-from .errors import MemvaultError
 from .files import atomic_write
+from .git import ops as gitstore
 
 TYPE_CHECKING = False  # typing is not imported at run time (fast CLI start)
 if TYPE_CHECKING:  # pragma: no cover
     from pathlib import Path
     from typing import Any, Protocol
 
+    from ..memory import Memory
     from .catalog import Catalog
-    from .gitstore import Identity
-    from .memory import Memory
+    from .git.ops import Identity
 
     class Repository(Protocol):
-        """What a bulk write uses of :class:`memvault.repository.Repository` (which
+        """What a bulk write uses of :class:`memvault.store.repository.Repository` (which
         imports this module)."""
 
         root: Path

@@ -20,9 +20,9 @@ import re
 from collections.abc import Mapping
 from pathlib import Path
 
-from .errors import Problem, ValidationError, yaml_message
-from .memory import KEY_ORDER, Memory, format_time, to_plain, validate_meta
-from .record import LazyPattern, Record
+from ..errors import Problem, ValidationError, yaml_message
+from ..memory import KEY_ORDER, Memory, format_time, to_plain, validate_meta
+from ..record import LazyPattern, Record
 
 TYPE_CHECKING = False  # typing is not imported at run time (fast CLI start)
 if TYPE_CHECKING:  # pragma: no cover
@@ -434,7 +434,7 @@ def _same_string(value: str) -> bool:
     if text is None or "\n" in value:
         return False
     if text == value and _looks_like_time(value):
-        from .memory import parse_time
+        from ..memory import parse_time
 
         parsed = parse_time(value)  # loads as a time: only canonical ones round-trip
         return parsed is not None and format_time(parsed) == value

@@ -33,11 +33,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from . import gitstore
-from .errors import ValidationError
+from ..errors import ValidationError
+from ..memory import LIST_KEYS, parse_time
+from ..paths import ALL_TREES
 from .files import Document, parse_text, update_text
-from .memory import LIST_KEYS, parse_time
-from .paths import ALL_TREES
+from .git import ops as gitstore
 from .tree import MEMORY_SUFFIXES
 
 DRIVER_NAME = "memvault"

@@ -32,11 +32,11 @@ import re
 import time
 from pathlib import Path
 
-from . import gitstore
+from ..errors import JournalError, MemvaultError
+from ..paths import MARKER
+from ..record import Record
 from .catalog import sha256_bytes
-from .errors import JournalError, MemvaultError
-from .paths import MARKER
-from .record import Record
+from .git import ops as gitstore
 
 TYPE_CHECKING = False  # typing is not imported at run time (fast CLI start)
 if TYPE_CHECKING:  # pragma: no cover

@@ -2,8 +2,8 @@
 
 The closest facts are found by the same hybrid search as ``fact`` (superseded ones
 included, and the facts that superseded them fetched when the search missed them). The
-statement and each fact are read into slots (:mod:`memvault.search.claims`) and weighed
-slot by slot (:mod:`memvault.search.weigh`): same subject first, then names, rejected
+statement and each fact are read into slots (:mod:`memvault.validate.claims`) and weighed
+slot by slot (:mod:`memvault.validate.weigh`): same subject first, then names, rejected
 alternatives, quantities with units, versions, dates, times, weekdays and permission.
 
 Only facts in force decide: active ones (with ``as_of``, those valid then). A statement
@@ -12,7 +12,7 @@ superseded it. When facts in force disagree, the one closer to the statement's s
 wins (a contradiction on a tie). No fact about the subject means **unknown** -- numbers
 are never compared across facts about different things.
 
-A judge of your own (``validate.judge_command``, :mod:`memvault.search.judge`) may give
+A judge of your own (``validate.judge_command``, :mod:`memvault.validate.judge`) may give
 the verdict instead; when it fails the built-in verdict stands and the result says so.
 The verdict keeps its evidence: the deciding fact (``evidence_id``) and slot. See
 ``docs/validate.md`` for the rules and the measured figures.
@@ -26,18 +26,19 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Unpack
 
 from ..errors import MemvaultError, NotFoundError
-from .accesslog import log_read
+from ..search.accesslog import log_read
+from ..search.engine import run
+from ..search.options import FILTER_KEYS, ValidateOptions, build_filter, check_keys, check_limit
+from ..search.ranking import Plan
+from ..search.results import SearchHit, SearchResult, snippet
+from ..search.routing import strip_cue
 from .claims import read
-from .engine import run
-from .options import FILTER_KEYS, ValidateOptions, build_filter, check_keys, check_limit
-from .ranking import Plan
-from .results import SearchHit, snippet
-from .routing import strip_cue
 from .weigh import Relation, weigh
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..memory import Memory
-    from ..repository import Repository
+    from ..search.options import SearchOptions
+    from ..store.repository import Repository
 
 VERDICTS = ("supported", "contradicted", "unknown")
 RELATIONS = {"supports": "supported", "contradicts": "contradicted"}
@@ -329,3 +330,26 @@ def _fact_payload(e: Evidence) -> dict[str, Any]:
         "valid_to": meta.get("valid_to"),
         "superseded_by": meta.get("superseded_by"),
     }
+
+
+def recall(vault: Repository, query: str, **options: Unpack[SearchOptions]) -> SearchResult:
+    """:func:`memvault.search.recall`, except that an "Is it true that ..." question is
+    validated: its evidence comes back as hits and the verdict is in the note."""
+    from .. import debug
+    from ..search.api import recall as search_recall
+    from ..search.routing import route
+
+    kind = options.get("kind")
+    options["route"] = the_route = options.get("route") or route(query, kind)
+    if the_route.intent != "validate" or kind is not None:
+        return search_recall(vault, query, **options)
+    debug.note("route", the_route.as_dict())
+    verdict = validate(
+        vault,
+        query,
+        explain=bool(options.get("explain")),
+        as_of=options.get("as_of"),
+        log=options.get("log", True),
+    )
+    note = f"{verdict.verdict}: {verdict.why}"
+    return SearchResult(query, "recall", the_route, verdict.hits, verdict.ms, note)

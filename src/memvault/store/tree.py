@@ -12,7 +12,7 @@ import stat
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 
-from .paths import ALL_TREES
+from ..paths import ALL_TREES
 
 MEMORY_SUFFIXES = (".md", ".yaml", ".yml")
 

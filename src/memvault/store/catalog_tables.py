@@ -2,7 +2,7 @@
 
 ``files`` holds a row per memory file (stat, sha, id, subject, the parsed memory as JSON,
 its problems); ``dirs`` a row per folder (its mtime and the names of its memory files), for
-:meth:`memvault.catalog.Catalog.quick_sync`; ``state`` the commit of the last scan with
+:meth:`memvault.store.catalog.Catalog.quick_sync`; ``state`` the commit of the last scan with
 the paths that can differ from it (``git``), and a counter of writes to the rows that a
 scan compares before and after (``writes``). A damaged file is deleted and rebuilt.
 """
@@ -15,9 +15,9 @@ import sqlite3
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 
-from .errors import Problem
-from .gitview import DIRTY_LIMIT
-from .memory import Memory
+from ..errors import Problem
+from ..memory import Memory
+from .git.status import DIRTY_LIMIT
 
 TYPE_CHECKING = False  # typing is not imported at run time (fast CLI start)
 if TYPE_CHECKING:
@@ -71,7 +71,7 @@ def _open(db_path: Path) -> sqlite3.Connection:
     return conn
 
 
-# --- what git can say of the cached files (see memvault.gitview) ---------------------------
+# --- what git can say of the cached files (see memvault.store.git.status) ---------------
 
 
 def git_record(conn: sqlite3.Connection) -> tuple[dict[str, Any] | None, int]:

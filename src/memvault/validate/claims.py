@@ -6,7 +6,7 @@ frozen/forbidden, flipped by a negation).
 A sentence is read clause by clause (split at ``;`` and sentence ends), so "access tokens
 expire after 1 hour; refresh tokens after 30 days" keeps each number with its subject.
 Words are lemmatised in the text's language (:mod:`memvault.language`); the closed word
-classes come from :mod:`memvault.search.lexicon`.
+classes come from :mod:`memvault.validate.lexicon`.
 """
 
 from __future__ import annotations

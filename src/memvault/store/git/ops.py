@@ -12,16 +12,16 @@ import os
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
-from .errors import GitError
+from ...errors import GitError
+from ...paths import COMMITS_STATE_PATH
+from ...record import Record
 
 # Re-exported: callers reach the process layer through this module.
-from .gitproc import GIT_ENV_VARS as GIT_ENV_VARS
-from .gitproc import GitResult as GitResult
-from .gitproc import Identity as Identity
-from .gitproc import no_git_env as no_git_env
-from .gitproc import run_git as run_git
-from .paths import COMMITS_STATE_PATH
-from .record import Record
+from .process import GIT_ENV_VARS as GIT_ENV_VARS
+from .process import GitResult as GitResult
+from .process import Identity as Identity
+from .process import no_git_env as no_git_env
+from .process import run_git as run_git
 
 TYPE_CHECKING = False  # typing is not imported at run time (fast CLI start)
 if TYPE_CHECKING:  # pragma: no cover

@@ -13,11 +13,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
-from . import gitstore, journal
-from .bulk import sync_filesystem
-from .catalog import Catalog, ScanResult
-from .config import Config, load_config
-from .errors import (
+from ..config import Config, load_config
+from ..errors import (
     DuplicateIdError,
     LockTimeoutError,
     MemvaultError,
@@ -25,11 +22,15 @@ from .errors import (
     VaultExistsError,
     VaultNotFoundError,
 )
+from ..memory import ID_RE, Memory, format_time, now_utc
+from ..paths import ALL_TREES, CONFIG_PATH, GENERATION_PATH, LOCK_PATH, MARKER
+from ..scopes import AgentIdentity, Filters
+from . import journal
+from .bulk import sync_filesystem
+from .catalog import Catalog, ScanResult
 from .files import atomic_write, check_text
+from .git import ops as gitstore
 from .lock import clear_stale_git_lock, file_lock
-from .memory import ID_RE, Memory, format_time, now_utc
-from .paths import ALL_TREES, CONFIG_PATH, GENERATION_PATH, LOCK_PATH, MARKER
-from .scopes import AgentIdentity, Filters
 
 TYPE_CHECKING = False  # typing is not imported at run time (fast CLI start)
 if TYPE_CHECKING:  # pragma: no cover
@@ -116,7 +117,7 @@ class Repository:
         """Create a vault from the template: folders, config, README, git repo, first commit."""
         root = Path(path).expanduser().resolve()
         if languages:  # a bad code is refused before anything is created
-            from .config import check_languages
+            from ..config import check_languages
 
             languages = check_languages(list(languages), "--language")
         if root.exists() and not root.is_dir():
@@ -171,7 +172,7 @@ class Repository:
         vault = cls.open(root, agent=agent, team=team, role=role)
         if not gitstore.is_repo(root):
             gitstore.init_repo(root, vault.git_identity)
-        from .merge import register_driver
+        from .mergedriver import register_driver
 
         # .gitattributes routes memory files to the driver; git ignores it until it is defined.
         register_driver(root)
@@ -195,8 +196,8 @@ class Repository:
     @staticmethod
     def _stamp_languages(config: Path, languages: Sequence[str]) -> None:
         """``init --language``: the vault's languages, and the embedder that serves them."""
-        from .config import check_languages
-        from .embeddings import embedder_for_languages
+        from ..config import check_languages
+        from ..embeddings import embedder_for_languages
 
         codes = check_languages(list(languages), "--language")
         text = config.read_text(encoding="utf-8")
@@ -240,7 +241,7 @@ class Repository:
         that its files are never read as memories. Call with the vault lock held. Returns
         what was done, None when there was nothing to undo. Raises
         :class:`~memvault.errors.JournalError` when part of it can't be undone (unless
-        ``force``: see :func:`memvault.journal.recover`)."""
+        ``force``: see :func:`memvault.store.journal.recover`)."""
         if not journal.pending(self.root):
             return None
         import sys

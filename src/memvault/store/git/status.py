@@ -14,10 +14,10 @@ import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from .early_status import EARLY_FOR, differing, take_early
-from .gitstore import changed_between, git_dir, read_head, run_git, write_state_note
-from .paths import ALL_TREES, GIT_FLAGS_PATH
-from .record import Record
+from ...paths import ALL_TREES, GIT_FLAGS_PATH
+from ...record import Record
+from .early import EARLY_FOR, differing, take_early
+from .ops import changed_between, git_dir, read_head, run_git, write_state_note
 
 # More differing files than this at a manifest write: the next process stats every file.
 DIRTY_LIMIT = 5000

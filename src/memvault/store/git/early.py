@@ -3,7 +3,7 @@
 At 100,000 files ``git status`` lstat()s every one (~0.3 s, in a child process); the drift
 check waits for it. So the command line begins it as soon as it knows the vault, before it
 imports the search code and loads the model, and the drift check takes its answer
-(:func:`memvault.gitview.dirty_paths`). This module imports nothing heavy, so that
+(:func:`memvault.store.git.status.dirty_paths`). This module imports nothing heavy, so that
 beginning it costs nothing first.
 """
 
@@ -12,12 +12,12 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from .paths import ALL_TREES
+from ...paths import ALL_TREES
 
 
 def differing(root: Path) -> list[str] | None:
     """Memory-tree paths that differ from HEAD (None: git can't tell)."""
-    from .gitstore import differing_paths
+    from .ops import differing_paths
 
     return differing_paths(root, ALL_TREES)
 
@@ -27,7 +27,7 @@ class Early:
     waits on git: the other core does the work)."""
 
     def __init__(self, root: Path) -> None:
-        from .background import Background
+        from ...threads import Background
 
         self.started = time.monotonic()
         self._run = Background(differing, root)

@@ -1,6 +1,6 @@
 """Running git: one process per call, without the cost of importing ``subprocess``.
 
-:mod:`memvault.gitstore` is where memvault's git calls are; this module only starts them.
+:mod:`memvault.store.git.ops` is where memvault's git calls are; this module only starts them.
 The environment git sets for hooks is stripped (it would point a child git elsewhere);
 stdin, when given, is written while git's output is read, so a large path list on stdin
 (``--stdin``, ``--pathspec-from-file=-``) never deadlocks on a full pipe.
@@ -12,8 +12,8 @@ import os
 from collections.abc import Sequence
 from pathlib import Path
 
-from .errors import GitError
-from .record import Record
+from ...errors import GitError
+from ...record import Record
 
 TYPE_CHECKING = False  # typing is not imported at run time (fast CLI start)
 if TYPE_CHECKING:  # pragma: no cover
