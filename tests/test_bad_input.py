@@ -283,8 +283,8 @@ def test_hand_written_file_memvault_cannot_rewrite_blocks_the_write_cleanly(
 
 def test_failed_commit_leaves_no_half_write(seeded: Vault, monkeypatch: pytest.MonkeyPatch) -> None:
     """If git fails after the files are written, they are rolled back: nothing half-way."""
-    from memvault import gitstore
     from memvault.errors import GitError
+    from memvault.store.git import ops as gitstore
 
     real = gitstore.commit
 

@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from memvault import Vault, catalog, tree
+from memvault import Vault
+from memvault.store import catalog, tree
 from memvault.store.catalog import Catalog
 from memvault.store.catalog_tables import git_record, replace_git_record
 

@@ -271,8 +271,8 @@ def test_a_search_command_leaves_no_early_git_status_behind(vault_path, monkeypa
     the search took it, none is left for a later command of the same process to read."""
     import io
 
-    from memvault import early_status
     from memvault.cli import main
+    from memvault.store.git import early as early_status
 
     monkeypatch.setattr("sys.stdout", io.StringIO())
     for argv in (["recall", "cache ttl", "--json"], ["context", "cache", "--json"]):
@@ -369,7 +369,7 @@ def test_hooks_in_core_hookspath_run_too(vault, tmp_path):
 
 
 def test_commit_messages_are_cleaned_like_git_commit_m(vault):
-    from memvault import gitstore
+    from memvault.store.git import ops as gitstore
 
     raw = "\n\nsubject line   \n\n\n\nbody  with spaces \n\n"
     root = vault.root
@@ -385,7 +385,7 @@ def test_commit_messages_are_cleaned_like_git_commit_m(vault):
 
 
 def test_a_commit_that_changes_nothing_makes_no_commit(vault):
-    from memvault import gitstore
+    from memvault.store.git import ops as gitstore
 
     m = vault.add("semantic", "Unchanged").memory
     before = commit_count(vault.root)
@@ -527,7 +527,7 @@ def test_quick_sync_keeps_up_with_any_mix_of_writes_and_hand_changes(vault, seed
 
 def test_a_file_staged_by_the_user_during_a_write_stays_out_of_its_commit(vault, monkeypatch):
     """The staged-files check looks at the tree that is committed, not at the index before."""
-    from memvault import gitstore
+    from memvault.store.git import ops as gitstore
 
     root = vault.root
     vault.add("semantic", "First, so the vault has history")

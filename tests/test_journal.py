@@ -14,7 +14,8 @@ from conftest import commit_count, git, is_clean
 
 KILLER = """
 import os, signal, sys
-from memvault import Vault, gitstore
+from memvault import Vault
+from memvault.store.git import ops as gitstore
 def die(*a, **k):
     os.kill(os.getpid(), signal.SIGKILL)
 gitstore.commit = die  # files are written, the commit never happens

@@ -15,7 +15,9 @@ from pathlib import Path
 
 import pytest
 
-from memvault import Vault, gitstore, journal
+from memvault import Vault
+from memvault.store import journal
+from memvault.store.git import ops as gitstore
 from memvault.transfer import import_file
 
 from conftest import assert_same_memory, commit_count, git, is_clean
@@ -52,7 +54,8 @@ def test_an_import_of_200000_memories_is_one_commit(vault: Vault, tmp_path: Path
 KILL_AFTER_STAGING = """
 import os, signal, sys
 from pathlib import Path
-from memvault import Vault, gitstore
+from memvault import Vault
+from memvault.store.git import ops as gitstore
 from memvault.transfer import import_file
 def die(*a, **k):
     os.kill(os.getpid(), signal.SIGKILL)
@@ -272,7 +275,7 @@ def test_a_large_rewrite_is_one_commit_synced_once(
     vault: Vault, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """commit_files past BULK_WRITES: no fsync per file, blobs packed, the catalog fed."""
-    from memvault import repository
+    from memvault.store import repository
 
     import_file(vault, _tiny_jsonl(tmp_path / "in.jsonl", repository.BULK_WRITES + 44))
     memories = Vault.open(vault.root).all_memories()
