@@ -15,7 +15,7 @@ import pytest
 from memvault import Vault
 from memvault.embeddings.fake import FakeEmbedder
 from memvault.index import store
-from memvault.index.handle import current_index, forget_open_index
+from memvault.index.handle import open_indexes
 
 from conftest import fact_text, write
 
@@ -61,7 +61,7 @@ def sqlite_vectors(root: Path) -> dict[str, dict[str, bytes]]:
 def chroma_vectors(vault: Vault) -> dict[str, dict[str, bytes]]:
     """What the vault's own Chroma holds, read through the index's door for readers."""
     vault.search("warm", log=False)
-    idx = current_index(vault.root)
+    idx = open_indexes.get(vault.root)
     assert idx is not None
     out: dict[str, dict[str, bytes]] = {}
     for t in TYPES:
@@ -118,7 +118,7 @@ def test_queued_writes_reach_chroma_before_it_is_read(vault: Vault) -> None:
     assert queued(vault.root) == []  # written at once
     assert_same_vectors(vault)
     vault.set_config("index.exact_below", 1000, "exact again: Chroma's writes wait")
-    forget_open_index(vault.root)
+    open_indexes.forget(vault.root, release_chroma=True)
     vault.forget("rate", "superseded")
     # a hand edit that changes a memory's text, and a memory that changes its type
     write(vault.root, vault.get("db").path, fact_text("db", "MySQL is the primary database now"))
@@ -130,7 +130,7 @@ def test_queued_writes_reach_chroma_before_it_is_read(vault: Vault) -> None:
     assert {op for _, _, op in ops} == {"upsert", "delete"}
     # Chroma is read from now on: the queue is carried out first, then emptied
     vault.set_config("index.exact_below", 0, "ask Chroma")
-    forget_open_index(vault.root)
+    open_indexes.forget(vault.root, release_chroma=True)
     hits = Vault.open(vault.root).recall("primary database")
     assert hits[0].id == "db"
     assert queued(vault.root) == []
@@ -157,7 +157,7 @@ def test_a_crash_before_chroma_queues_a_reload_instead_of_loading_it(vault: Vaul
     on the next open; below the threshold the reload waits in the queue too."""
     seed(vault)
     vault.recall("billing")
-    forget_open_index(vault.root)
+    open_indexes.forget(vault.root, release_chroma=True)
     manifest = store.read_manifest(vault.root)
     assert manifest is not None
     manifest["dirty"] = True
@@ -166,7 +166,7 @@ def test_a_crash_before_chroma_queues_a_reload_instead_of_loading_it(vault: Vaul
     assert Vault.open(vault.root).recall("deploy keys")[0].id == "keys"
     assert ("*", "*", "reload") in queued(vault.root)
     vault.set_config("index.exact_below", 0, "ask Chroma")
-    forget_open_index(vault.root)
+    open_indexes.forget(vault.root, release_chroma=True)
     assert Vault.open(vault.root).recall("deploy keys")[0].id == "keys"
     assert queued(vault.root) == []
     assert_same_vectors(vault)
@@ -177,7 +177,7 @@ def test_an_index_from_before_the_queue_gets_its_table_without_a_rebuild(
 ) -> None:
     seed(vault)
     vault.recall("billing")
-    forget_open_index(vault.root)
+    open_indexes.forget(vault.root, release_chroma=True)
     path = store.data_dir(vault.root, "") / store.DB_NAME
     conn = sqlite3.connect(path)
     conn.execute("DROP TABLE chroma_pending")
@@ -208,7 +208,7 @@ def test_a_row_number_taken_again_keeps_its_new_vector(vault: Vault, exact_below
     vault.add("semantic", "Deploy keys are rotated every month", id="keys")
     vault.recall("deploy keys")
     vault.set_config("index.exact_below", 0, "ask Chroma")
-    forget_open_index(vault.root)
+    open_indexes.forget(vault.root, release_chroma=True)
     assert Vault.open(vault.root).recall("deploy keys")[0].id == "keys"
     assert_same_vectors(vault)
 
@@ -221,7 +221,7 @@ def test_a_chroma_folder_that_cannot_be_written_is_loaded_again_from_sqlite(
     seed(vault)
     vault.recall("billing")
     assert queued(vault.root)
-    forget_open_index(vault.root)
+    open_indexes.forget(vault.root, release_chroma=True)
     store.release_chroma(vault.root)
     folder = store.data_dir(vault.root, "") / store.CHROMA_DIR
     folder.mkdir(parents=True, exist_ok=True)

@@ -24,7 +24,7 @@ from test_server_mode import _free_port, running_chroma, server_collections
 
 from memvault import Vault
 from memvault.embeddings.fake import FakeEmbedder
-from memvault.index import ensure_fresh, forget_open_index, handle, index_health, migrate, store
+from memvault.index import ensure_fresh, handle, index_health, migrate, open_indexes, store
 from memvault.index.manifest import embedder_for
 from memvault.reports import doctor_report
 
@@ -75,7 +75,7 @@ def built(vault: Vault) -> Vault:
     fill(vault.root)
     vault.reindex()
     assert manifest(vault.root)["embedder"] == "fake:64"
-    forget_open_index(vault.root)
+    open_indexes.forget(vault.root, release_chroma=True)
     return vault
 
 
@@ -168,7 +168,7 @@ def test_a_failed_build_resumes_where_it_stopped(
 
     monkeypatch.setattr(FakeEmbedder, "embed_documents", original)  # counts (embed_calls)
     embed_calls.clear()
-    forget_open_index(root)  # as the next process would
+    open_indexes.forget(root, release_chroma=True)  # as the next process would
     report = switched(root, monkeypatch).reindex()
     assert report.rebuilt and report.memories == N
     assert report.embedded == len(embed_calls) == N - 30  # only what was not done yet
@@ -333,7 +333,7 @@ def test_a_damaged_index_is_still_rebuilt_in_place(
     vault = switched(root, monkeypatch, **{"index.migrate_budget": 0})
     vault.search("port 8001", log=False)
     assert shadow(root) is not None
-    forget_open_index(root)
+    open_indexes.forget(root, release_chroma=True)
     (store.index_dir(root) / "search.sqlite").write_bytes(b"\x00garbage" * 100)
     (store.index_dir(root) / "manifest.json").write_text("{not json", encoding="utf-8")
     result = Vault.open(root).search("port 8001", log=False)

@@ -12,7 +12,7 @@ import pytest
 from memvault import Vault
 from memvault.index import flat, query, store
 from memvault.index.filters import IndexFilter
-from memvault.index.handle import current_index, forget_open_index
+from memvault.index.handle import open_indexes
 from memvault.store.lock import try_lock
 from memvault.transfer import import_file
 
@@ -37,9 +37,9 @@ def _from_sqlite(vault: Vault) -> dict[str, dict[int, tuple[int, bytes]]]:
 
 def _from_flat(vault: Vault) -> dict[str, dict[int, tuple[int, bytes]]]:
     """The same, as a fresh process reads it from the flat files (live rows only)."""
-    forget_open_index(vault.root)
+    open_indexes.forget(vault.root, release_chroma=True)
     vault.search("warm", log=False)
-    idx = current_index(vault.root)
+    idx = open_indexes.get(vault.root)
     assert idx is not None
     out: dict[str, dict[int, tuple[int, bytes]]] = {}
     for t in TYPES:
@@ -89,11 +89,11 @@ def test_a_torn_or_busy_flat_file_falls_back_to_sqlite(vault: Vault) -> None:
     (_folder(vault) / "semantic.rows").write_bytes(b"\x93NUMPY torn")
     assert _from_flat(vault) == _from_sqlite(vault)  # rebuilt
     vault.add("semantic", "The office dog is called Rex", id="dog")
-    forget_open_index(vault.root)
+    open_indexes.forget(vault.root, release_chroma=True)
     with try_lock(_folder(vault) / "lock") as got:  # another process is patching the files
         assert got
         assert Vault.open(vault.root).search("office dog", log=False).ids[:2] == ["dog", "cat"]
-        idx = current_index(vault.root)
+        idx = open_indexes.get(vault.root)
         assert idx is not None and flat.vectors(idx, "semantic") is None
 
 
@@ -131,7 +131,7 @@ def test_filtering_the_best_rows_finds_what_filtering_every_row_finds(
     source.write_text("\n".join(lines) + "\n", encoding="utf-8")
     assert import_file(vault, source).problems == []
     vault.search("warm", log=False)
-    idx = current_index(vault.root)
+    idx = open_indexes.get(vault.root)
     assert idx is not None and idx.in_memory
     filters = [
         IndexFilter(viewer_agent="a1", viewer_team="t1"),

@@ -11,7 +11,7 @@ import pytest
 
 from memvault import Vault
 from memvault.index import service, store
-from memvault.index.handle import forget_open_index
+from memvault.index.handle import open_indexes
 from memvault.store.catalog import Catalog, sha256_bytes
 from memvault.store.tree import walk_memory_files
 
@@ -40,7 +40,7 @@ def walks(monkeypatch: pytest.MonkeyPatch) -> list[str]:
 
 def _fresh_search(root: Path, query: str) -> list[str]:
     """A search as a new process makes it (no handle kept from an earlier search)."""
-    forget_open_index(root)
+    open_indexes.forget(root, release_chroma=True)
     return Vault.open(root).search(query, limit=5, log=False).ids
 
 
@@ -144,7 +144,7 @@ def test_reindex_after_a_hand_edit_reads_only_that_file(vault: Vault, walks: lis
     root = _filled(vault, walks)
     cat = next(p for p in _on_disk(root) if p.endswith("/cat.md"))
     (root / cat).write_text((root / cat).read_text().replace("Biscuit", "Waffle"))
-    forget_open_index(root)
+    open_indexes.forget(root, release_chroma=True)
     report = Vault.open(root).reindex()
     assert report.changed == (cat,) and report.unchanged == 13
     assert walks == []
@@ -252,7 +252,7 @@ def test_an_update_that_died_half_way_leaves_no_git_record_to_trust(
         patched.setattr(update, "record_files", killed)
         _fresh_search(root, "office cat")  # the index holds Waffle; its manifest was not written
     git(root, "reset", "-q", "--hard", before)  # Biscuit again, HEAD as the manifest names it
-    forget_open_index(root)
+    open_indexes.forget(root, release_chroma=True)
     Vault.open(root).reindex()
     _in_step(root)
 

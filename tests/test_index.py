@@ -21,8 +21,8 @@ from memvault.index import (
     ChangeReport,
     DiskDoc,
     IndexedDoc,
-    forget_open_index,
     index_health,
+    open_indexes,
     plan_changes,
     store,
 )
@@ -328,7 +328,7 @@ def test_a_damaged_index_is_rebuilt_not_a_stack_trace(
     vault.set_config("index.exact_below", 0, "ask Chroma")
     seed(vault)
     vault.search("rate limit", log=False)
-    forget_open_index(vault.root)  # as a new process would
+    open_indexes.forget(vault.root, release_chroma=True)  # as a new process would
     base = vault.root / ".memvault" / "index"
     if damage == "garble":
         for name in ("search.sqlite", "manifest.json"):
@@ -361,7 +361,7 @@ def test_a_crash_between_sqlite_and_chroma_is_repaired_without_embedding(
     vault.set_config("index.exact_below", 0, "ask Chroma")  # (else Chroma's writes wait)
     seed(vault)
     vault.reindex()
-    forget_open_index(vault.root)
+    open_indexes.forget(vault.root, release_chroma=True)
     manifest = store.read_manifest(vault.root)
     manifest["dirty"] = True
     store.write_manifest(vault.root, manifest)

@@ -205,9 +205,9 @@ def test_the_next_write_gets_past_a_journal_that_cannot_be_undone(vault: Vault) 
 
 def _fresh_search(vault: Vault, query: str) -> list[str]:
     """A search as a new process makes it (no handle kept from an earlier search)."""
-    from memvault.index.handle import forget_open_index
+    from memvault.index.handle import open_indexes
 
-    forget_open_index(vault.root)
+    open_indexes.forget(vault.root, release_chroma=True)
     return Vault.open(vault.root).search(query, limit=5, log=False).ids
 
 

@@ -22,7 +22,7 @@ from typing import Any
 import pytest
 
 from memvault import Vault
-from memvault.index import forget_open_index
+from memvault.index import open_indexes
 
 from conftest import git, run_memvault
 
@@ -303,7 +303,8 @@ def test_searches_work_while_the_server_is_away_and_it_catches_up_after(tmp_path
     # The index is brought up to date locally; vectors are scored from SQLite meanwhile.
     assert hit.id == "staging-port" and "vector store error" in str(hit.explain)
     with running_chroma(tmp_path / "chroma", port):
-        forget_open_index(root)  # as a new process would: the index remembers what it owes
+        # as a new process would: the index remembers what it owes
+        open_indexes.forget(root, release_chroma=True)
         hit = (
             Vault.open(root, overrides={"index.url": url})
             .recall("staging database port", explain=True)

@@ -13,7 +13,7 @@ Chroma (vectors) + SQLite FTS5 (keywords) + a manifest under ``.memvault/index/`
 
 from __future__ import annotations
 
-from .handle import Index, forget_open_index
+from .handle import Index, open_indexes
 from .plan import ChangeReport, DiskDoc, IndexedDoc, plan_changes
 from .service import ReindexReport, ensure_fresh, health, reindex
 
@@ -24,9 +24,9 @@ __all__ = [
     "IndexedDoc",
     "ReindexReport",
     "ensure_fresh",
-    "forget_open_index",
     "health",
     "index_health",
+    "open_indexes",
     "plan_changes",
     "reindex",
 ]

@@ -356,6 +356,31 @@ class Index:
         self._collections.clear()
         self._client = None
 
+    def replaced_moments_ago(self) -> bool:
+        """This is an old index (served while its replacement was built) that a switch
+        replaced less than :data:`GRACE` seconds ago, as this process first noticed."""
+        if not self.migrating or self.closed:
+            return False
+        if not self.superseded_at:
+            try:
+                live = store.read_manifest(self.root)
+                if live is None or (
+                    store.home_of(live) == self.home
+                    and live.get("embedder") == self.manifest.get("embedder")
+                ):
+                    return False
+            except store.CorruptIndex:
+                return False
+            self.superseded_at = time.monotonic()
+        return time.monotonic() - self.superseded_at < GRACE
+
+    def serving(self) -> bool:
+        """Whether this process's searches read this index: the index on disk, or an old one
+        replaced moments ago."""
+        if self.closed:
+            return False
+        return store.manifest_mtime(self.root) == self.manifest_mtime or self.replaced_moments_ago()
+
     def close(self) -> None:
         self.closed = True
         try:
@@ -365,98 +390,88 @@ class Index:
         self.drop_client()
 
 
-_open: dict[Path, Index] = {}
-_open_lock = threading.Lock()
+class OpenIndexes:
+    """This process's open index of each vault, by vault root.
+
+    Each entry is an :class:`Index` (SQLite connection, Chroma client, the caches derived
+    from them), opened once so that a long-lived process -- the MCP server, the web
+    inspector, the watcher -- reuses it search after search, and a one-shot command reuses
+    it between the check before its search and the search. :mod:`memvault.index.service`
+    opens, keeps and forgets entries; readers (the embedder of a query, the search engine)
+    only look.
+
+    An entry is dropped when another process rewrote the index (its manifest changed:
+    :meth:`get` notices; Chroma clients cache their segments, so a changed index is
+    reopened, not patched), when :meth:`keep` replaces it, and when :meth:`forget` is
+    called (a rebuild, settings that want another index, an index broken under a search,
+    tests acting as a new process). A dropped index is closed, unless it is an old one in
+    its grace period (:meth:`Index.replaced_moments_ago`): a search may still be reading it.
+
+    Per thread it also remembers the index that thread's last search read (:meth:`serve`):
+    the next query is embedded with the embedder of that index's vectors.
+    """
+
+    def __init__(self) -> None:
+        self._by_root: dict[Path, Index] = {}
+        self._lock = threading.Lock()
+        self._served = threading.local()
+
+    def get(self, root: Path) -> Index | None:
+        """The open index of ``root``; None when there is none, or when another process
+        rewrote it since (the entry is then forgotten, with Chroma's cached system)."""
+        with self._lock:
+            idx = self._by_root.get(root)
+        if idx is not None and store.manifest_mtime(root) != idx.manifest_mtime:
+            self.forget(root, release_chroma=True)
+            return None
+        return idx
+
+    def peek(self, root: Path) -> Index | None:
+        """The open index of ``root`` if searches still read it (forgets nothing, unlike
+        :meth:`get`)."""
+        with self._lock:
+            idx = self._by_root.get(root)
+        return idx if idx is not None and idx.serving() else None
+
+    def searched(self, root: Path) -> Index | None:
+        """The index this thread's last search of ``root`` read (:meth:`serve`), else the
+        open one, as long as searches still read it."""
+        served: dict[Path, Index] = getattr(self._served, "by_root", {})
+        idx = served.get(root)
+        if idx is not None and idx.serving():
+            return idx
+        return self.peek(root)
+
+    def keep(self, idx: Index) -> Index:
+        """Keep ``idx`` as the open index of its vault (closing one it replaces)."""
+        with self._lock:
+            old = self._by_root.get(idx.root)
+            self._by_root[idx.root] = idx
+        if old is not None and old is not idx and not old.replaced_moments_ago():
+            old.close()
+        return idx
+
+    def serve(self, idx: Index) -> Index:
+        """Note ``idx`` as the index this thread's search reads: its query is embedded with
+        the embedder of its vectors (:func:`memvault.index.manifest.embedder_for`)."""
+        served: dict[Path, Index] | None = getattr(self._served, "by_root", None)
+        if served is None:
+            served = self._served.by_root = {}
+        served[idx.root] = idx
+        return idx
+
+    def forget(self, root: Path, *, release_chroma: bool = False) -> None:
+        """Drop (and close) the open index of ``root``, if there is one.
+
+        ``release_chroma``: also forget Chroma's cached systems, as a new process would have
+        none (the index was rewritten by another process, or deleted)."""
+        root = Path(root)
+        with self._lock:
+            idx = self._by_root.pop(root, None)
+        if idx is not None and not idx.replaced_moments_ago():
+            idx.close()
+        if release_chroma:
+            store.release_chroma(root)
 
 
-def forget_index(root: Path) -> None:
-    """Close and drop this process's handle on the index of ``root`` (if it has one).
-    An old index in its grace period is only dropped: a search may still be reading it."""
-    with _open_lock:
-        idx = _open.pop(root, None)
-    if idx is not None and not replaced_moments_ago(idx):
-        idx.close()
-
-
-def forget_open_index(root: Path) -> None:
-    """Drop this process's handle on a vault's index (tests; after deleting the folder)."""
-    forget_index(Path(root))
-    store.release_chroma(Path(root))
-
-
-def current_index(root: Path) -> Index | None:
-    """This process's open index for the vault; None when another process rewrote it since
-    (Chroma clients cache their segments, so a changed index is reopened, not patched)."""
-    with _open_lock:
-        idx = _open.get(root)
-    if idx is not None and store.manifest_mtime(root) != idx.manifest_mtime:
-        forget_index(root)
-        store.release_chroma(root)
-        return None
-    return idx
-
-
-def replaced_moments_ago(idx: Index) -> bool:
-    """``idx`` is an old index (served while its replacement was built) that a switch
-    replaced less than :data:`GRACE` seconds ago, as this process first noticed."""
-    if not idx.migrating or idx.closed:
-        return False
-    if not idx.superseded_at:
-        try:
-            live = store.read_manifest(idx.root)
-            if live is None or (
-                store.home_of(live) == idx.home
-                and live.get("embedder") == idx.manifest.get("embedder")
-            ):
-                return False
-        except store.CorruptIndex:
-            return False
-        idx.superseded_at = time.monotonic()
-    return time.monotonic() - idx.superseded_at < GRACE
-
-
-def serving(idx: Index) -> bool:
-    """Whether ``idx`` is what this process's searches read: the index on disk, or an old
-    one replaced moments ago."""
-    if idx.closed:
-        return False
-    return store.manifest_mtime(idx.root) == idx.manifest_mtime or replaced_moments_ago(idx)
-
-
-def peek_index(root: Path) -> Index | None:
-    """This process's open index for the vault if searches still read it (closes nothing,
-    unlike :func:`current_index`)."""
-    with _open_lock:
-        idx = _open.get(root)
-    return idx if idx is not None and serving(idx) else None
-
-
-_served = threading.local()
-
-
-def mark_served(idx: Index) -> Index:
-    """``idx`` is the index this thread's search reads: its query is embedded with the
-    embedder of its vectors (:func:`memvault.index.manifest.embedder_for`)."""
-    served: dict[Path, Index] | None = getattr(_served, "by_root", None)
-    if served is None:
-        served = _served.by_root = {}
-    served[idx.root] = idx
-    return idx
-
-
-def served_index(root: Path) -> Index | None:
-    """The index :func:`mark_served` last gave this thread for ``root``, if searches still
-    read it."""
-    served: dict[Path, Index] = getattr(_served, "by_root", {})
-    idx = served.get(root)
-    return idx if idx is not None and serving(idx) else None
-
-
-def remember_index(idx: Index) -> Index:
-    """Keep ``idx`` as this process's open index of its vault (closing one it replaces)."""
-    with _open_lock:
-        old = _open.get(idx.root)
-        _open[idx.root] = idx
-    if old is not None and old is not idx and not replaced_moments_ago(old):
-        old.close()
-    return idx
+open_indexes = OpenIndexes()

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from . import store
-from .handle import peek_index, served_index
+from .handle import open_indexes
 from .text import TEXT_FORMAT
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -67,7 +67,7 @@ def embedder_for(vault: Repository) -> Embedder:
 
 
 def _searched_manifest(root: Path) -> Mapping[str, Any] | None:
-    idx = served_index(root) or peek_index(root)
+    idx = open_indexes.searched(root)
     if idx is not None:
         return idx.manifest
     try:

@@ -34,7 +34,7 @@ from ..store.catalog import ScanResult
 from ..store.lock import try_lock
 from . import store
 from .apply import apply_changes
-from .handle import Index, Progress, remember_index, say
+from .handle import Index, Progress, open_indexes, say
 from .manifest import keyword_only, mismatch, servable, spec_for, vectors_embedder
 from .plan import ApplyStats, ChangeReport
 from .update import (
@@ -238,7 +238,7 @@ def run(
             busy=True, reason=f"new index for the new embedder: {outcome.busy}{where}"
         )
     outcome.index.last_scan = time.monotonic()
-    remember_index(outcome.index)
+    open_indexes.keep(outcome.index)
     outcome.report.seconds = time.perf_counter() - started
     return outcome.report
 

@@ -92,13 +92,13 @@ def open_index(vault: Repository, writer: bool) -> Index:
     brought up to date here as ``memvault reindex`` would; otherwise (``--dry-run``) as a
     search would, never waiting for another writer.
     """
-    from .handle import current_index
+    from .handle import open_indexes
     from .service import ensure_fresh, update_locked
 
     if not writer:
         return ensure_fresh(vault)
     update_locked(vault)
-    fresh = current_index(vault.root)
+    fresh = open_indexes.get(vault.root)
     if fresh is None:  # pragma: no cover - an update always leaves an open handle
         raise RuntimeError("the search index could not be opened after a rebuild")
     return fresh

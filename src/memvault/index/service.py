@@ -24,18 +24,7 @@ from ..store.git.status import git_view
 from ..store.lock import try_lock
 from . import migrate, store
 from .drift import Stats, differ, generation, stat_files
-from .handle import (
-    Index,
-    Progress,
-    current_index,
-    forget_index,
-    mark_served,
-    peek_index,
-    remember_index,
-    replaced_moments_ago,
-    say,
-    served_index,
-)
+from .handle import Index, Progress, open_indexes, say
 from .manifest import (
     configured_embedder,
     expected_header,
@@ -142,7 +131,7 @@ def rebuild(
 ) -> ReindexReport:
     """Build the index from scratch, in place (an index being built beside it is dropped).
     Call with the vault lock held."""
-    forget_index(vault.root)
+    open_indexes.forget(vault.root)
     if reason:
         say(f"{reason}; rebuilding the search index")
     try:
@@ -151,7 +140,7 @@ def rebuild(
         raise IndexError_(f"cannot create the search index: {exc}", INDEX_DIR) from None
     report = sync(vault, idx, embedder=embedder, progress=progress, rebuilt=True, reason=reason)
     idx.last_scan = time.monotonic()
-    remember_index(idx)
+    open_indexes.keep(idx)
     return report
 
 
@@ -159,12 +148,12 @@ def open_for_write(
     vault: Repository, embedder: Embedder, progress: Progress | None = None
 ) -> tuple[Index | None, str]:
     """An index that can be updated in place, or None and the reason it must be rebuilt."""
-    idx = current_index(vault.root)
+    idx = open_indexes.get(vault.root)
     header = expected_header(vault, embedder)
     if idx is not None and mismatch(idx.manifest, header) is None and not moved_home(vault, idx):
         if not idx.migrating:
             return idx, ""
-        forget_index(vault.root)  # opened as an old index; the settings went back to it
+        open_indexes.forget(vault.root)  # opened as an old index; the settings went back to it
     idx, why = _open_existing(vault, header)
     if idx is None:
         return None, why or ""
@@ -182,7 +171,7 @@ def open_for_write(
                 idx.close()
                 return None, f"the vector store is damaged ({type(exc).__name__})"
         idx.vectors_stale = False
-    return remember_index(idx), ""
+    return open_indexes.keep(idx), ""
 
 
 def reindex(
@@ -257,25 +246,25 @@ def ensure_fresh(vault: Repository) -> Index:
     query embedder with it: :func:`memvault.index.manifest.embedder_for`), and the search
     gives the build a slice of time.
     """
-    return mark_served(_fresh(vault))
+    return open_indexes.serve(_fresh(vault))
 
 
 def _fresh(vault: Repository) -> Index:
-    kept = served_index(vault.root) or peek_index(vault.root)
-    if kept is not None and kept.superseded_at and replaced_moments_ago(kept):
+    kept = open_indexes.searched(vault.root)
+    if kept is not None and kept.superseded_at and kept.replaced_moments_ago():
         kept.note = None  # an old index just replaced: see handle.GRACE
         return kept
     embedder = configured_embedder(vault)
     header = expected_header(vault, embedder)
-    idx = current_index(vault.root)
+    idx = open_indexes.get(vault.root)
     if idx is not None and (moved_home(vault, idx) or _unwanted(idx, header)):
-        forget_index(vault.root)
+        open_indexes.forget(vault.root)
         idx = None
     if idx is None:
         idx, why = _open_existing(vault, header, old_ok=True)
         if idx is None or idx.vectors_stale:
             return _repair(vault, embedder, why, idx)
-        remember_index(idx)
+        open_indexes.keep(idx)
     if idx.migrating:
         return _serve_old(vault, idx, embedder, header)
     return _catch_up(vault, idx, embedder)
@@ -362,7 +351,7 @@ def _catch_up(vault: Repository, idx: Index, embedder: Embedder) -> Index:
                 store.raise_if_busy(exc)
                 wanted = configured_embedder(vault)
                 rebuild(vault, wanted, f"the search index is damaged ({exc})")
-                fresh = current_index(vault.root)
+                fresh = open_indexes.get(vault.root)
                 assert fresh is not None
                 return fresh
         else:
@@ -393,7 +382,7 @@ def _repair(vault: Repository, embedder: Embedder, why: str | None, stale: Index
                 else:
                     sync(vault, idx, embedder=embedder)
                     idx.last_scan = time.monotonic()
-                fresh = current_index(vault.root)
+                fresh = open_indexes.get(vault.root)
                 if fresh is None:
                     raise IndexError_(
                         "the search index could not be opened after a rebuild", INDEX_DIR

@@ -49,16 +49,14 @@ def run(
     """Score ``query`` under ``plan``; the hits best first and a note (stale index, ...)."""
     import sqlite3
 
-    from ..index import ensure_fresh, forget_open_index, store
+    from ..index import ensure_fresh, open_indexes, store
 
     if not query or not query.strip():
         raise MemvaultError("empty query: say what to look for", key="query")
     entry = _trace_query(query, plan)
     first = False
     if index is None:
-        from ..index.handle import peek_index
-
-        first = peek_index(vault.root) is None  # this process's first search of the vault
+        first = open_indexes.peek(vault.root) is None  # this process's first search of the vault
     if first:
         from ..store.git.early import start_early
 
@@ -96,7 +94,7 @@ def run(
         hits = rank(vault, idx, query, plan, vector)
     except sqlite3.DatabaseError:
         # The index broke under us (deleted or garbled while open): rebuild once and retry.
-        forget_open_index(vault.root)
+        open_indexes.forget(vault.root, release_chroma=True)
         store.remove_all(vault.root)
         idx = ensure_fresh(vault)
         got.clear()
