@@ -605,15 +605,9 @@ def test_post_receive_records_index_url_and_queues_concurrent_updates(bare_remot
     mvhooks.install(bare_remote, bare=True, index_url="http://127.0.0.1:9")
     assert mvhooks.status(bare_remote).index_url == "http://127.0.0.1:9"
     assert server_index_url(bare_remote) == "http://127.0.0.1:9"
-    import fcntl
-
     base = state_dir(bare_remote)
-    fd = os.open(base / "post-receive.lock", os.O_RDWR | os.O_CREAT)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
+    with file_lock(base / "post-receive.lock"):  # as an update in progress holds it
         result = update_server_index(bare_remote, ["main"])
-    finally:
-        os.close(fd)
     assert "queued main" in result["message"]
     assert (base / "pending").read_text().split() == ["main"]
 

@@ -160,3 +160,25 @@ def test_init_refuses_an_unknown_language_before_creating_anything(tmp_path: Pat
     with pytest.raises(ConfigError, match="expected en\\|pt\\|ru\\|uk, got 'xx'"):
         Vault.init(tmp_path / "v", languages=["uk", "xx"])
     assert not (tmp_path / "v").exists()
+
+
+def test_a_word_list_is_prepared_by_one_process_while_others_wait(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import threading
+
+    from memvault.language import SIMPLEMMA_VERSION, _dictionary_file
+    from memvault.store.lock import file_lock
+
+    monkeypatch.setenv("MEMVAULT_LEMMAS_DIR", str(tmp_path))
+    path = tmp_path / f"simplemma-{SIMPLEMMA_VERSION}-pt.sqlite"
+    made: list[Path] = []
+    # Another process preparing the list holds its lock: a new one waits, then makes it.
+    with file_lock(path.with_name(path.name + ".lock")):
+        waiting = threading.Thread(target=lambda: made.append(_dictionary_file("pt")))
+        waiting.start()
+        waiting.join(0.3)
+        assert waiting.is_alive() and not path.exists()
+    waiting.join()
+    assert made == [path] and path.exists()
+    assert [p.name for p in tmp_path.iterdir() if p.name.endswith(".tmp")] == []

@@ -24,7 +24,14 @@ ADAPTERS = (
     "memvault.hooks",
     "memvault.ui",
 )
-BASE = ("memvault.errors", "memvault.record", "memvault.paths", "memvault.config")
+# store.lock is the one lock primitive: any layer may take a lock, so it counts as base.
+BASE = (
+    "memvault.errors",
+    "memvault.record",
+    "memvault.paths",
+    "memvault.config",
+    "memvault.store.lock",
+)
 MODEL = ("memvault.memory", "memvault.store.files", "memvault.embeddings")
 UI_LIBS = ("typer", "rich", "click")
 HEAVY = ("chromadb", "torch", "sentence_transformers", "mcp", "watchdog", "numpy", "onnxruntime")

@@ -68,7 +68,7 @@ class SecretDetectedError(MemvaultError):
 
 
 class LockTimeoutError(MemvaultError):
-    """Another memvault process holds the vault lock for too long."""
+    """Another memvault process holds a lock (the vault's, a cache's) for too long."""
 
 
 class GitError(MemvaultError):

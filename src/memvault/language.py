@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from .paths import user_cache_dir
+from .store.lock import file_lock
 
 SIMPLEMMA_VERSION = "2.0.0"  # the dictionaries' format is read through simplemma's own loader
 
@@ -217,13 +218,12 @@ def _dictionary_file(lang: str) -> Path:
     path = folder / f"simplemma-{SIMPLEMMA_VERSION}-{lang}.sqlite"
     if path.exists():
         return path
-    from filelock import FileLock
     from simplemma.strategies.dictionaries.dictionary_factory import (
         _load_dictionary_from_disk,  # the shipped data's reader (simplemma is pinned)
     )
 
     folder.mkdir(parents=True, exist_ok=True)
-    with FileLock(str(path) + ".lock", timeout=300):
+    with file_lock(path.with_name(path.name + ".lock"), timeout=300, label="word list"):
         if path.exists():  # another process made it meanwhile
             return path
         import sys

@@ -49,6 +49,7 @@ from memvault.embeddings.packaged_model import (
 )
 from memvault.errors import MemvaultError
 from memvault.paths import user_cache_dir
+from memvault.store.lock import file_lock
 
 __all__ = [
     "PROBE_MIN_COSINE",
@@ -324,24 +325,9 @@ def _install(target: Path, data: bytes, source: str, extra: dict[str, object]) -
     _atomic_write_bytes(_sidecar(target), (json.dumps(meta, indent=2) + "\n").encode("utf-8"))
 
 
-@contextlib.contextmanager
-def _cache_lock(directory: Path, timeout: float = 900.0) -> Iterator[None]:
-    from filelock import FileLock, Timeout
-
-    directory.mkdir(parents=True, exist_ok=True)
-    lock = FileLock(str(directory / ".lock"))
-    try:
-        lock.acquire(timeout=timeout)
-    except Timeout as exc:
-        raise MemvaultError(
-            f"timed out after {timeout:.0f}s waiting for another process preparing the "
-            "embedding model; delete the lock file if no memvault process is running",
-            path=str(directory / ".lock"),
-        ) from exc
-    try:
-        yield
-    finally:
-        lock.release()
+def _cache_lock(directory: Path, timeout: float = 900.0) -> contextlib.AbstractContextManager[None]:
+    """One process at a time prepares the model in ``directory`` (the others wait for it)."""
+    return file_lock(directory / ".lock", timeout=timeout, label="embedding model cache")
 
 
 # --------------------------------------------------------------------------- sources

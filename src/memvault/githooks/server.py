@@ -18,6 +18,7 @@ from typing import Any
 
 from ..paths import MARKER
 from ..store.git import ops as gitstore
+from ..store.lock import try_lock
 from ..sync import summarize
 from .background import SERVER_TIMEOUT, GitConfig, hook_timeout, report_outcome, run_bounded, say
 from .names import LOG_NAME, state_dir
@@ -74,17 +75,14 @@ def update_server_index(git_dir: Path, branches: Sequence[str]) -> dict[str, Any
     One update runs at a time per repository: a second push arriving meanwhile queues its
     branches in ``memvault/pending`` and the running update takes them before it exits.
     """
-    import fcntl
-
     base = state_dir(git_dir)
     pending = base / "pending"
-    lock_fd = os.open(base / "post-receive.lock", os.O_RDWR | os.O_CREAT, 0o644)
-    try:
-        with open(pending, "a", encoding="utf-8") as handle:
-            handle.write("".join(f"{b}\n" for b in branches))
-        try:
-            fcntl.flock(lock_fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError:
+    # Queued before the lock is tried: an update that holds it reads the queue again
+    # before it lets go.
+    with open(pending, "a", encoding="utf-8") as handle:
+        handle.write("".join(f"{b}\n" for b in branches))
+    with try_lock(base / "post-receive.lock") as got:
+        if not got:
             return {
                 "status": "ok",
                 "message": f"queued {', '.join(branches)} behind an update in progress",
@@ -101,8 +99,6 @@ def update_server_index(git_dir: Path, branches: Sequence[str]) -> dict[str, Any
             for branch in dict.fromkeys(queued):
                 lines.append(_index_branch(git_dir, base, branch))
         return {"status": "ok", "message": "\n".join(lines)}
-    finally:
-        os.close(lock_fd)
 
 
 def server_index_url(git_dir: Path) -> str | None:

@@ -1,4 +1,10 @@
-"""One writer at a time: an advisory ``flock`` around vault commits and index writes.
+"""The one lock primitive of memvault: an advisory ``flock`` on a lock file.
+
+:func:`file_lock` waits (up to a timeout) and :func:`try_lock` takes the lock only if it is
+free now. Any layer may take them -- the vault lock around commits and index writes, the
+lock of the index's vector store, of the post-receive queue, of a cache being filled in the
+user's cache folder (a word list, the embedding model) -- so this module imports nothing of
+memvault but its errors (``tests/test_layout.py`` counts it as a base module).
 
 ``flock`` locks die with their process, so a SIGKILLed writer never leaves a stale lock.
 Git's own ``index.lock`` can be left behind by a killed ``git`` child; since every git
