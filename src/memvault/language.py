@@ -75,8 +75,8 @@ def detect(text: str) -> str:
     """The text's language among :data:`LANGUAGES` (``en`` when nothing says otherwise):
     that of its main script -- the one more of its words are written in, so that a
     Ukrainian sentence naming ``DATABASE_URL`` and ``staging`` stays Ukrainian."""
-    # Consolidation asks again and again about the same memories (each in ~20 pairs):
-    # short texts are remembered (at 100,000 memories: 500,000 calls, 30 s otherwise).
+    # Consolidation asks again and again about the same memories (each is in many pairs):
+    # short texts are remembered, so that most of those calls are a lookup.
     return _detect_short(text) if len(text) <= 2000 else _detect(text)
 
 

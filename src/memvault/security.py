@@ -35,7 +35,7 @@ SECRET_PATTERNS: dict[str, str] = {
 
 # Literal strings one of which every match of a pattern contains (lower-cased text), as
 # secret scanners do with "keywords": a pattern is compiled and run only when one is there.
-# Most memories hold none, and compiling eleven patterns would cost more than the write.
+# Most memories hold none, and compiling every pattern would cost more than the write.
 SECRET_KEYWORDS: dict[str, tuple[str, ...]] = {
     "private key": ("private key",),
     "AWS access key": ("akia", "asia"),

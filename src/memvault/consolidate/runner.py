@@ -50,8 +50,8 @@ def plan(
     ``writer``: the caller holds the vault lock, so the search index (where the
     neighbours for dedup and promotion come from) may be brought up to date first.
     ``texts``: render the files it would write (``Plan.writes``; for a diff or an apply);
-    without, the plan says what and why (a first consolidation of an imported 100,000
-    memories rewrites 90,000 files: reading and rendering them is a third of its time).
+    without, the plan says what and why (a first consolidation of an imported vault
+    rewrites most of its files, and reading and rendering them is much of its time).
     """
     steps = set(only or STEPS)
     unknown = steps - set(STEPS)
@@ -135,7 +135,8 @@ def render(vault: Vault, state: State, result: Plan) -> None:
 def _document(vault: Vault, m: Memory, sha: str | None) -> Document:
     """A memory's file, split for a rewrite. When its bytes are still those the memory was
     read from (by hash), the memory's front matter is used as it is: a first consolidation
-    of 100,000 memories rewrites most of them, and parsing each again cost a minute."""
+    of a large vault rewrites most of its memories, and parsing each again would be a YAML
+    parse per file on top of the rewrite."""
     path = vault.root / m.path
     if sha and m.path.endswith(".md"):
         data = path.read_bytes()

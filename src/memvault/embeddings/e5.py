@@ -59,9 +59,10 @@ ALIASES = ("e5-small",)
 DIMENSIONS = 384
 DEFAULT_THREADS = 2
 BATCH_SIZE = 32
-# Longer texts are cut here (about 1,000-1,300 tokens, at most 3 of the engine's 512-token
-# windows): the index already cuts memories to ~180 words (~450 tokens in Ukrainian), and
-# a pathological 100 KB text must not cost a minute. Part of the identity.
+# Longer texts are cut here, to a few of the engine's 512-token windows: the index already
+# cuts memories into chunks of ``index.chunk_words`` words (at the default, within one
+# window), and a pathological text must not make the engine run through window after
+# window of it. Part of the identity.
 MAX_INPUT_CHARS = 4096
 
 # Paths relative to the folder that holds the package (site-packages). These are the
@@ -164,8 +165,8 @@ def _verified_root() -> Path:
 def unavailable_reason() -> str | None:
     """Why e5 can't be used on this machine (None: it can); checks everything but the load.
 
-    Reads and hashes the pinned files (~0.1 s), loads nothing: for ``doctor`` and for
-    choosing a default.
+    Reads and hashes the pinned files and loads nothing (no engine, no threads), so that
+    ``doctor`` and the choice of a default can ask it cheaply.
     """
     try:
         _verified_root()
@@ -192,8 +193,8 @@ def _omp_settings(threads: int) -> dict[str, str]:
 
     ``OMP_WAIT_POLICY=PASSIVE`` unless the user chose a wait policy: by default libgomp's
     idle threads spin, and with the cores busy elsewhere (xdist workers, an indexer, other
-    agents) a spinning thread steals the core its partner needs. Measured on 2 busy cores:
-    2 spinning threads took 360-1,000 ms per query, 2 passive threads 20-70 ms.
+    agents) a spinning thread steals the core its partner needs, and a query takes many
+    times as long (``docs/performance.md``).
     """
     settings = {"OMP_NUM_THREADS": str(threads)}
     if "OMP_WAIT_POLICY" not in os.environ and "GOMP_SPINCOUNT" not in os.environ:
@@ -354,7 +355,7 @@ class E5Embedder:
 
         Not part of the :class:`Embedder` protocol: for comparing texts with each other
         (dedup, contradiction candidates), where both sides embedded as queries match
-        same-meaning pairs far better than as passages (recall@3 0.86 vs 0.59).
+        same-meaning pairs far better than as passages (``docs/performance.md``).
         """
         return self._embed(check_texts(texts), is_query=True)
 

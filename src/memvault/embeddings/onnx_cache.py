@@ -181,8 +181,8 @@ def _sidecar(path: Path) -> Path:
 def _read_verified(path: Path) -> bytes | None:
     """Return the cached model's bytes if present and matching its sidecar hash.
 
-    Hashing 90 MB costs a new process 0.1-0.3 s, most of a cold search's wait for the
-    model; so once a file has matched, its stat (inode, size, mtime and ctime, which
+    Hashing the whole model is most of a cold search's wait for it (``docs/performance.md``);
+    so once a file has matched, its stat (inode, size, mtime and ctime, which
     every write moves and which can't be set back by hand) is noted beside it, and while
     the file's stat is that one, the hash is not computed again."""
     sidecar = _sidecar(path)
@@ -227,8 +227,8 @@ class Pinned:
 def pinned_model(path: Path) -> Iterator[Pinned | None]:
     """The cached model at ``path`` held open for onnxruntime to read, or None.
 
-    Reading 90 MB into Python and handing the session a copy costs a cold search about
-    0.1 s more than letting onnxruntime read the file itself. So when the file's stat is the
+    Reading the model into Python and handing the session a copy costs a cold search more
+    than letting onnxruntime read the file itself. So when the file's stat is the
     one noted when it last matched its SHA-256 (see :func:`_read_verified`), it is opened
     here and the session is given ``/proc/self/fd/N``: the descriptor is what was checked,
     so a file swapped in after the check is never the one loaded, and the caller asks

@@ -43,7 +43,7 @@ def _session_options(threads: int | None) -> onnxruntime.SessionOptions:
     if threads is None:
         env = os.environ.get("MEMVAULT_EMBED_THREADS", "")
         threads = int(env) if env.isdigit() and int(env) > 0 else None
-    # One intra-op thread per core (capped: this small model stops scaling beyond ~4) and
+    # One intra-op thread per core (capped: past a few, this small model gets no faster) and
     # no inter-op pool: the graph is a chain, a second pool only competes for the cores.
     options.intra_op_num_threads = threads or max(1, min(os.cpu_count() or 1, 4))
     options.inter_op_num_threads = 1

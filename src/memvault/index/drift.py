@@ -93,8 +93,8 @@ class DriftSweep:
     with it (if the vault lock was busy, the next search tries again).
 
     Without one: a few hundred files per search, so that a long-lived process never pays
-    for a stat of the whole vault in one query (at 100,000 files that is a third of a
-    second); a full pass completes every few dozen searches.
+    for a stat of the whole vault in one query; a full pass completes every few dozen
+    searches.
     """
 
     def __init__(self, root: Path) -> None:

@@ -2,11 +2,12 @@
 
 Exact search (:attr:`memvault.index.handle.Index.in_memory`) scores every vector with one
 matrix product. Reading the vectors out of SQLite costs a new process a pass over every
-row of ``chunks`` (text, vector, context vector): 0.6 s at 100,000 chunks, and Chroma's
-HNSW graphs cost more (the import alone ~0.7 s). Here they are read once into
+row of ``chunks`` (text, vector, context vector), and Chroma's HNSW graphs cost more
+(importing chromadb comes first). Here they are read once into
 ``flat/<type>-<gen>.f32`` (float32 rows, append-only) and ``flat/<type>.rows`` (per row:
 chunk rowid and document; a header with the log position it reflects). A new process
-maps the file: the page cache serves it, and 100,000 x 384 scores take ~20 ms.
+maps the file: the page cache serves it, and scoring every row is a small part of a search
+(figures: ``docs/performance.md``).
 
 Keeping it current without a pass over SQLite: triggers on ``chunks`` (and on a document's
 type) log every chunk whose vector may have changed in ``vec_log``. A reader applies the

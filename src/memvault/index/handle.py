@@ -88,7 +88,8 @@ class Index:
         self.superseded_at = 0.0  # when this process saw it replaced (see GRACE)
         self.closed = False
 
-    # Chroma is imported only when a vector is needed (about 1 s of imports).
+    # Chroma is imported only when a vector is needed: importing chromadb is a large part of
+    # a new process's start.
     def client(self) -> Any:
         if self._client is None:
             self._client = store.chroma_client(self.root, self.url, self.home)
@@ -100,7 +101,7 @@ class Index:
         out first (:mod:`memvault.index.pending`)."""
         if not self.url:
             waiting = pending.waiting(self.conn)
-            if waiting > 10_000:  # (a minute or so: worth a word on stderr)
+            if waiting > 10_000:  # (long enough to be worth a word on stderr)
                 say(f"writing {waiting:,} queued vectors to the vector store (once)")
             if waiting:
                 pending.carry_out(self)
@@ -282,10 +283,10 @@ class Index:
     def in_memory(self) -> bool:
         """Score vectors exactly in memory (small index) rather than through Chroma.
 
-        Below ``index.exact_below`` chunks (default 250,000: 380 MB of vectors, mapped from
-        :mod:`memvault.index.flat`) a numpy scan is as fast as Chroma, and saves a new
-        process the ~0.7 s of importing chromadb and the loading of its graphs (at 100,000
-        chunks a cold search took 2.2 s through Chroma; see docs/scale.md). The vault's own
+        Below ``index.exact_below`` chunks (default 250,000; the vectors are mapped from
+        :mod:`memvault.index.flat`) a numpy scan is as fast as Chroma, and spares a new
+        process importing chromadb and loading its graphs, which were much of a cold search
+        through Chroma (``docs/performance.md``, ``docs/scale.md``). The vault's own
         Chroma gets the vectors when it is next read (:mod:`memvault.index.pending`); a
         Chroma server gets them at once. ``index.exact_below: 0`` always asks Chroma.
         """

@@ -12,8 +12,8 @@ chosen like search chooses (:attr:`memvault.index.handle.Index.in_memory`):
 * **exact**, while the groups hold at most ``EXACT_PAIRS`` pairs in all (the sum of
   their sizes squared: one group of ~55,000) and ``index.exact_below`` is not 0: per
   group, a blockwise matrix product, and per row the best ``k`` of the few scores that
-  reach the threshold. Quadratic, yet on two cores 32,000 memories take ~10 s this way
-  against ~45 s of HNSW queries (docs/scale.md).
+  reach the threshold. Quadratic, yet up to that bound several times faster than an HNSW
+  query per memory (``docs/performance.md``).
 * **ann**: Chroma's HNSW collection of the type, queried in batches with every memory's
   vector. The collections hold no metadata (filters are SQLite's job, see
   :mod:`memvault.index.query`), so the nearest chunks come back unfiltered and are kept when
@@ -177,9 +177,9 @@ def memory_vectors(
 
 
 # Pairs (sum over groups of size squared) up to which neighbours are found by comparing
-# every pair of a group: a matrix product costs ~1e-8 s a pair here, an HNSW query
-# ~1.5 ms a memory, so exact wins up to ~100,000 memories in a group; the bound keeps
-# the quadratic cost to a minute or so on two cores.
+# every pair of a group: a pair in a matrix product costs a tiny fraction of one HNSW query
+# per memory, so exact wins up to groups larger than this bound allows; the bound stops
+# the quadratic cost before it catches up with the queries (``docs/performance.md``).
 EXACT_PAIRS = 3_000_000_000
 
 
@@ -206,7 +206,7 @@ def similar_pairs(
     ``types[i]`` is memory i's type (its Chroma collection), ``groups[i]`` its group: pairs
     never cross groups. ``mode`` forces ``"exact"`` or ``"ann"`` (default: as search does).
     ``cache`` keeps the vector store's answers for another call on the same index (dedup
-    and promotion ask about the same episodes: at 100,000 memories, 40,000 queries).
+    and promotion ask about the same episodes: the second asks nothing the first asked).
     """
     started = time.perf_counter()
     report = NeighbourReport(memories=len(vecs), stale=len(vecs.stale))
@@ -243,7 +243,7 @@ def similar_pairs(
     return pairs, report
 
 
-CELLS = 16_000_000  # scores per block of :func:`_exact`
+CELLS = 16_000_000  # scores per block of :func:`_exact` (float32: 64 MB)
 
 
 def _exact(
@@ -267,7 +267,7 @@ def _exact(
     where = np.full(len(matrix), -1, dtype=np.int64)  # a memory's column, if it has one
     where[col_idx] = np.arange(len(col_idx))
     take = min(k, len(cols) - 1)
-    block = max(16, min(block, CELLS // len(cols)))  # a block's scores stay ~64 MB
+    block = max(16, min(block, CELLS // len(cols)))  # a block holds at most CELLS scores
     for start in range(0, len(rows), block):
         row_idx = np.asarray(rows[start : start + block], dtype=np.int64)
         sims = matrix[row_idx] @ sub.T

@@ -2,7 +2,7 @@
 
 Below ``index.exact_below`` chunks a vault's own searches score the vectors kept in SQLite
 (:attr:`memvault.index.handle.Index.in_memory`) and don't open Chroma; importing chromadb
-and writing to it was most of the first search after a write (~0.7 s). So for a vault's
+and writing to it was most of the first search after a write. So for a vault's
 own (embedded) Chroma an update writes what Chroma should do into ``chroma_pending`` in the
 same transaction as the chunks, and :func:`carry_out` does it when a collection is opened
 to be read (the index grew past the threshold, ``index.exact_below: 0``, consolidation

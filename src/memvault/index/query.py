@@ -353,8 +353,8 @@ def one_blas_thread() -> Iterator[bool]:
     """Matrix products inside run on one BLAS thread (yields False if that can't be set).
 
     OpenBLAS splits a matrix-vector product over every core. For the few megabytes of an
-    in-memory index that saves well under a millisecond on an idle machine, but on a busy
-    one the query waits for a second core to come free (``docs/performance.md``).
+    in-memory index that saves next to nothing on an idle machine, but on a busy one the
+    query waits for a second core to come free (``docs/performance.md``).
     """
     global _blas
     if _blas is None:

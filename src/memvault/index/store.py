@@ -368,7 +368,7 @@ def collection_name(
 
 # Indexes that only make reads faster, created by the next update of an index built
 # without them: the names of who speaks (every search's query reads them, see
-# :func:`memvault.index.query.speaker_pattern`: 40 ms over 100,000 documents without it).
+# :func:`memvault.index.query.speaker_pattern`; without it, a scan of every document).
 READ_INDEXES = ("CREATE INDEX IF NOT EXISTS docs_speakers ON docs(speakers)",)
 
 

@@ -1,10 +1,10 @@
 """The ``git status`` of a new process's first search, begun early.
 
-At 100,000 files ``git status`` lstat()s every one (~0.3 s, in a child process); the drift
-check waits for it. So the command line begins it as soon as it knows the vault, before it
-imports the search code and loads the model, and the drift check takes its answer
-(:func:`memvault.store.git.status.dirty_paths`). This module imports nothing heavy, so that
-beginning it costs nothing first.
+``git status`` lstat()s every file (in a child process), and in a large vault the drift
+check waits for it longer than for anything else. So the command line begins it as soon as
+it knows the vault, before it imports the search code and loads the model, and the drift
+check takes its answer (:func:`memvault.store.git.status.dirty_paths`). This module
+imports nothing heavy, so that beginning it costs nothing first.
 """
 
 from __future__ import annotations

@@ -31,7 +31,7 @@ if TYPE_CHECKING:  # pragma: no cover
 
 def _repo(root: Path) -> Any:
     """A GitPython ``Repo`` for the richer, off-the-hot-path operations."""
-    import git  # GitPython: ~0.1 s to import, so only where a command needs it
+    import git  # GitPython is slow to import: only where a command needs it
 
     return git.Repo(root)
 
@@ -60,8 +60,9 @@ def commit(
     Returns the new commit's sha, or ``None`` when there was nothing to commit.
     Paths staged by the user for other files are left out of this commit.
 
-    The commit is made with plumbing when it can (see :func:`_plumbing_commit`): on a
-    10,000-file vault ``git commit`` re-stats every tracked file and costs ~2x as much.
+    The commit is made with plumbing when it can (see :func:`_plumbing_commit`): ``git
+    commit`` also re-stats every tracked file, which the plumbing skips
+    (``docs/performance.md``).
     """
     add = sorted(set(add))
     remove = sorted(set(remove))
@@ -114,7 +115,7 @@ def stage(root: Path, add: Sequence[str] = (), remove: Sequence[str] = ()) -> No
 class BlobPacker:
     """Blobs written into one pack by ``git fast-import`` while a bulk write goes on, so
     that staging finds them there: ``update-index`` otherwise writes one loose object per
-    new file (100,000 files: ~3x the time of the whole pack). Only a head start: staging
+    new file, far slower than one pack for many files. Only a head start: staging
     still hashes every file as git sees it (filters included), so a blob packed here that
     isn't the staged one is merely unused. Any failure just stops the packing."""
 

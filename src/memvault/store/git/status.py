@@ -96,8 +96,8 @@ def status_blind(root: Path, specs: Sequence[str]) -> bool | None:
     way in or out (``core.autocrlf``, ``core.eol``, ``text``/``eol``/``filter``/``ident``
     attributes: a line-ending-only edit is clean to git). None: git can't tell.
 
-    Read with ``git ls-files -s -v`` (~0.1 s at 100,000 files) and ``git config``, and
-    noted in the index folder with the stat of ``.git/index``, ``.git/config`` and the
+    Read with ``git ls-files -s -v`` (a listing of the whole git index) and ``git config``,
+    and noted in the index folder with the stat of ``.git/index``, ``.git/config`` and the
     attributes files: a rewrite of any is a new file (its inode, size or mtime moves), so
     a new process asks again only after one of them changed."""
     folder = git_dir(root)
