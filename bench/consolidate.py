@@ -110,7 +110,7 @@ class Builder:
             "tags": list(tags),
             **extra,
         }
-        self.writes[self.vault.path_for(meta)] = self.render(meta, text)
+        self.writes[self.vault.core.path_for(meta)] = self.render(meta, text)
         self.texts.add(text)
         return mid
 
@@ -192,7 +192,7 @@ def build(root: Path, n: int, seed: int) -> tuple[Any, Builder]:
         extra = {"session": session} if session else {}
         b.add(f"ep-{j:05d}", "episodic", f.text, owner, when, f.tags, **extra)
     with vault.locked():
-        vault.commit_files(b.writes, f"bench: {len(b.writes)} memories")
+        vault.core.commit_files(b.writes, f"bench: {len(b.writes)} memories")
     return vault, b
 
 

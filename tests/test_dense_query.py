@@ -52,7 +52,7 @@ def transcript(folder: Path, session: str, lines: list[tuple[str, str]]) -> Path
 @pytest.fixture
 def chat(tmp_path: Path) -> Vault:
     vault = Vault.init(tmp_path / "v")
-    report = ingest_file(vault, transcript(tmp_path, "s1", CHAT))
+    report = ingest_file(vault.core, transcript(tmp_path, "s1", CHAT))
     assert report.added == len(CHAT) and not report.problems
     vault.reindex()
     return vault
@@ -97,7 +97,7 @@ def test_a_vault_without_speakers_embeds_the_query_as_written(vault: Vault) -> N
     vault.add("semantic", "Anna Maria runs the bakery by the harbour", subject="bakery.owner")
     vault.reindex()
     query = "Who is Anna Maria?"
-    assert dense_query(ensure_fresh(vault), query) == query
+    assert dense_query(ensure_fresh(vault.core), query) == query
 
 
 def test_the_vector_leg_embeds_the_query_without_names(chat: Vault, embedded: list[str]) -> None:

@@ -122,11 +122,11 @@ def test_searches_use_the_old_index_until_the_new_one_is_switched_in(
     # For a moment this process still reads the old index (a query may have been embedded
     # for it already); then the new one, with the new embedder.
     assert vault.search("zebra crossing", log=False).ids[0] == "zebra"
-    assert embedder_for(vault).identity == "fake:64"
+    assert embedder_for(vault.core).identity == "fake:64"
     monkeypatch.setattr(handle, "GRACE", 0.0)
     found = vault.search("zebra crossing", log=False, explain=True)
     assert found.note is None and found.ids[0] == "zebra"
-    assert embedder_for(vault).identity == "fake:32"
+    assert embedder_for(vault.core).identity == "fake:32"
     conn = store.connect(root, create=False)
     try:
         sizes = {len(blob) for (blob,) in conn.execute("SELECT vec FROM chunks")}
@@ -283,7 +283,7 @@ def test_doctor_reports_the_embedder_and_the_build(
 
     monkeypatch.setattr(migrate, "SEARCH_BATCH", 5)
     vault = switched(root, monkeypatch, **{"index.migrate_budget": 0})
-    notes = index_health(vault)
+    notes = index_health(vault.core)
     assert len(notes) == 1 and "builds a new index beside the old one" in notes[0], notes
     vault.search("port 8001", log=False)
     report = doctor_report(Vault.open(root))
@@ -360,7 +360,7 @@ def test_a_reader_that_opened_the_old_index_keeps_reading_it_after_the_switch(
     vault = switched(root, monkeypatch)
     result = vault.search("port 8002", log=False)
     assert result.ids[0] == "f002" and result.note is None
-    assert embedder_for(vault).identity == "fake:32"
+    assert embedder_for(vault.core).identity == "fake:32"
 
 
 @pytest.fixture(scope="module")
@@ -411,4 +411,4 @@ def test_a_context_block_whose_first_search_finishes_the_switch_still_answers(
     assert "port 8005" in vault.context("which service listens on port 8005", budget=400).text
     time.sleep(handle.GRACE)
     assert "port 8005" in vault.context("which service listens on port 8005", budget=400).text
-    assert embedder_for(vault).identity == "fake:32"
+    assert embedder_for(vault.core).identity == "fake:32"

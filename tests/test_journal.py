@@ -24,7 +24,7 @@ what = sys.argv[2]
 if what == "import":
     from memvault.transfer import import_file
     from pathlib import Path
-    import_file(vault, Path(sys.argv[3]))
+    import_file(vault.core, Path(sys.argv[3]))
 elif what == "update":
     vault.update(sys.argv[3], {"importance": 5}, "raise it", content="Rewritten body")
 elif what == "forget":

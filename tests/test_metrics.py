@@ -87,17 +87,17 @@ def known(tmp_path: Path) -> Vault:
     # e1..e3 follow the same steps: promoted 45 days ago (outside the window)
     for n in (1, 2, 3):
         vault.add("episodic", f"Worker stuck, episode {n}", id=f"e{n}", steps=STEPS_A)
-    old, _ = consolidate(vault, now=ago(45), only=["promote"])
+    old, _ = consolidate(vault.core, now=ago(45), only=["promote"])
     # e4..e6 follow other steps: promoted 10 days ago (inside)
     for n in (4, 5, 6):
         vault.add("episodic", f"Release, episode {n}", id=f"e{n}", steps=STEPS_B)
-    new, _ = consolidate(vault, now=ago(10), only=["promote"])
+    new, _ = consolidate(vault.core, now=ago(10), only=["promote"])
     PROPOSED[vault.root] = {
         when: [a.memory_id for a in plan.actions if a.step == "promote"]
         for when, plan in (("old", old), ("new", new))
     }
-    consolidate(vault, now=ago(40), only=["decay"])  # archives x
-    consolidate(vault, now=ago(20), only=["decay"])  # archives y1, y2
+    consolidate(vault.core, now=ago(40), only=["decay"])  # archives x
+    consolidate(vault.core, now=ago(20), only=["decay"])  # archives y1, y2
     # reads: logged, then folded by a consolidation (which keeps them as history)
     append(
         vault.root / ACCESS_LOG,
@@ -108,7 +108,7 @@ def known(tmp_path: Path) -> Vault:
         read(ago(3), "search", [], 30),
         read(ago(3), "fact", ["f1"], 40),
     )
-    consolidate(vault, only=["fold"])
+    consolidate(vault.core, only=["fold"])
     # reads not folded yet
     append(
         vault.root / ACCESS_LOG,
@@ -203,7 +203,7 @@ def test_queries_per_day_divides_by_the_calendar_span(tmp_path: Path) -> None:
         *(read(ago(9), "recall", [], 1) for _ in range(3)),
         *(read(ago(2), "recall", [], 1) for _ in range(2)),
     )
-    stats = vault_stats(vault, days=30, now=T)
+    stats = vault_stats(vault.core, days=30, now=T)
     assert stats["window"]["start"] == format_time(ago(10))  # the vault's age clips it
     assert stats["usage"]["queries_per_day"] == 0.5
     assert usage_stats(vault.root)["queries"] == 5
@@ -217,7 +217,7 @@ def test_real_reads_count(vault: Vault) -> None:
     vault.add("semantic", "Sentry holds the error reports", id="sentry")
     vault.validate("Sentry holds the error reports")
     vault.recall("where are the error reports?")
-    stats = vault_stats(vault)
+    stats = vault_stats(vault.core)
     assert stats["usage"]["queries"] == 2 and stats["usage"]["recall_hit_rate"] == 1.0
     assert stats["metrics"]["validation_rate"] == 1.0
 

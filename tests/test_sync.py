@@ -189,7 +189,7 @@ def test_fresh_clone_gets_the_merge_driver(clones: tuple[Vault, Vault, Path]) ->
 
 def test_no_remote_is_a_clear_error(vault: Vault) -> None:
     with pytest.raises(SyncError, match="no git remote"):
-        sync(vault)
+        sync(vault.core)
 
 
 def test_first_push_to_an_empty_remote_sets_upstream(tmp_path: Path) -> None:
@@ -197,7 +197,7 @@ def test_first_push_to_an_empty_remote_sets_upstream(tmp_path: Path) -> None:
     git(tmp_path, "init", "-q", "--bare", str(remote))
     v = Vault.init(tmp_path / "v")
     git(v.root, "remote", "add", "origin", str(remote))
-    report = sync(v)
+    report = sync(v.core)
     assert report.pushed == 1
     assert git(v.root, "rev-parse", "--abbrev-ref", "main@{upstream}").strip() == "origin/main"
 
@@ -208,12 +208,12 @@ def test_commit_hand_edits_handles_deletes_and_moves(vault: Vault) -> None:
     (vault.root / "semantic/facts/one.md").unlink()
     (vault.root / "semantic/decisions").mkdir()
     (vault.root / "semantic/facts/two.md").rename(vault.root / "semantic/decisions/two.md")
-    result = commit_hand_edits(vault)
+    result = commit_hand_edits(vault.core)
     assert result.commit is not None
     assert set(result.removed) == {"semantic/facts/one.md", "semantic/facts/two.md"}
     assert result.added == ("semantic/decisions/two.md",)
     assert git(vault.root, "status", "--porcelain").strip() == ""
-    assert commit_hand_edits(vault).commit is None
+    assert commit_hand_edits(vault.core).commit is None
 
 
 def test_cli_sync_json(clones: tuple[Vault, Vault, Path], cli, chdir) -> None:  # type: ignore[no-untyped-def]

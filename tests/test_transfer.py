@@ -139,7 +139,7 @@ def test_import_hand_made_jsonl_records(vault: Vault, tmp_path: Path) -> None:
         )
         + "\n\n"
     )
-    report = import_file(vault, src)
+    report = import_file(vault.core, src)
     assert report.problems == [] and sorted(report.ids) == [
         "made-episode",
         "made-fact",
@@ -166,9 +166,9 @@ def test_import_refuses_unsafe_paths_and_secrets(vault: Vault, tmp_path: Path) -
     ]
     src.write_text("".join(json.dumps(r) + "\n" for r in records))
     before = commit_count(vault.root)
-    assert import_file(vault, src).added == 0  # a bad record: nothing written by default
+    assert import_file(vault.core, src).added == 0  # a bad record: nothing written by default
     assert commit_count(vault.root) == before
-    report = import_file(vault, src, skip_bad=True)
+    report = import_file(vault.core, src, skip_bad=True)
     # an unsafe path is ignored: the record is re-homed by its id and type, never outside the trees
     assert report.ids == ["evil"] and vault.get("evil").path == "semantic/facts/evil.md"
     assert not (vault.root.parent / "evil.md").exists()
@@ -181,12 +181,12 @@ def test_import_refuses_unsafe_paths_and_secrets(vault: Vault, tmp_path: Path) -
 
 def test_import_missing_or_binary_file(vault: Vault, tmp_path: Path) -> None:
     with pytest.raises(MemvaultError) as info:
-        import_file(vault, tmp_path / "missing.jsonl")
+        import_file(vault.core, tmp_path / "missing.jsonl")
     assert "missing.jsonl" in str(info.value)
     binary = tmp_path / "x.jsonl"
     binary.write_bytes(b"\xff\xfe\x00")
     with pytest.raises(MemvaultError):
-        import_file(vault, binary)
+        import_file(vault.core, binary)
 
 
 SEED = """\
@@ -240,7 +240,7 @@ episodes:
 def test_import_seed_episodes(vault: Vault, tmp_path: Path) -> None:
     seed = tmp_path / "seed.yaml"
     seed.write_text(SEED, encoding="utf-8")
-    report = import_file(vault, seed)
+    report = import_file(vault.core, seed)
     assert report.problems == [] and report.added == 2
     first = vault.get("ep-2025-12-28-001")
     assert first.type == "episodic" and first.category == "decision"
@@ -266,9 +266,9 @@ def test_import_seed_episodes(vault: Vault, tmp_path: Path) -> None:
     assert "decay" not in second.meta
     from memvault.reports import doctor_report
 
-    problems = doctor_report(vault)["problems"]
+    problems = doctor_report(vault.core)["problems"]
     assert problems == []
-    again = import_file(vault, seed)
+    again = import_file(vault.core, seed)
     assert again.added == 0 and again.skipped == 2
 
 
@@ -276,10 +276,10 @@ def test_import_seed_yaml_errors(vault: Vault, tmp_path: Path) -> None:
     bad = tmp_path / "bad.yaml"
     bad.write_text("episodes: [unclosed\n")
     with pytest.raises(MemvaultError) as info:
-        import_file(vault, bad)
+        import_file(vault.core, bad)
     assert "bad.yaml" in str(info.value)
     wrong = tmp_path / "wrong.yaml"
     wrong.write_text("facts:\n  - a\n")
     with pytest.raises(MemvaultError) as info:
-        import_file(vault, wrong)
+        import_file(vault.core, wrong)
     assert "episodes" in str(info.value)

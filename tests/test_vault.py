@@ -130,7 +130,7 @@ def test_init_examples_are_valid_and_dated(tmp_path: Path) -> None:
     memories = vault.all_memories()
     kinds = {m.type for m in memories}
     assert kinds == {"episodic", "semantic", "procedural"}
-    assert vault.scan().invalid == []
+    assert vault.core.scan().invalid == []
     for m in memories:
         assert "{{" not in (vault.root / m.path).read_text()
         assert m.created is not None

@@ -43,7 +43,7 @@ def _typer_app() -> Any:
 
 
 def _crash_log(exc: BaseException) -> Path:
-    from ..paths import user_cache_dir
+    from .. import user_cache_dir
 
     base = user_cache_dir()
     base.mkdir(parents=True, exist_ok=True)
