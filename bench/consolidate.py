@@ -297,7 +297,9 @@ def run(
         only = {"no-dedup": "dedup", "no-promote": "promote"}.get(fault or "")
         steps = [s for s in STEPS if s != only]
         t, c = time.perf_counter(), _cpu()
-        result, sha = consolidate(Vault.open(root), now=NOW, only=steps)  # `memvault consolidate`
+        result, sha = consolidate(
+            Vault.open(root).core, now=NOW, only=steps
+        )  # `memvault consolidate`
         cons_s, cons_cpu = time.perf_counter() - t, _cpu() - c
         load = max(load, os.getloadavg()[0])
         after = Vault.open(root).all_memories()

@@ -242,7 +242,7 @@ def consolidator(
         try:
             if "consolidation-error" in faults and runs + errors == 0:
                 raise RuntimeError("injected fault: a consolidation failed")
-            consolidate(Vault.open(root), only=["fold", "decay", "dedup", "supersede"])
+            consolidate(Vault.open(root).core, only=["fold", "decay", "dedup", "supersede"])
             runs += 1
         except Exception as exc:  # noqa: BLE001 - counted; the run fails on any
             errors += 1

@@ -275,14 +275,14 @@ def test_review_accept_and_reject(vault: Vault) -> None:
     b = plain.add("semantic", "A wrong global claim", scope="global")
     assert a.inbox and b.inbox
     with pytest.raises(Exception, match="librarian"):
-        accept(plain, a.memory.id)
-    accept(lib, a.memory.id)
+        accept(plain.core, a.memory.id)
+    accept(lib.core, a.memory.id)
     accepted = plain.get(a.memory.id)
     assert (
         accepted.path == "semantic/facts/everyone-uses-utc-in-logs.md"
         and accepted.status == "active"
     )
-    reject(lib, b.memory.id, "not true")
+    reject(lib.core, b.memory.id, "not true")
     assert not (vault.root / b.memory.path).exists()
     assert "reject" in last_message(vault.root)
 
@@ -452,9 +452,9 @@ def test_retention_archives_old_self_memories(vault: Vault) -> None:
     mid = agent.add(
         "episodic", "A private note", scope="self", importance=5, decay="never", created=T0S
     ).memory.id
-    consolidate(agent, now=T0 + dt.timedelta(days=80), only=["retention"])
+    consolidate(agent.core, now=T0 + dt.timedelta(days=80), only=["retention"])
     assert agent.get(mid).path.startswith("episodic/")
-    consolidate(agent, now=T0 + dt.timedelta(days=100), only=["retention"])
+    consolidate(agent.core, now=T0 + dt.timedelta(days=100), only=["retention"])
     assert agent.get(mid).path.startswith("archive/")
 
 

@@ -252,7 +252,7 @@ def test_mcp_results_carry_debug_only_while_it_is_on(v: Path) -> None:
     from test_mcp import connect, run
 
     async def main() -> None:
-        async with connect(v.core, agent="alice") as s:
+        async with connect(v, agent="alice") as s:
             before = await s.call_tool("fact", {"query": "database"})
             assert not before.is_error and before.structured_content is not None
             assert "debug" not in before.structured_content

@@ -90,7 +90,7 @@ def embedded(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     ],
 )
 def test_dense_query_leaves_out_the_speakers_names(chat: Vault, query: str, expected: str) -> None:
-    assert dense_query(ensure_fresh(chat), query) == expected
+    assert dense_query(ensure_fresh(chat.core), query) == expected
 
 
 def test_a_vault_without_speakers_embeds_the_query_as_written(vault: Vault) -> None:
@@ -126,7 +126,7 @@ def test_a_new_speaker_is_known_after_the_next_write(
     chat.recall("what did Sam Okafor say about Cork?", log=False)
     assert embedded[-1] == "what did Sam Okafor say about Cork?"
     lines = [("Sam Okafor", "Cork was rainy all week."), ("Anna Maria", "Bring a coat!")]
-    ingest_file(chat, transcript(tmp_path, "s2", lines))
+    ingest_file(chat.core, transcript(tmp_path, "s2", lines))
     chat.reindex()
     chat.recall("what did Sam Okafor say about Cork?", log=False)
     assert embedded[-1] == "what did say about Cork?"
@@ -135,8 +135,8 @@ def test_a_new_speaker_is_known_after_the_next_write(
 def test_a_name_that_is_a_function_word_stays_in_the_embedded_query(
     chat: Vault, tmp_path: Path
 ) -> None:
-    ingest_file(chat, transcript(tmp_path, "s3", [("Will", "The deploy went fine.")]))
+    ingest_file(chat.core, transcript(tmp_path, "s3", [("Will", "The deploy went fine.")]))
     chat.reindex()
-    idx = ensure_fresh(chat)
+    idx = ensure_fresh(chat.core)
     assert dense_query(idx, "Will the deploy work on Friday?") == "Will the deploy work on Friday?"
     assert dense_query(idx, "Did jean-luc deploy?") == "Did deploy?"

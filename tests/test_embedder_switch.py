@@ -140,7 +140,7 @@ def test_searches_use_the_old_index_until_the_new_one_is_switched_in(
     own = float(np.frombuffer(stored, dtype=np.float32) @ query)
     explain = found.hits[0].explain
     assert explain is not None and explain["vector"]["own"] == pytest.approx(own, abs=1e-4)
-    assert index_health(Vault.open(root)) == []
+    assert index_health(Vault.open(root).core) == []
 
 
 def test_a_failed_build_resumes_where_it_stopped(
@@ -277,7 +277,7 @@ def test_doctor_reports_the_embedder_and_the_build(
     built: Vault, monkeypatch: pytest.MonkeyPatch, cli: Any
 ) -> None:
     root = built.root
-    report = doctor_report(Vault.open(root))
+    report = doctor_report(Vault.open(root).core)
     assert report["index"]["embedder"] == "fake:64" and report["index"]["dimensions"] == 64
     assert report["index"]["shadow"] is None and report["notes"] == []
 
@@ -286,7 +286,7 @@ def test_doctor_reports_the_embedder_and_the_build(
     notes = index_health(vault.core)
     assert len(notes) == 1 and "builds a new index beside the old one" in notes[0], notes
     vault.search("port 8001", log=False)
-    report = doctor_report(Vault.open(root))
+    report = doctor_report(Vault.open(root).core)
     building = report["index"]["shadow"]
     assert report["index"]["embedder"] == "fake:64"
     assert (building["embedder"], building["done"], building["total"]) == ("fake:32", 5, N)
@@ -301,10 +301,10 @@ def test_doctor_reports_the_embedder_and_the_build(
     # Back to the old embedder: the half-built index is reported, then removed.
     monkeypatch.setenv("MEMVAULT_EMBEDDER", "fake")
     back = Vault.open(root)
-    assert any("left over" in n for n in index_health(back))
+    assert any("left over" in n for n in index_health(back.core))
     back.reindex()
     assert shadow(root) is None and store.builds(root) == []
-    assert index_health(back) == []
+    assert index_health(back.core) == []
 
 
 def test_an_old_embedder_that_cannot_be_loaded_serves_keywords_only(
@@ -347,7 +347,7 @@ def test_a_reader_that_opened_the_old_index_keeps_reading_it_after_the_switch(
     built: Vault, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     root = built.root
-    old = ensure_fresh(Vault.open(root))
+    old = ensure_fresh(Vault.open(root).core)
     # Another process builds the new index, switches to it and deletes the old files.
     proc = run_memvault("--vault", root, "reindex", env={"MEMVAULT_EMBEDDER": "fake:32"})
     assert proc.returncode == 0, proc.stderr

@@ -179,7 +179,7 @@ def test_plain_command_lines_take_the_fast_path():
 def _meta(vault_root: Path, rel: str) -> dict:
     from memvault.store.files import load_document
 
-    meta = dict(load_document(vault_root.core / rel, rel).meta)
+    meta = dict(load_document(vault_root / rel, rel).meta)
     for key in ("created", "valid_from"):
         meta.pop(key, None)
     return meta

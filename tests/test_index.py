@@ -314,10 +314,10 @@ def test_embedder_change_forces_a_rebuild(
     conn = store.connect(vault.root, create=False)
     sizes = {len(blob) for (blob,) in conn.execute("SELECT vec FROM chunks")}
     assert sizes == {32 * 4}  # no 64-d vector survived: nothing mixed
-    notes = index_health(Vault.open(vault.root))
+    notes = index_health(Vault.open(vault.root).core)
     assert notes == []
     monkeypatch.setenv("MEMVAULT_EMBEDDER", "fake:16")
-    assert any("another" in n or "embedder" in n for n in index_health(Vault.open(vault.root)))
+    assert any("another" in n or "embedder" in n for n in index_health(Vault.open(vault.root).core))
 
 
 @pytest.mark.parametrize("damage", ["garble", "delete", "manifest", "chroma"])

@@ -384,16 +384,16 @@ def test_cannot_append_to_another_agents_private_session(tmp_path: Path) -> None
     Vault.init(tmp_path / "v")
     over = {"defaults.scope": "self"}
     alice = Vault.open(tmp_path / "v", agent="alice", overrides=over)
-    log_turn(alice, "standup", "Alice's private notes", role="user")
+    log_turn(alice.core, "standup", "Alice's private notes", role="user")
     bob = Vault.open(tmp_path / "v", agent="bob", overrides=over)
     path = jsonl(
         tmp_path / "b.jsonl", {"role": "user", "content": "bob was here", "session": "standup"}
     )
     commits = commit_count(alice.root)
     with pytest.raises(PermissionDeniedError, match="belongs to another agent"):
-        ingest_file(bob, path)
+        ingest_file(bob.core, path)
     with pytest.raises(PermissionDeniedError):
-        log_turn(bob, "standup", "sneaky")
+        log_turn(bob.core, "standup", "sneaky")
     assert commit_count(alice.root) == commits
 
 
@@ -405,7 +405,7 @@ def test_log_turn_with_query_rating_and_context(tmp_path: Path) -> None:
     cfo = Vault.open(tmp_path / "v", agent="cfo")
     before = commit_count(cfo.root)
     result = log_turn(
-        cfo,
+        cfo.core,
         "pricing",
         "Raise Basic to $12.",
         query="What if we raise prices?",
@@ -417,9 +417,9 @@ def test_log_turn_with_query_rating_and_context(tmp_path: Path) -> None:
     assert [t.role for t in turns] == ["user", "assistant"]
     assert turns[1].extra == "agent: cfo · rating: helpful · context: pricing - tier Basic"
     with pytest.raises(ValidationError, match="rating"):
-        log_turn(cfo, "pricing", "x", rating="great")  # type: ignore[arg-type]
+        log_turn(cfo.core, "pricing", "x", rating="great")  # type: ignore[arg-type]
     with pytest.raises(ValidationError, match="role"):
-        log_turn(cfo, "pricing", "x", role="robot")
+        log_turn(cfo.core, "pricing", "x", role="robot")
 
 
 def test_insights_filters_and_summary(tmp_path: Path) -> None:
@@ -429,7 +429,7 @@ def test_insights_filters_and_summary(tmp_path: Path) -> None:
     jan = dt.datetime(2026, 1, 10, tzinfo=dt.UTC)
     feb = dt.datetime(2026, 2, 10, tzinfo=dt.UTC)
     log_turn(
-        cfo,
+        cfo.core,
         "s1",
         "Raise Basic to $12.",
         query="What about pricing?",
@@ -438,18 +438,23 @@ def test_insights_filters_and_summary(tmp_path: Path) -> None:
         when=jan,
     )
     log_turn(
-        cfo, "s1", "Cut the CAC target.", query="How do we grow?", rating="not_helpful", when=feb
+        cfo.core,
+        "s1",
+        "Cut the CAC target.",
+        query="How do we grow?",
+        rating="not_helpful",
+        when=feb,
     )
     log_usage(
-        cmo,
+        cmo.core,
         "Which channel converts?",
         "LinkedIn ads on pricing pages.",
         session="s2",
         rating="neutral",
     )
-    log_turn(cmo, "s2", "Unrated reply.", query="Anything else?")
+    log_turn(cmo.core, "s2", "Unrated reply.", query="Anything else?")
 
-    everything = insights(cfo)
+    everything = insights(cfo.core)
     assert everything["summary"]["interactions"] == 3
     assert everything["summary"]["by_rating"] == {"helpful": 1, "neutral": 1, "not_helpful": 1}
     assert everything["summary"]["by_agent"]["cfo"]["helpful_rate"] == 0.5
@@ -457,35 +462,35 @@ def test_insights_filters_and_summary(tmp_path: Path) -> None:
         -1
     ] == "cfo"  # newest first: jan is last
 
-    only_cfo = insights(cfo, agent="cfo")
+    only_cfo = insights(cfo.core, agent="cfo")
     assert {i["agent"] for i in only_cfo["interactions"]} == {"cfo"}
     assert only_cfo["interactions"][0]["query"] == "How do we grow?"
 
-    pricing = insights(cfo, topic="pricing")
+    pricing = insights(cfo.core, topic="pricing")
     assert {i["response"] for i in pricing["interactions"]} == {
         "Raise Basic to $12.",
         "LinkedIn ads on pricing pages.",
     }
 
     window = insights(
-        cfo,
+        cfo.core,
         since=dt.datetime(2026, 2, 1, tzinfo=dt.UTC),
         until=dt.datetime(2026, 3, 1, tzinfo=dt.UTC),
     )
     assert [i["response"] for i in window["interactions"]] == ["Cut the CAC target."]
-    assert insights(cfo, limit=1)["interactions"][0]["rating"] in ("neutral", "not_helpful")
-    assert len(insights(cfo, limit=1)["interactions"]) == 1
+    assert insights(cfo.core, limit=1)["interactions"][0]["rating"] in ("neutral", "not_helpful")
+    assert len(insights(cfo.core, limit=1)["interactions"]) == 1
 
 
 def test_insights_respect_scopes(tmp_path: Path) -> None:
     Vault.init(tmp_path / "v")
     over = {"defaults.scope": "self"}
     alice = Vault.open(tmp_path / "v", agent="alice", overrides=over)
-    log_turn(alice, "private", "secret plan", query="q", rating="helpful")
+    log_turn(alice.core, "private", "secret plan", query="q", rating="helpful")
     bob = Vault.open(tmp_path / "v", agent="bob", overrides=over)
-    assert insights(bob)["summary"]["interactions"] == 0
-    assert insights(bob, agent="alice")["interactions"] == []
-    assert insights(alice)["summary"]["interactions"] == 1
+    assert insights(bob.core)["summary"]["interactions"] == 0
+    assert insights(bob.core, agent="alice")["interactions"] == []
+    assert insights(alice.core)["summary"]["interactions"] == 1
 
 
 # --- the CLI ----------------------------------------------------------------------------
@@ -534,7 +539,7 @@ def test_cli_ingest_from_a_claude_code_hook(vault: Vault, tmp_path: Path) -> Non
 def test_cli_insights(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     Vault.init(tmp_path / "v")
     log_turn(
-        Vault.open(tmp_path / "v", agent="cfo"),
+        Vault.open(tmp_path / "v", agent="cfo").core,
         "s",
         "Raise prices.",
         query="Pricing?",

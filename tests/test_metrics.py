@@ -139,7 +139,7 @@ def known(tmp_path: Path) -> Vault:
 
 
 def test_seed_metrics_from_known_history(known: Vault) -> None:
-    stats = vault_stats(known, days=30)
+    stats = vault_stats(known.core, days=30)
     assert stats["window"]["span_days"] == 30.0
     m = stats["metrics"]
     # consolidation: e1..e6 are in a proposal's derived_from; x, y1, y2 are not; the
@@ -169,7 +169,7 @@ def test_seed_metrics_from_known_history(known: Vault) -> None:
 
 
 def test_usage_counts_the_window_including_folded_reads(known: Vault) -> None:
-    usage = vault_stats(known, days=30, now=T)["usage"]
+    usage = vault_stats(known.core, days=30, now=T)["usage"]
     # in the window: 4 folded (25, 12, 3, 3 days ago) + 2 live (yesterday)
     assert usage["queries"] == 6
     assert usage["queries_per_day"] == 0.2  # 6 / 30 calendar days, not / 5 days with reads
@@ -177,7 +177,7 @@ def test_usage_counts_the_window_including_folded_reads(known: Vault) -> None:
     assert usage["avg_query_ms"] == 35.0  # (10+20+30+40+50+60) / 6
     assert usage["most_recalled"][0] == {"id": "f1", "count": 2}
     # a shorter window: yesterday's two and the two of 3 days ago
-    week = vault_stats(known, days=7, now=T)
+    week = vault_stats(known.core, days=7, now=T)
     assert week["usage"]["queries"] == 4 and week["usage"]["queries_per_day"] == round(4 / 7, 4)
     assert week["metrics"]["basis"]["validation_rate"]["validated"] == 1  # f4
     assert week["metrics"]["patterns_discovered"] == 0
@@ -187,11 +187,11 @@ def test_folded_reads_are_kept_trimmed_and_not_counted_twice(known: Vault) -> No
     history = (known.root / ACCESS_LOG_HISTORY).read_text(encoding="utf-8").splitlines()
     assert [json.loads(line)["ms"] for line in history] == [5, 10, 20, 30, 40]  # 100 days: gone
     assert git(known.root, "check-ignore", ACCESS_LOG_HISTORY).strip() == ACCESS_LOG_HISTORY
-    before = vault_stats(known)["usage"]["queries"]
-    consolidate(known, only=["fold"])  # folds yesterday's two
+    before = vault_stats(known.core)["usage"]["queries"]
+    consolidate(known.core, only=["fold"])  # folds yesterday's two
     history = (known.root / ACCESS_LOG_HISTORY).read_text(encoding="utf-8").splitlines()
     assert len(history) == 7 and not (known.root / ACCESS_LOG).exists()
-    assert vault_stats(known)["usage"]["queries"] == before == 6
+    assert vault_stats(known.core)["usage"]["queries"] == before == 6
 
 
 def test_queries_per_day_divides_by_the_calendar_span(tmp_path: Path) -> None:
@@ -210,7 +210,7 @@ def test_queries_per_day_divides_by_the_calendar_span(tmp_path: Path) -> None:
     # a vault born today: at least one day
     young = Vault.init(tmp_path / "young")
     append(young.root / ACCESS_LOG, *(read(now_utc(), "recall", [], 1) for _ in range(3)))
-    assert vault_stats(young)["usage"]["queries_per_day"] == 3.0
+    assert vault_stats(young.core)["usage"]["queries_per_day"] == 3.0
 
 
 def test_real_reads_count(vault: Vault) -> None:

@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from memvault import Vault
+from memvault.core import Core
 from memvault.store import journal
 from memvault.store.git import ops as gitstore
 from memvault.transfer import import_file
@@ -40,7 +41,7 @@ def test_an_import_of_200000_memories_is_one_commit(vault: Vault, tmp_path: Path
     before = commit_count(vault.root)
     seen: list[tuple[int, int, int]] = []
     report = import_file(
-        vault, _tiny_jsonl(tmp_path / "big.jsonl", BIG), progress=lambda *a: seen.append(a)
+        vault.core, _tiny_jsonl(tmp_path / "big.jsonl", BIG), progress=lambda *a: seen.append(a)
     )
     assert report.problems == [] and report.added == BIG and report.commit is not None
     assert commit_count(vault.root) == before + 1
@@ -60,7 +61,7 @@ from memvault.transfer import import_file
 def die(*a, **k):
     os.kill(os.getpid(), signal.SIGKILL)
 gitstore._plumbing_commit = die  # every file is written and staged; no commit
-import_file(Vault.open(sys.argv[1]), Path(sys.argv[2]))
+import_file(Vault.open(sys.argv[1]).core, Path(sys.argv[2]))
 """
 
 
@@ -128,7 +129,7 @@ def test_a_failed_import_commit_rolls_back_every_file(
     assert git(vault.root, "diff", "--cached", "--name-only") == ""
     monkeypatch.undo()
     assert Vault.open(vault.root).all_memories() == []
-    assert import_file(Vault.open(vault.root), tmp_path / "in.jsonl").added == 5000
+    assert import_file(Vault.open(vault.root).core, tmp_path / "in.jsonl").added == 5000
 
 
 def test_an_import_reads_the_vault_once_not_per_record(
@@ -136,13 +137,13 @@ def test_an_import_reads_the_vault_once_not_per_record(
 ) -> None:
     import_file(vault.core, _tiny_jsonl(tmp_path / "a.jsonl", 3000, prefix="a"))
     scans: list[int] = []
-    real_scan = Vault.scan
+    real_scan = Core.scan
 
-    def counted(self: Vault) -> object:
+    def counted(self: Core) -> object:
         scans.append(1)
         return real_scan(self)
 
-    monkeypatch.setattr(Vault, "scan", counted)
+    monkeypatch.setattr(Core, "scan", counted)
     report = import_file(vault.core, _tiny_jsonl(tmp_path / "b.jsonl", 3000, prefix="b"))
     assert report.added == 3000 and len(scans) == 1
     again = import_file(vault.core, tmp_path / "b.jsonl")  # a re-run skips what is there

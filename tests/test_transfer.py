@@ -64,7 +64,7 @@ def source(vault: Vault) -> Vault:
 
 
 def test_jsonl_round_trip_is_byte_identical(source: Vault, tmp_path: Path) -> None:
-    text = export_memories(source, "jsonl")
+    text = export_memories(source.core, "jsonl")
     lines = text.splitlines()
     assert len(lines) == len(HAND_FILES) + 5
     for line in lines:
@@ -73,18 +73,18 @@ def test_jsonl_round_trip_is_byte_identical(source: Vault, tmp_path: Path) -> No
     dump = tmp_path / "dump.jsonl"
     dump.write_text(text, encoding="utf-8")
     target = Vault.init(tmp_path / "target")
-    report = import_file(target, dump)
+    report = import_file(target.core, dump)
     assert report.problems == [] and report.added == len(lines) and report.skipped == 0
     assert files_of(target.root) == files_of(source.root)
     assert commit_count(target.root) == 2 and is_clean(target.root)
-    assert export_memories(target, "jsonl") == text
+    assert export_memories(target.core, "jsonl") == text
 
 
 def test_markdown_bundle_round_trip(source: Vault, tmp_path: Path) -> None:
     bundle = tmp_path / "bundle.md"
-    bundle.write_bytes(export_memories(source, "markdown").encode("utf-8"))
+    bundle.write_bytes(export_memories(source.core, "markdown").encode("utf-8"))
     target = Vault.init(tmp_path / "target")
-    report = import_file(target, bundle)
+    report = import_file(target.core, bundle)
     assert report.problems == []
     expected = {k: v for k, v in files_of(source.root).items()}
     got = files_of(target.root)
@@ -98,11 +98,11 @@ def test_markdown_bundle_round_trip(source: Vault, tmp_path: Path) -> None:
 
 
 def test_export_without_archive(source: Vault) -> None:
-    text = export_memories(source, "jsonl", include_archive=False)
+    text = export_memories(source.core, "jsonl", include_archive=False)
     paths = [json.loads(line)["path"] for line in text.splitlines()]
     assert not any(p.startswith(("archive/", "inbox/")) for p in paths)
     with pytest.raises(MemvaultError):
-        export_memories(source, "xml")
+        export_memories(source.core, "xml")
 
 
 def test_export_respects_scopes(vault: Vault) -> None:
@@ -110,9 +110,9 @@ def test_export_respects_scopes(vault: Vault) -> None:
     a.add("semantic", "A's private memory", scope="self")
     a.add("semantic", "Everyone's memory")
     b = Vault.open(vault.root, agent="b")
-    assert "private" not in export_memories(b, "jsonl")
-    assert "private" not in export_memories(b, "markdown")
-    assert "private" in export_memories(a, "jsonl")
+    assert "private" not in export_memories(b.core, "jsonl")
+    assert "private" not in export_memories(b.core, "markdown")
+    assert "private" in export_memories(a.core, "jsonl")
 
 
 def test_import_hand_made_jsonl_records(vault: Vault, tmp_path: Path) -> None:

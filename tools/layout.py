@@ -1,7 +1,7 @@
 """Print memvault's import graph and check the shape of the code.
 
     python tools/layout.py            # the graph, cycles, long modules and functions
-    python tools/layout.py --check    # exit 1 on any cycle, crossed boundary, or size over the limits
+    python tools/layout.py --check    # exit 1 on a cycle, a crossed boundary, a size over a limit
 
 Imports are read from the source (``ast``), at any depth: an import inside a function is
 still a dependency, so it counts towards a cycle. A function may pass the length limit only

@@ -185,11 +185,33 @@ class Vault:
         role: str,
         text: str,
         *,
+        when: dt.datetime | None = None,
         extra: Mapping[str, Any] | None = None,
         allow_secrets: bool = False,
+        turn_id: str | None = None,
     ) -> WriteResult:
-        """Append a conversation turn to the session's transcript (one commit)."""
-        return self._core.log(session, role, text, extra=extra, allow_secrets=allow_secrets)
+        """Append a conversation turn to the session's transcript (created on first turn;
+        a ``turn_id`` already there is skipped). One commit."""
+        return self._core.log(
+            session,
+            role,
+            text,
+            when=when,
+            extra=extra,
+            allow_secrets=allow_secrets,
+            turn_id=turn_id,
+        )
+
+    def log_many(
+        self,
+        session: str,
+        turns: Sequence[tuple[str, str, dt.datetime | None, Mapping[str, Any] | None, str | None]],
+        *,
+        allow_secrets: bool = False,
+        source: str | None = None,
+    ) -> WriteResult:
+        """Append several turns ``(role, text, when, extra, turn_id)`` in one commit."""
+        return self._core.log_many(session, turns, allow_secrets=allow_secrets, source=source)
 
     def log_turn(
         self,
@@ -217,6 +239,18 @@ class Vault:
             when=when,
             allow_secrets=allow_secrets,
         )
+
+    def log_usage(
+        self,
+        query: str,
+        response: str,
+        *,
+        session: str,
+        rating: str | None = None,
+        context: str | None = None,
+    ) -> WriteResult:
+        """The seed's ``logAgentUsage``: a user's query and the agent's rated reply (one commit)."""
+        return self.log_turn(session, response, rating=rating, context=context, query=query)
 
     def ingest(
         self,

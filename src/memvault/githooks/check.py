@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .. import ALL_TREES, MARKER, run_git
-from .background import say
+from .detached import say
 
 if TYPE_CHECKING:
     from .. import Vault

@@ -4,7 +4,7 @@
   (:mod:`memvault.githooks.check`).
 * ``post-commit``, ``post-merge``, ``post-checkout``, ``post-rewrite`` and ``pre-push``
   bring the search index up to date (:meth:`Vault.reindex`) in a detached child
-  (:mod:`memvault.githooks.background`). They *fail open*: whatever goes wrong is one
+  (:mod:`memvault.githooks.detached`). They *fail open*: whatever goes wrong is one
   warning line on stderr and exit status 0; a failure in the background is reported, in
   one line, by the next hook. A hook never waits for the vault lock: when another
   memvault process is writing it leaves a ``reindex-pending`` mark (a reindexing hook
@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from .. import MARKER, reindex_summary, run_git
-from .background import GitConfig, hook_timeout, report_outcome, run_bounded, say
+from .detached import GitConfig, hook_timeout, report_outcome, run_bounded, say
 from .names import (
     BLOCKING_HOOKS,
     LAST_ERROR,

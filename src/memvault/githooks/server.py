@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from .. import MARKER, reindex_summary, run_git
-from .background import SERVER_TIMEOUT, GitConfig, hook_timeout, report_outcome, run_bounded, say
+from .detached import SERVER_TIMEOUT, GitConfig, hook_timeout, report_outcome, run_bounded, say
 from .names import LOG_NAME, state_dir
 
 ZERO_SHA_RE = re.compile(r"^0+$")  # the old or new side of a ref created or deleted

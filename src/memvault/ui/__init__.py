@@ -9,6 +9,9 @@ review the inbox, export, consolidate.
 
 It binds 127.0.0.1 unless told otherwise and admits only the holder of the random token
 in the URL it prints (see :mod:`memvault.ui.security`).
+
+May import: memvault's public API, ``memvault.errors`` and ``memvault.debug``; nothing else
+of the core (``tools/layout.py --check``).
 """
 
 from __future__ import annotations
