@@ -110,7 +110,7 @@ class Builder:
             "tags": list(tags),
             **extra,
         }
-        self.writes[self.vault.path_for(meta)] = self.render(meta, text)
+        self.writes[self.vault.core.path_for(meta)] = self.render(meta, text)
         self.texts.add(text)
         return mid
 
@@ -192,7 +192,7 @@ def build(root: Path, n: int, seed: int) -> tuple[Any, Builder]:
         extra = {"session": session} if session else {}
         b.add(f"ep-{j:05d}", "episodic", f.text, owner, when, f.tags, **extra)
     with vault.locked():
-        vault.commit_files(b.writes, f"bench: {len(b.writes)} memories")
+        vault.core.commit_files(b.writes, f"bench: {len(b.writes)} memories")
     return vault, b
 
 
@@ -297,7 +297,9 @@ def run(
         only = {"no-dedup": "dedup", "no-promote": "promote"}.get(fault or "")
         steps = [s for s in STEPS if s != only]
         t, c = time.perf_counter(), _cpu()
-        result, sha = consolidate(Vault.open(root), now=NOW, only=steps)  # `memvault consolidate`
+        result, sha = consolidate(
+            Vault.open(root).core, now=NOW, only=steps
+        )  # `memvault consolidate`
         cons_s, cons_cpu = time.perf_counter() - t, _cpu() - c
         load = max(load, os.getloadavg()[0])
         after = Vault.open(root).all_memories()

@@ -268,7 +268,7 @@ def build_transcripts(conv: Conversation, folder: Path, embedder: str | None) ->
             encoding="utf-8",
         )
         started = time.perf_counter()
-        report = ingest_file(vault, path)
+        report = ingest_file(vault.core, path)
         ingest_s += time.perf_counter() - started
         if report.problems or report.added != len(lines) or report.memory_id is None:
             raise BenchError(
@@ -315,7 +315,7 @@ def build_turns_as_memories(conv: Conversation, folder: Path, embedder: str | No
         "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records), encoding="utf-8"
     )
     started = time.perf_counter()
-    report = import_file(vault, path, "jsonl")
+    report = import_file(vault.core, path, "jsonl")
     ingest_s = time.perf_counter() - started
     if report.problems or report.added != len(records):
         raise BenchError(
@@ -444,7 +444,7 @@ def baseline_rankers(conv: Conversation, vault: Any) -> dict[str, Callable[[str]
     dia = [t.dia_id for t in turns]
     texts = [t.text for t in turns]
     dated = [f"[{date_words(t.time)}] {t.speaker}: {t.text}" for t in turns]
-    embedder = embedder_for(vault)
+    embedder = embedder_for(vault.core)
     return {
         "bm25": bm25_ranker(texts, dia),
         "dense": dense_ranker(texts, dia, embedder),

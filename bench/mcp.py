@@ -131,9 +131,9 @@ def build(root: Path, texts: list[str]) -> dict[str, float]:
             meta["trigger"] = [w for w in slugify(text, max_words=3).split("-")]
             meta["steps"] = [s.strip() for s in text.split(". ") if s.strip()][:5] or [text]
         meta = {k: v for k, v in meta.items() if v is not None}
-        writes[vault.path_for(meta)] = render_new(meta, text)
+        writes[vault.core.path_for(meta)] = render_new(meta, text)
     with vault.locked():
-        vault.commit_files(writes, f"bench: {len(writes)} memories")
+        vault.core.commit_files(writes, f"bench: {len(writes)} memories")
     build_s = time.perf_counter() - t
     t = time.perf_counter()
     Vault.open(root).reindex()
@@ -154,7 +154,7 @@ def inproc(root: Path, queries: list[str], limit: int, warmup: int) -> list[floa
     from memvault.search import warm
 
     vault = Vault.open(root, agent=AGENT)
-    warm(vault)
+    warm(vault.core)
     for q in queries[:warmup]:
         vault.recall(q, limit=limit)
     times = []

@@ -144,7 +144,7 @@ def score(ranked: Sequence[str], relevant: Iterable[str]) -> tuple[float, float]
     return recall, rr
 
 
-def summarize(rows: list[dict[str, Any]]) -> dict[str, Any]:
+def reindex_summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
     """Percent figures overall, by_lang, by_kind and by_lang_kind from per-query rows."""
 
     def agg(group: list[dict[str, Any]]) -> dict[str, Any]:
@@ -339,8 +339,8 @@ def run(args: argparse.Namespace) -> tuple[dict[str, Any], int]:
         dense_rows, dtimes = evaluate(queries, rank, "dense", errors)
         timing.update(dense_embed_s=round(embedded, 1), dense_query_p50_ms=ms(dtimes, 0.5))
     timing["total_s"] = round(time.perf_counter() - wall, 1)
-    result = summarize(rows)
-    result["baselines"] = {"bm25": summarize(bm25_rows), "dense": summarize(dense_rows)}
+    result = reindex_summary(rows)
+    result["baselines"] = {"bm25": reindex_summary(bm25_rows), "dense": reindex_summary(dense_rows)}
     result.update(
         split=args.split,
         embedder=spec if args.embedder else f"{spec} (chosen by init --language)",

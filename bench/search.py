@@ -187,11 +187,11 @@ def write_vault(folder: Path, records: list[dict[str, Any]], commit: bool) -> An
     writes: dict[str, str] = {}
     for rec in records:
         meta = {k: v for k, v in rec.items() if k != "content"}
-        rel = vault.path_for(meta)
+        rel = vault.core.path_for(meta)
         writes[rel] = render_new(meta, rec["content"])
     if commit:
         with vault.locked():
-            vault.commit_files(writes, f"bench: {len(writes)} memories")
+            vault.core.commit_files(writes, f"bench: {len(writes)} memories")
     else:
         for rel, text in writes.items():
             atomic_write(vault.root / rel, text)

@@ -242,7 +242,7 @@ def consolidator(
         try:
             if "consolidation-error" in faults and runs + errors == 0:
                 raise RuntimeError("injected fault: a consolidation failed")
-            consolidate(Vault.open(root), only=["fold", "decay", "dedup", "supersede"])
+            consolidate(Vault.open(root).core, only=["fold", "decay", "dedup", "supersede"])
             runs += 1
         except Exception as exc:  # noqa: BLE001 - counted; the run fails on any
             errors += 1
@@ -265,7 +265,7 @@ def verify(root: Path, acks: list[dict[str, Any]]) -> dict[str, Any]:
     from memvault.index import health
 
     vault = Vault.open(root)
-    scan = vault.scan()
+    scan = vault.core.scan()
     by_id: dict[str, list[Any]] = {}
     for entry in scan.entries.values():
         if entry.memory is not None:
@@ -314,7 +314,7 @@ def verify(root: Path, acks: list[dict[str, Any]]) -> dict[str, Any]:
         problems = [f"doctor exit {doctor.returncode}: {doctor.stderr.strip()[-300:]}"]
     if doctor.returncode != 0 and not problems:
         problems = [f"doctor exit {doctor.returncode}: {doctor.stderr.strip()[-300:]}"]
-    index_notes = unhealthy(health(vault))
+    index_notes = unhealthy(health(vault.core))
     return {
         "acknowledged": {"writes": len(expected), "turns": sum(map(len, turns.values()))},
         "lost": len(lost),

@@ -150,7 +150,7 @@ def build(folder: Path, count: int, say: Any) -> Path:
             handle.write(json.dumps(rec) + "\n")
     say(f"importing {count} memories ...")
     started = time.perf_counter()
-    report = import_file(vault, source)
+    report = import_file(vault.core, source)
     if report.problems or report.added != count:
         raise SystemExit(f"import failed: {report.as_dict()}")
     say(f"  {time.perf_counter() - started:.1f} s; reindex with the default embedder ...")

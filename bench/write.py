@@ -147,11 +147,11 @@ def build_vault(path: Path, n: int, seed: int = 7) -> tuple[Vault, list[str], fl
             meta["category"] = "session"
             meta["outcome"] = rng.choice(["success", "failure", "partial"])
         body = "\n\n".join(_sentence(rng, 30) for _ in range(2)) + "\n"
-        rel = vault.path_for(meta)
+        rel = vault.core.path_for(meta)
         writes[rel] = render_new(meta, body)
         ids.append(mid)
     with vault.locked():
-        vault.commit_files(writes, f"bench: {n} memories")
+        vault.core.commit_files(writes, f"bench: {n} memories")
     return vault, ids, time.perf_counter() - start
 
 

@@ -303,7 +303,7 @@ def test_failed_commit_leaves_no_half_write(seeded: Vault, monkeypatch: pytest.M
     seeded.add("semantic", "Next write", subject="x.z")
     from memvault.reports import doctor_report
 
-    assert doctor_report(Vault.open(seeded.root))["problems"] == []
+    assert doctor_report(Vault.open(seeded.root).core)["problems"] == []
 
 
 def test_import_with_bad_records_names_the_line_and_key(

@@ -60,7 +60,7 @@ def truth(root: Path, tmp_path: Path) -> dict[str, tuple[str, str | None]]:
 
 
 def seen(vault: Vault) -> dict[str, tuple[str, str | None]]:
-    return {p: (e.sha, e.id) for p, e in vault.scan().entries.items()}
+    return {p: (e.sha, e.id) for p, e in vault.core.scan().entries.items()}
 
 
 def test_after_one_walk_a_scan_stats_only_what_git_names(
@@ -78,7 +78,7 @@ def test_after_one_walk_a_scan_stats_only_what_git_names(
     guided.clear()
     more = vault.add("semantic", "One more fact").memory  # a generated id: no scan
     assert guided == []
-    entries = vault.scan().entries
+    entries = vault.core.scan().entries
     assert walks == [1] and len(entries) == 21
     # the file the last commit wrote, and the one written after the last scan
     assert sorted(guided) == sorted([more.path, vault.get("f19").path])
@@ -93,7 +93,7 @@ def test_hand_edits_git_commands_and_memvault_writes_are_all_seen(
     rng = random.Random(7)
     for i in range(12):
         vault.add("semantic", f"Seed fact {i}", id=f"s{i}")
-    vault.scan()
+    vault.core.scan()
     names = [f"semantic/facts/h{i}.md" for i in range(6)]
     for step in range(60):
         op = rng.choice(["edit", "new", "rm", "commit", "checkout", "stash", "add", "forget"])
@@ -128,10 +128,10 @@ def test_a_write_outside_a_scan_and_then_undone_is_seen(
     vault.set_config("git.commit", False, "leave writes uncommitted")
     vault = Vault.open(vault.root)
     vault.add("semantic", "Kept", id="kept")
-    vault.scan()
+    vault.core.scan()
     vault.add("semantic", "Written, then thrown away", id="gone")
     (vault.root / vault.get("gone").path).unlink()
-    assert "gone" not in {e.id for e in vault.scan().entries.values()}
+    assert "gone" not in {e.id for e in vault.core.scan().entries.values()}
     assert seen(vault) == truth(vault.root, tmp_path)
 
 
@@ -140,13 +140,13 @@ def test_an_edit_put_back_after_a_scan_read_it_is_seen(
 ) -> None:
     vault.add("semantic", "The original text", id="orig")
     rel = vault.get("orig").path
-    vault.scan()
+    vault.core.scan()
     path = vault.root / rel
     path.write_text(path.read_text(encoding="utf-8").replace("original", "edited"), "utf-8")
     # the scan reads the edit after git looked: the path is kept among the differing ones
-    assert "edited" in vault.scan().entries[rel].memory.content  # type: ignore[union-attr]
+    assert "edited" in vault.core.scan().entries[rel].memory.content  # type: ignore[union-attr]
     git(vault.root, "checkout", "--", rel)  # put back: git status no longer names it
-    assert "original" in vault.scan().entries[rel].memory.content  # type: ignore[union-attr]
+    assert "original" in vault.core.scan().entries[rel].memory.content  # type: ignore[union-attr]
     assert seen(vault) == truth(vault.root, tmp_path)
 
 
@@ -156,7 +156,7 @@ def test_an_edit_made_after_git_looked_and_put_back_later_is_seen(
     """The file changes between ``git status`` and the scan's read of it: the scan holds
     the edit, git named the file for another reason (a commit). Put back later, no git
     answer names it: the record must (a path re-read after git's look is kept)."""
-    vault.scan()
+    vault.core.scan()
     vault.add("semantic", "The original text", id="orig")  # committed: named by git diff
     rel = vault.get("orig").path
     path = vault.root / rel
@@ -169,10 +169,10 @@ def test_an_edit_made_after_git_looked_and_put_back_later_is_seen(
         return real(base, name)
 
     monkeypatch.setattr(catalog, "listed_stat", edit_first)
-    assert "edited" in vault.scan().entries[rel].memory.content  # type: ignore[union-attr]
+    assert "edited" in vault.core.scan().entries[rel].memory.content  # type: ignore[union-attr]
     monkeypatch.setattr(catalog, "listed_stat", real)
     path.write_text(original, encoding="utf-8")  # put back: git status no longer names it
-    assert "original" in vault.scan().entries[rel].memory.content  # type: ignore[union-attr]
+    assert "original" in vault.core.scan().entries[rel].memory.content  # type: ignore[union-attr]
     assert seen(vault) == truth(vault.root, tmp_path)
 
 
@@ -202,7 +202,7 @@ def test_an_id_edited_in_place_is_taken_and_a_subject_finds_its_rivals(
     from memvault.errors import DuplicateIdError
 
     vault.add("semantic", "Postgres is the database", id="db", subject="billing.database")
-    vault.scan()
+    vault.core.scan()
     walks = walked(monkeypatch)
     rel = vault.get("db").path
     path = vault.root / rel
@@ -224,8 +224,8 @@ def test_a_scan_begun_first_does_not_replace_a_later_scans_record(
 
     vault.add("semantic", "The original text", id="orig")
     rel = vault.get("orig").path
-    vault.scan()
-    cat = vault.catalog
+    vault.core.scan()
+    cat = vault.core.catalog
     conn = connect(cat.db_path)
     record, writes = git_record(conn)
     conn.close()
@@ -234,7 +234,7 @@ def test_a_scan_begun_first_does_not_replace_a_later_scans_record(
     path = vault.root / rel
     original = path.read_text(encoding="utf-8")
     path.write_text(original.replace("original", "edited"), encoding="utf-8")
-    vault.scan()  # ...scan B reads the edit...
+    vault.core.scan()  # ...scan B reads the edit...
     cat._scan_suspects(catalog.ALL_TREES, early, writes, True)  # ...and A ends last
     path.write_text(original, encoding="utf-8")  # put back: no git answer names it
     assert seen(vault) == truth(vault.root, tmp_path)
@@ -247,7 +247,7 @@ def test_a_scan_without_git_keeps_what_it_read_among_the_suspects(
     named once git answers again."""
     vault.add("semantic", "The original text", id="orig")
     rel = vault.get("orig").path
-    vault.scan()
+    vault.core.scan()
     git(vault.root, "checkout", "-q", "--orphan", "scratch")
     path = vault.root / rel
     path.write_text(path.read_text(encoding="utf-8").replace("original", "edited"), "utf-8")
@@ -265,7 +265,7 @@ def test_git_that_converts_line_endings_or_holds_a_repository_is_not_asked(
 
     vault.add("semantic", "Line endings matter", id="eol")
     rel = vault.get("eol").path
-    vault.scan()
+    vault.core.scan()
     assert status_blind(vault.root, catalog.ALL_TREES) is False
     git(vault.root, "config", "core.autocrlf", "true")
     assert status_blind(vault.root, catalog.ALL_TREES) is True

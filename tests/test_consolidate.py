@@ -37,21 +37,21 @@ def meta(vault: Vault, memory_id: str) -> dict:
 )
 def test_decay_matches_the_formula_for_each_rate(vault: Vault, decay: str, expected: float) -> None:
     mid = episode(vault, f"Something that decays {decay}", importance=5, decay=decay)
-    consolidate(vault, now=weeks(2), only=["decay"])
+    consolidate(vault.core, now=weeks(2), only=["decay"])
     # importance 5/5 × rate^2 weeks × boost 1.0 (never accessed, created this quarter);
     # a memory that never decays keeps its file untouched (no churn in the diff)
     assert meta(vault, mid).get("relevance", 1.0) == pytest.approx(round(expected, 4))
-    assert f"= {expected:.4f}" in why(vault, mid, now=weeks(2))
+    assert f"= {expected:.4f}" in why(vault.core, mid, now=weeks(2))
 
 
 def test_relevance_below_threshold_moves_to_archive_and_not_above(vault: Vault) -> None:
     low = episode(vault, "A trivial episode about lunch", importance=1)
     # 1/5 × 0.8^3 = 0.1024 ≥ 0.1: stays
-    consolidate(vault, now=weeks(3), only=["decay"])
+    consolidate(vault.core, now=weeks(3), only=["decay"])
     assert vault.get(low).path.startswith("episodic/")
     # 1/5 × 0.8^4 = 0.0819 < 0.1: archived, same relative path, status archived
     before = vault.get(low).path
-    consolidate(vault, now=weeks(4), only=["decay"])
+    consolidate(vault.core, now=weeks(4), only=["decay"])
     moved = vault.get(low)
     assert moved.path == f"archive/{before}"
     assert moved.meta["status"] == "archived"
@@ -77,7 +77,7 @@ def test_access_log_folds_into_files_and_refreshes_relevance(vault: Vault) -> No
     _log_access(vault, [mid], weeks(10))
     _log_access(vault, [mid], weeks(10) + dt.timedelta(hours=1))
     now = weeks(10) + dt.timedelta(hours=2)
-    consolidate(vault, now=now)
+    consolidate(vault.core, now=now)
     m = meta(vault, mid)
     assert m["access_count"] == 2
     assert m["last_accessed"] == "2026-03-12T01:00:00Z"
@@ -85,7 +85,7 @@ def test_access_log_folds_into_files_and_refreshes_relevance(vault: Vault) -> No
     hours = 1 / (24 * 7)
     assert m["relevance"] == pytest.approx(round(0.4 * 0.8**hours * 2.0, 4))
     # the access log was folded exactly once: a second run counts nothing again
-    consolidate(vault, now=now)
+    consolidate(vault.core, now=now)
     assert meta(vault, mid)["access_count"] == 2
 
 
@@ -98,12 +98,12 @@ def test_reads_parked_by_a_run_killed_after_its_commit_are_not_counted_twice(
     parked = vault.root / ".memvault" / "access.log.folding"
     log = vault.root / ".memvault" / "access.log"
     kept = log.read_bytes()
-    consolidate(vault, now=now)
+    consolidate(vault.core, now=now)
     assert meta(vault, mid)["access_count"] == 1
     # the run died after its commit, before dropping the parked log: put it back
     parked.write_bytes(kept)
     _log_access(vault, [mid], weeks(10) + dt.timedelta(hours=1))
-    consolidate(vault, now=now + dt.timedelta(minutes=1))
+    consolidate(vault.core, now=now + dt.timedelta(minutes=1))
     assert meta(vault, mid)["access_count"] == 2  # the new read only
     assert not parked.exists()
 
@@ -116,19 +116,19 @@ def test_reads_parked_by_a_run_killed_before_its_commit_are_counted_once(vault: 
     log.replace(parked)  # parked, never committed
     _log_access(vault, [mid], weeks(10) + dt.timedelta(hours=1))
     now = weeks(10) + dt.timedelta(hours=2)
-    consolidate(vault, now=now)
+    consolidate(vault.core, now=now)
     assert meta(vault, mid)["access_count"] == 2
     assert not parked.exists() and not log.exists()
-    consolidate(vault, now=now)
+    consolidate(vault.core, now=now)
     assert meta(vault, mid)["access_count"] == 2
 
 
 def test_archived_memory_used_again_comes_back(vault: Vault) -> None:
     mid = episode(vault, "Rare incident with the payment gateway", importance=1)
-    consolidate(vault, now=weeks(8))
+    consolidate(vault.core, now=weeks(8))
     assert vault.get(mid).status == "archived"
     _log_access(vault, [mid], weeks(9))
-    consolidate(vault, now=weeks(9) + dt.timedelta(minutes=5))
+    consolidate(vault.core, now=weeks(9) + dt.timedelta(minutes=5))
     back = vault.get(mid)
     assert back.path.startswith("episodic/")
     assert back.status == "active"
@@ -154,7 +154,7 @@ def test_near_duplicates_merge_into_oldest_with_tombstones_and_unions(vault: Vau
         agent="bot",
     ).memory.id
     commits = commit_count(vault.root)
-    consolidate(vault, now=weeks(1), only=["dedup"])
+    consolidate(vault.core, now=weeks(1), only=["dedup"])
     assert commit_count(vault.root) == commits + 1
     keeper = meta(vault, a)
     assert set(keeper["tags"]) == {"deploy", "friday"}
@@ -177,11 +177,11 @@ def test_a_recurring_problem_is_not_merged_away_but_proposed(vault: Vault) -> No
     days = ["2026-11-20T10:00:00Z", "2026-11-24T10:00:00Z", "2026-11-28T10:00:00Z"]
     ids = [episode(vault, text, tags=["deploy"], created=day) for day in days]
     same_day = episode(vault, text, tags=["deploy"], created="2026-11-28T11:30:00Z")
-    result, _ = consolidate(vault, now=weeks(1), only=["dedup", "promote"])
+    result, _ = consolidate(vault.core, now=weeks(1), only=["dedup", "promote"])
     merges = [a.what for a in result.actions if a.step == "dedup" and a.what.startswith("merge")]
     assert merges == [f"merge {same_day}"]  # only the retelling of the same day's event
     assert all(vault.get(i).path.startswith("episodic/") for i in ids)
-    proposals = inbox(vault)
+    proposals = inbox(vault.core)
     assert len(proposals) == 1
     assert sorted(proposals[0].meta["derived_from"]) == sorted(ids)
 
@@ -189,7 +189,7 @@ def test_a_recurring_problem_is_not_merged_away_but_proposed(vault: Vault) -> No
 def test_facts_with_different_numbers_are_disputed_not_merged(vault: Vault) -> None:
     x = vault.add("semantic", "The cache TTL is 300 seconds for the users endpoint").memory.id
     y = vault.add("semantic", "The cache TTL is 600 seconds for the users endpoint").memory.id
-    result, _ = consolidate(vault, only=["dedup"])
+    result, _ = consolidate(vault.core, only=["dedup"])
     assert vault.get(x).status == "disputed" and vault.get(y).status == "disputed"
     assert vault.get(x).path.startswith("semantic/") and vault.get(y).path.startswith("semantic/")
     assert result.disputed and set(result.disputed[0]["ids"]) == {x, y}
@@ -204,7 +204,7 @@ def test_supersede_chain_from_hand_edits(vault: Vault) -> None:
         write(root, f"semantic/facts/city-{i}.md", f"---\n{head}\n---\n\nLives in {city}.\n")
     git(root, "add", "-A")
     git(root, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "hand edits")
-    consolidate(vault, now=T0, only=["supersede"])
+    consolidate(vault.core, now=T0, only=["supersede"])
     one, two, three = (meta(vault, f"city-{i}") for i in (1, 2, 3))
     assert one["status"] == "superseded" and one["superseded_by"] == "city-3"
     assert two["status"] == "superseded" and two["superseded_by"] == "city-3"
@@ -221,18 +221,18 @@ def test_promotion_needs_three_episodes(vault: Vault) -> None:
     ]
     episode(vault, texts[0], tags=["deploy"])
     episode(vault, texts[1], tags=["deploy"])
-    consolidate(vault, now=weeks(1), only=["promote"])
-    assert inbox(vault) == []
+    consolidate(vault.core, now=weeks(1), only=["promote"])
+    assert inbox(vault.core) == []
     episode(vault, texts[2], tags=["deploy"])
-    consolidate(vault, now=weeks(1), only=["promote"])
-    proposals = inbox(vault)
+    consolidate(vault.core, now=weeks(1), only=["promote"])
+    proposals = inbox(vault.core)
     assert len(proposals) == 1
     p = proposals[0]
     assert p.type == "semantic" and p.meta["status"] == "proposed" and p.meta["source"] == "learned"
     assert len(p.meta["derived_from"]) == 3
     # idempotent: the same cluster is not proposed twice
-    consolidate(vault, now=weeks(1), only=["promote"])
-    assert len(inbox(vault)) == 1
+    consolidate(vault.core, now=weeks(1), only=["promote"])
+    assert len(inbox(vault.core)) == 1
 
 
 def test_a_chain_of_look_alikes_drifting_apart_is_not_a_pattern(
@@ -250,7 +250,7 @@ def test_a_chain_of_look_alikes_drifting_apart_is_not_a_pattern(
         episode(vault, "Paged because " + " ".join(words[k : k + 8]), tags=["pager"])
 
     def proposed() -> list[str]:
-        actions = plan(vault, now=weeks(1), only=["promote"]).actions
+        actions = plan(vault.core, now=weeks(1), only=["promote"]).actions
         return [a.memory_id for a in actions if a.step == "promote"]
 
     assert proposed() == []
@@ -263,8 +263,8 @@ def test_repeated_steps_become_a_proposed_procedure(vault: Vault) -> None:
     steps = ["Drain the node", "Upgrade the kernel", "Reboot and uncordon"]
     for i, text in enumerate(["Patched node a", "Patched node b", "Patched node c"]):
         episode(vault, text, steps=steps, tags=["patching"], created=f"2026-01-0{i + 1}T00:00:00Z")
-    consolidate(vault, now=weeks(1), only=["promote"])
-    procs = [m for m in inbox(vault) if m.type == "procedural"]
+    consolidate(vault.core, now=weeks(1), only=["promote"])
+    procs = [m for m in inbox(vault.core) if m.type == "procedural"]
     assert len(procs) == 1 and procs[0].meta["steps"] == steps
 
 
@@ -275,14 +275,14 @@ def test_review_accept_and_reject(vault: Vault) -> None:
     b = plain.add("semantic", "A wrong global claim", scope="global")
     assert a.inbox and b.inbox
     with pytest.raises(Exception, match="librarian"):
-        accept(plain, a.memory.id)
-    accept(lib, a.memory.id)
+        accept(plain.core, a.memory.id)
+    accept(lib.core, a.memory.id)
     accepted = plain.get(a.memory.id)
     assert (
         accepted.path == "semantic/facts/everyone-uses-utc-in-logs.md"
         and accepted.status == "active"
     )
-    reject(lib, b.memory.id, "not true")
+    reject(lib.core, b.memory.id, "not true")
     assert not (vault.root / b.memory.path).exists()
     assert "reject" in last_message(vault.root)
 
@@ -299,9 +299,9 @@ def test_distillation_summarises_old_transcripts(vault: Vault) -> None:
             when=when + dt.timedelta(minutes=i),
         )
     transcript = vault.get("session-s1")
-    consolidate(vault, now=weeks(2), only=["distill"])
+    consolidate(vault.core, now=weeks(2), only=["distill"])
     assert vault.get("session-s1").path.startswith("episodic/")  # not old enough yet
-    consolidate(vault, now=weeks(6), only=["distill"])
+    consolidate(vault.core, now=weeks(6), only=["distill"])
     assert vault.get("session-s1").path == f"archive/{transcript.path}"
     summary = vault.get("summary-session-s1")
     assert summary.meta["category"] == "summary"
@@ -319,9 +319,9 @@ def test_summarizer_command_output_and_candidate_facts(vault: Vault, tmp_path: P
     script.chmod(0o755)
     vault.set_config("consolidate.summarizer_command", str(script), "use a summarizer")
     vault.log("s2", "user", "Shall we do blue-green?", when=T0)
-    consolidate(vault, now=weeks(8), only=["distill"])
+    consolidate(vault.core, now=weeks(8), only=["distill"])
     assert "blue-green rollout" in vault.get("summary-session-s2").content
-    facts = [m for m in inbox(vault) if m.type == "semantic"]
+    facts = [m for m in inbox(vault.core) if m.type == "semantic"]
     assert len(facts) == 1 and facts[0].meta["subject"] == "deploy.strategy"
 
 
@@ -330,7 +330,7 @@ def test_failing_summarizer_falls_back_to_extractive(
 ) -> None:
     vault.set_config("consolidate.summarizer_command", "false", "broken summarizer")
     vault.log("s3", "user", "We will move the cron jobs to the new scheduler next sprint.", when=T0)
-    consolidate(vault, now=weeks(8), only=["distill"])
+    consolidate(vault.core, now=weeks(8), only=["distill"])
     assert "scheduler" in vault.get("summary-session-s3").content
     # the failure is reported on stderr, naming the setting and the fallback
     err = capsys.readouterr().err
@@ -340,7 +340,7 @@ def test_failing_summarizer_falls_back_to_extractive(
 def test_dry_run_writes_nothing(vault: Vault) -> None:
     episode(vault, "Ancient history", importance=1)
     head = git(vault.root, "rev-parse", "HEAD")
-    result, sha = consolidate(vault, now=weeks(52), dry_run=True)
+    result, sha = consolidate(vault.core, now=weeks(52), dry_run=True)
     assert sha is None and result.actions
     assert git(vault.root, "rev-parse", "HEAD") == head
     assert is_clean(vault.root)
@@ -359,7 +359,7 @@ def test_uncommitted_edits_stop_an_apply_and_nothing_is_written(vault: Vault, cl
     path.write_text(hand, encoding="utf-8")
     head = git(vault.root, "rev-parse", "HEAD")
     with pytest.raises(MemvaultError, match="uncommitted edits") as caught:
-        consolidate(vault, now=weeks(52))
+        consolidate(vault.core, now=weeks(52))
     assert edited.path in str(caught.value)
     assert git(vault.root, "rev-parse", "HEAD") == head
     assert path.read_text(encoding="utf-8") == hand
@@ -369,7 +369,7 @@ def test_uncommitted_edits_stop_an_apply_and_nothing_is_written(vault: Vault, cl
     run = cli("--vault", vault.root, "consolidate", "--now", "2027-01-01")
     assert run.code == 1 and "uncommitted edits" in run.err and edited.path in run.err
     git(vault.root, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qam", "my edit")
-    result, sha = consolidate(vault, now=weeks(52))
+    result, sha = consolidate(vault.core, now=weeks(52))
     assert sha is not None and result.held == []
     assert vault.get(edited.id).path.startswith("archive/")
     assert "A line added by hand." in (vault.root / vault.get(edited.id).path).read_text()
@@ -386,7 +386,7 @@ def test_a_memory_file_git_ignores_does_not_stop_an_apply(vault: Vault) -> None:
     with (vault.root / ".gitignore").open("a", encoding="utf-8") as handle:
         handle.write("\nsemantic/facts/scratch.md\n")
     git(vault.root, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qam", "ignore")
-    result, sha = consolidate(vault, now=weeks(52))
+    result, sha = consolidate(vault.core, now=weeks(52))
     assert sha is not None and result.held == []
 
 
@@ -398,22 +398,22 @@ def test_an_edited_inbox_proposal_is_never_proposed_over(vault: Vault) -> None:
     steps = ["Drain the node", "Upgrade the kernel", "Reboot and uncordon"]
     for i, text in enumerate(["Patched node a", "Patched node b", "Patched node c"]):
         episode(vault, text, steps=steps, tags=["patching"], created=f"2026-01-0{i + 1}T00:00:00Z")
-    consolidate(vault, now=weeks(1), only=["promote"])
-    proposal = next(m for m in inbox(vault) if m.type == "procedural")
+    consolidate(vault.core, now=weeks(1), only=["promote"])
+    proposal = next(m for m in inbox(vault.core) if m.type == "procedural")
     path = vault.root / proposal.path
     hand = path.read_text(encoding="utf-8") + "\nMy note on this proposal.\n"
     path.write_text(hand, encoding="utf-8")
     with pytest.raises(MemvaultError, match="uncommitted edits"):
-        consolidate(vault, now=weeks(2), only=["promote"])
+        consolidate(vault.core, now=weeks(2), only=["promote"])
     assert path.read_text(encoding="utf-8") == hand
 
 
 def test_second_run_with_same_now_changes_nothing(vault: Vault) -> None:
     episode(vault, "Something happened", importance=3)
     episode(vault, "Something trivial happened", importance=1)
-    consolidate(vault, now=weeks(5))
+    consolidate(vault.core, now=weeks(5))
     commits = commit_count(vault.root)
-    result, sha = consolidate(vault, now=weeks(5))
+    result, sha = consolidate(vault.core, now=weeks(5))
     assert sha is None and result.empty
     assert commit_count(vault.root) == commits
 
@@ -422,7 +422,7 @@ def test_one_commit_and_a_log_entry_per_run(vault: Vault) -> None:
     episode(vault, "Old one", importance=1)
     episode(vault, "Another old one", importance=1)
     commits = commit_count(vault.root)
-    consolidate(vault, now=weeks(10))
+    consolidate(vault.core, now=weeks(10))
     assert commit_count(vault.root) == commits + 1
     log = (vault.root / ".memvault" / "consolidation.log").read_text().splitlines()
     entry = json.loads(log[-1])
@@ -438,7 +438,7 @@ def test_hand_comments_and_unknown_keys_survive(vault: Vault) -> None:
     write(vault.root, "episodic/2026/01/hand-made.md", text)
     git(vault.root, "add", "-A")
     git(vault.root, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "hand")
-    consolidate(vault, now=weeks(1))
+    consolidate(vault.core, now=weeks(1))
     new = (vault.root / "episodic/2026/01/hand-made.md").read_text()
     assert (
         "# written by hand" in new and "importance: 2   # low" in new and "my_key: keep me" in new
@@ -452,21 +452,21 @@ def test_retention_archives_old_self_memories(vault: Vault) -> None:
     mid = agent.add(
         "episodic", "A private note", scope="self", importance=5, decay="never", created=T0S
     ).memory.id
-    consolidate(agent, now=T0 + dt.timedelta(days=80), only=["retention"])
+    consolidate(agent.core, now=T0 + dt.timedelta(days=80), only=["retention"])
     assert agent.get(mid).path.startswith("episodic/")
-    consolidate(agent, now=T0 + dt.timedelta(days=100), only=["retention"])
+    consolidate(agent.core, now=T0 + dt.timedelta(days=100), only=["retention"])
     assert agent.get(mid).path.startswith("archive/")
 
 
 def test_why_explains_the_numbers(vault: Vault) -> None:
     mid = episode(vault, "Explain me", importance=4, decay="fast")
-    text = why(vault, mid, now=weeks(1))
+    text = why(vault.core, mid, now=weeks(1))
     assert "4/5" in text and "0.5^1.00" in text and "0.4000" in text
 
 
 def test_unknown_step_is_a_clear_error(vault: Vault) -> None:
     with pytest.raises(Exception, match="unknown step"):
-        plan(vault, only=["bogus"])
+        plan(vault.core, only=["bogus"])
 
 
 def test_cli_dry_run_prints_plan_and_diff(vault: Vault, cli, chdir) -> None:  # type: ignore[no-untyped-def]
@@ -515,7 +515,7 @@ def test_dedup_finds_neighbours_in_the_index_without_embedding(
         raise AssertionError("consolidation embedded text the index already holds")
 
     monkeypatch.setattr(FakeEmbedder, "embed_documents", no_embedding)
-    result, _ = consolidate(vault, now=weeks(1), only=["dedup"])
+    result, _ = consolidate(vault.core, now=weeks(1), only=["dedup"])
     assert vault.get(b).meta["superseded_by"] == a
     assert [r["mode"] for r in result.neighbours] == [mode]
     assert result.neighbours[0]["stale"] == 0
@@ -540,7 +540,7 @@ def test_ann_dedup_never_merges_across_scopes_even_when_other_scopes_crowd_the_n
     team_b = episode(vault, DUP_TEXT + " again", created="2026-01-01T04:00:00Z")
     bot = Vault.open(vault.root, agent="bot")
     mine = bot.add("episodic", DUP_TEXT, scope="self", created="2026-01-01T02:00:00Z").memory.id
-    result, _ = consolidate(vault, now=weeks(1), only=["dedup"])
+    result, _ = consolidate(vault.core, now=weeks(1), only=["dedup"])
     assert result.neighbours[0]["mode"] == "ann"
     assert vault.get(team_b).meta["superseded_by"] == team_a
     assert bot.get(mine).path.startswith("episodic/")
@@ -566,12 +566,12 @@ def test_dedup_threshold_is_respected_but_identical_text_always_merges(
     a = episode(vault, DUP_TEXT)
     near = episode(vault, DUP_TEXT + " again", created="2026-01-01T02:00:00Z")
     same = episode(vault, DUP_TEXT.upper().replace(" ", ",  "), created="2026-01-01T03:00:00Z")
-    consolidate(vault, now=weeks(1), only=["dedup"])
+    consolidate(vault.core, now=weeks(1), only=["dedup"])
     assert vault.get(near).path.startswith("episodic/")  # ~0.95 similar: under 0.995
     assert vault.get(same).meta["superseded_by"] == a  # same words: always merged
     vault.set_config("consolidate.dedup_threshold", 0.9, "looser")
     vault = Vault.open(vault.root)
-    consolidate(vault, now=weeks(1), only=["dedup"])
+    consolidate(vault.core, now=weeks(1), only=["dedup"])
     assert vault.get(near).meta["superseded_by"] == a
 
 
@@ -581,9 +581,9 @@ def test_ann_dedup_is_idempotent_with_a_frozen_now(vault: Vault) -> None:
         episode(vault, DUP_TEXT + " again" * i, created=f"2026-01-01T0{i + 1}:00:00Z")
     vault.add("semantic", "The cache TTL is 300 seconds for the users endpoint")
     vault.add("semantic", "The cache TTL is 600 seconds for the users endpoint")
-    first, sha = consolidate(vault, now=weeks(2))
+    first, sha = consolidate(vault.core, now=weeks(2))
     assert sha and first.counts().get("merge") == 2 and first.disputed
     commits = commit_count(vault.root)
-    again, sha2 = consolidate(vault, now=weeks(2))
+    again, sha2 = consolidate(vault.core, now=weeks(2))
     assert sha2 is None and again.empty
     assert commit_count(vault.root) == commits

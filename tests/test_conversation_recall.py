@@ -314,7 +314,7 @@ def test_a_turn_that_asks_is_scored_below_one_that_tells(tmp_path: Path) -> None
     transcript.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
     from memvault.ingest import ingest_file
 
-    ingest_file(vault, transcript)
+    ingest_file(vault.core, transcript)
     question = "which database did we pick for the billing service"
 
     def fusions(v: Any) -> dict[str, tuple[float, float]]:

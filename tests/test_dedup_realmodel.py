@@ -49,7 +49,7 @@ def build(root: Path) -> tuple[Vault, dict[str, list[tuple[str, ...]]]]:
             "tags": tags,
             **extra,
         }
-        writes[vault.path_for(meta)] = render_new(meta, text)
+        writes[vault.core.path_for(meta)] = render_new(meta, text)
         return mid
 
     data = held_out()
@@ -73,7 +73,7 @@ def build(root: Path) -> tuple[Vault, dict[str, list[tuple[str, ...]]]]:
             ids.append(add(f"rec-{j}-{k}", "episodic", ep["text"], day, series["tags"]))
         planted["rec"].append(tuple(ids))
     with vault.locked():
-        vault.commit_files(writes, "test: planted pairs")
+        vault.core.commit_files(writes, "test: planted pairs")
     return Vault.open(root), planted
 
 
@@ -85,7 +85,7 @@ def test_real_model_merges_paraphrases_not_lookalikes_and_disputes_contradiction
     vault.reindex()
     # Decay would archive the months-old recurring episodes first: these steps only.
     steps = ("supersede", "dedup", "promote")
-    result, _ = consolidate(vault, now=NOW, dry_run=True, only=steps)
+    result, _ = consolidate(vault.core, now=NOW, dry_run=True, only=steps)
     assert result.neighbours and result.neighbours[0]["stale"] == 0  # the index's vectors
     merged = {
         frozenset((a.memory_id, a.what.split(" ", 1)[1]))
@@ -270,12 +270,12 @@ def test_real_model_never_merges_a_reworded_negation(real_model: None, tmp_path:
                     "created": when.strftime("%Y-%m-%dT%H:%M:%SZ"),
                     "tags": ["policy"],
                 }
-                writes[vault.path_for(meta)] = render_new(meta, text)
+                writes[vault.core.path_for(meta)] = render_new(meta, text)
     with vault.locked():
-        vault.commit_files(writes, "test: reworded negations")
+        vault.core.commit_files(writes, "test: reworded negations")
     vault = Vault.open(tmp_path / "v")
     vault.reindex()
-    result, _ = consolidate(vault, now=NOW, dry_run=True, only=("dedup",))
+    result, _ = consolidate(vault.core, now=NOW, dry_run=True, only=("dedup",))
     merged = {
         frozenset((a.memory_id, a.what.split(" ", 1)[1]))
         for a in result.actions

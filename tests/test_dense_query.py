@@ -52,7 +52,7 @@ def transcript(folder: Path, session: str, lines: list[tuple[str, str]]) -> Path
 @pytest.fixture
 def chat(tmp_path: Path) -> Vault:
     vault = Vault.init(tmp_path / "v")
-    report = ingest_file(vault, transcript(tmp_path, "s1", CHAT))
+    report = ingest_file(vault.core, transcript(tmp_path, "s1", CHAT))
     assert report.added == len(CHAT) and not report.problems
     vault.reindex()
     return vault
@@ -90,14 +90,14 @@ def embedded(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     ],
 )
 def test_dense_query_leaves_out_the_speakers_names(chat: Vault, query: str, expected: str) -> None:
-    assert dense_query(ensure_fresh(chat), query) == expected
+    assert dense_query(ensure_fresh(chat.core), query) == expected
 
 
 def test_a_vault_without_speakers_embeds_the_query_as_written(vault: Vault) -> None:
     vault.add("semantic", "Anna Maria runs the bakery by the harbour", subject="bakery.owner")
     vault.reindex()
     query = "Who is Anna Maria?"
-    assert dense_query(ensure_fresh(vault), query) == query
+    assert dense_query(ensure_fresh(vault.core), query) == query
 
 
 def test_the_vector_leg_embeds_the_query_without_names(chat: Vault, embedded: list[str]) -> None:
@@ -126,7 +126,7 @@ def test_a_new_speaker_is_known_after_the_next_write(
     chat.recall("what did Sam Okafor say about Cork?", log=False)
     assert embedded[-1] == "what did Sam Okafor say about Cork?"
     lines = [("Sam Okafor", "Cork was rainy all week."), ("Anna Maria", "Bring a coat!")]
-    ingest_file(chat, transcript(tmp_path, "s2", lines))
+    ingest_file(chat.core, transcript(tmp_path, "s2", lines))
     chat.reindex()
     chat.recall("what did Sam Okafor say about Cork?", log=False)
     assert embedded[-1] == "what did say about Cork?"
@@ -135,8 +135,8 @@ def test_a_new_speaker_is_known_after_the_next_write(
 def test_a_name_that_is_a_function_word_stays_in_the_embedded_query(
     chat: Vault, tmp_path: Path
 ) -> None:
-    ingest_file(chat, transcript(tmp_path, "s3", [("Will", "The deploy went fine.")]))
+    ingest_file(chat.core, transcript(tmp_path, "s3", [("Will", "The deploy went fine.")]))
     chat.reindex()
-    idx = ensure_fresh(chat)
+    idx = ensure_fresh(chat.core)
     assert dense_query(idx, "Will the deploy work on Friday?") == "Will the deploy work on Friday?"
     assert dense_query(idx, "Did jean-luc deploy?") == "Did deploy?"

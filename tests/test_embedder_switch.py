@@ -122,11 +122,11 @@ def test_searches_use_the_old_index_until_the_new_one_is_switched_in(
     # For a moment this process still reads the old index (a query may have been embedded
     # for it already); then the new one, with the new embedder.
     assert vault.search("zebra crossing", log=False).ids[0] == "zebra"
-    assert embedder_for(vault).identity == "fake:64"
+    assert embedder_for(vault.core).identity == "fake:64"
     monkeypatch.setattr(handle, "GRACE", 0.0)
     found = vault.search("zebra crossing", log=False, explain=True)
     assert found.note is None and found.ids[0] == "zebra"
-    assert embedder_for(vault).identity == "fake:32"
+    assert embedder_for(vault.core).identity == "fake:32"
     conn = store.connect(root, create=False)
     try:
         sizes = {len(blob) for (blob,) in conn.execute("SELECT vec FROM chunks")}
@@ -140,7 +140,7 @@ def test_searches_use_the_old_index_until_the_new_one_is_switched_in(
     own = float(np.frombuffer(stored, dtype=np.float32) @ query)
     explain = found.hits[0].explain
     assert explain is not None and explain["vector"]["own"] == pytest.approx(own, abs=1e-4)
-    assert index_health(Vault.open(root)) == []
+    assert index_health(Vault.open(root).core) == []
 
 
 def test_a_failed_build_resumes_where_it_stopped(
@@ -277,16 +277,16 @@ def test_doctor_reports_the_embedder_and_the_build(
     built: Vault, monkeypatch: pytest.MonkeyPatch, cli: Any
 ) -> None:
     root = built.root
-    report = doctor_report(Vault.open(root))
+    report = doctor_report(Vault.open(root).core)
     assert report["index"]["embedder"] == "fake:64" and report["index"]["dimensions"] == 64
     assert report["index"]["shadow"] is None and report["notes"] == []
 
     monkeypatch.setattr(migrate, "SEARCH_BATCH", 5)
     vault = switched(root, monkeypatch, **{"index.migrate_budget": 0})
-    notes = index_health(vault)
+    notes = index_health(vault.core)
     assert len(notes) == 1 and "builds a new index beside the old one" in notes[0], notes
     vault.search("port 8001", log=False)
-    report = doctor_report(Vault.open(root))
+    report = doctor_report(Vault.open(root).core)
     building = report["index"]["shadow"]
     assert report["index"]["embedder"] == "fake:64"
     assert (building["embedder"], building["done"], building["total"]) == ("fake:32", 5, N)
@@ -301,10 +301,10 @@ def test_doctor_reports_the_embedder_and_the_build(
     # Back to the old embedder: the half-built index is reported, then removed.
     monkeypatch.setenv("MEMVAULT_EMBEDDER", "fake")
     back = Vault.open(root)
-    assert any("left over" in n for n in index_health(back))
+    assert any("left over" in n for n in index_health(back.core))
     back.reindex()
     assert shadow(root) is None and store.builds(root) == []
-    assert index_health(back) == []
+    assert index_health(back.core) == []
 
 
 def test_an_old_embedder_that_cannot_be_loaded_serves_keywords_only(
@@ -347,7 +347,7 @@ def test_a_reader_that_opened_the_old_index_keeps_reading_it_after_the_switch(
     built: Vault, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     root = built.root
-    old = ensure_fresh(Vault.open(root))
+    old = ensure_fresh(Vault.open(root).core)
     # Another process builds the new index, switches to it and deletes the old files.
     proc = run_memvault("--vault", root, "reindex", env={"MEMVAULT_EMBEDDER": "fake:32"})
     assert proc.returncode == 0, proc.stderr
@@ -360,7 +360,7 @@ def test_a_reader_that_opened_the_old_index_keeps_reading_it_after_the_switch(
     vault = switched(root, monkeypatch)
     result = vault.search("port 8002", log=False)
     assert result.ids[0] == "f002" and result.note is None
-    assert embedder_for(vault).identity == "fake:32"
+    assert embedder_for(vault.core).identity == "fake:32"
 
 
 @pytest.fixture(scope="module")
@@ -411,4 +411,4 @@ def test_a_context_block_whose_first_search_finishes_the_switch_still_answers(
     assert "port 8005" in vault.context("which service listens on port 8005", budget=400).text
     time.sleep(handle.GRACE)
     assert "port 8005" in vault.context("which service listens on port 8005", budget=400).text
-    assert embedder_for(vault).identity == "fake:32"
+    assert embedder_for(vault.core).identity == "fake:32"

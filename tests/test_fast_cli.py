@@ -375,7 +375,7 @@ def test_commit_messages_are_cleaned_like_git_commit_m(vault):
     root = vault.root
     (root / "semantic/facts").mkdir(parents=True, exist_ok=True)
     (root / "semantic/facts/a.md").write_text("---\nid: a\ntype: semantic\n---\nA\n")
-    gitstore.commit(root, raw, vault.git_identity, add=["semantic/facts/a.md"])
+    gitstore.commit(root, raw, vault.core.git_identity, add=["semantic/facts/a.md"])
     ours = git(root, "cat-file", "commit", "HEAD").split("\n\n", 1)[1]
     (root / "semantic/facts/b.md").write_text("---\nid: b\ntype: semantic\n---\nB\n")
     git(root, "add", "semantic/facts/b.md")
@@ -389,7 +389,7 @@ def test_a_commit_that_changes_nothing_makes_no_commit(vault):
 
     m = vault.add("semantic", "Unchanged").memory
     before = commit_count(vault.root)
-    assert gitstore.commit(vault.root, "no-op", vault.git_identity, add=[m.path]) is None
+    assert gitstore.commit(vault.root, "no-op", vault.core.git_identity, add=[m.path]) is None
     assert commit_count(vault.root) == before
 
 
@@ -441,13 +441,14 @@ def test_quick_sync_does_not_import_yaml_for_a_plain_new_file(vault_path):
         "v.add('semantic', 'Warm up')\n"
         "Path(v.root, 'semantic/facts/by-hand.md')"
         ".write_text('---\\nid: by-hand\\ntype: semantic\\n---\\nHi\\n')\n"
-        "taken = v._id_taken('by-hand')\n"
+        "taken = v.core._id_taken('by-hand')\n"
         "print(json.dumps([taken, 'ruamel' in sys.modules]))\n"
     )
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert json.loads(proc.stdout.splitlines()[-1]) == [False, False]  # not seen yet: no sync ran
     code2 = code.replace(
-        "taken = v._id_taken('by-hand')", "v.catalog.quick_sync(); taken = v._id_taken('by-hand')"
+        "taken = v.core._id_taken('by-hand')",
+        "v.core.catalog.quick_sync(); taken = v.core._id_taken('by-hand')",
     )
     code2 = code2.replace("by-hand", "by-hand-2")
     proc = subprocess.run([sys.executable, "-c", code2], capture_output=True, text=True, check=True)
@@ -467,7 +468,7 @@ def test_readding_a_file_the_user_deleted_in_a_commit_is_committed(vault):
     (root / m.path).parent.mkdir(parents=True, exist_ok=True)
     (root / m.path).write_text(text)  # so the write itself changes no bytes
     with vault.locked():
-        sha = vault.commit_files({m.path: text}, "memvault: restore comes-back")
+        sha = vault.core.commit_files({m.path: text}, "memvault: restore comes-back")
     assert sha is not None and commit_count(root) == before + 1
     assert m.path in git(root, "ls-files")
     assert is_clean(root)
@@ -504,22 +505,24 @@ def test_quick_sync_keeps_up_with_any_mix_of_writes_and_hand_changes(vault, seed
             src = root / rng.choice(files)
             src.rename(src.with_name(f"renamed-{step}.md"))
         elif op == "forget" and files:
-            ids = [e for e in (vault.catalog.entry(f) for f in files) if e is not None and e.id]
+            ids = [
+                e for e in (vault.core.catalog.entry(f) for f in files) if e is not None and e.id
+            ]
             if ids:
                 try:
                     vault.forget(rng.choice(ids).id, reason="test")
                 except Exception:
                     pass  # a hand-made duplicate id, say: not what this test is about
         elif op == "scan":
-            vault.scan()
-        vault.catalog.quick_sync()
+            vault.core.scan()
+        vault.core.catalog.quick_sync()
         on_disk = {
             p.relative_to(root).as_posix()
             for p in root.rglob("*.md")
             if p.relative_to(root).parts[0]
             in ("semantic", "episodic", "procedural", "archive", "inbox")
         }
-        conn = sqlite3.connect(vault.catalog.db_path)
+        conn = sqlite3.connect(vault.core.catalog.db_path)
         cataloged = {row[0] for row in conn.execute("SELECT path FROM files")}
         conn.close()
         assert cataloged == on_disk, (step, op)

@@ -129,7 +129,7 @@ def test_filtering_the_best_rows_finds_what_filtering_every_row_finds(
         lines.append(json.dumps(rec))
     source = tmp_path / "in.jsonl"
     source.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    assert import_file(vault, source).problems == []
+    assert import_file(vault.core, source).problems == []
     vault.search("warm", log=False)
     idx = open_indexes.get(vault.root)
     assert idx is not None and idx.in_memory

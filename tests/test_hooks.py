@@ -594,7 +594,7 @@ def test_post_receive_runs_for_a_push_made_by_memvault_sync(
     a = Vault.init(tmp_path / "a")
     git(a.root, "remote", "add", "origin", str(bare_remote))
     a.add("semantic", "Synced to the team.", id="synced")
-    report = sync(a)
+    report = sync(a.core)
     assert report.pushed == 2
     assert any(n.startswith("remote memvault: post-receive: main: indexed") for n in report.notes)
     worktree = bare_remote / "memvault" / "worktrees" / "main"

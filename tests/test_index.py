@@ -314,10 +314,10 @@ def test_embedder_change_forces_a_rebuild(
     conn = store.connect(vault.root, create=False)
     sizes = {len(blob) for (blob,) in conn.execute("SELECT vec FROM chunks")}
     assert sizes == {32 * 4}  # no 64-d vector survived: nothing mixed
-    notes = index_health(Vault.open(vault.root))
+    notes = index_health(Vault.open(vault.root).core)
     assert notes == []
     monkeypatch.setenv("MEMVAULT_EMBEDDER", "fake:16")
-    assert any("another" in n or "embedder" in n for n in index_health(Vault.open(vault.root)))
+    assert any("another" in n or "embedder" in n for n in index_health(Vault.open(vault.root).core))
 
 
 @pytest.mark.parametrize("damage", ["garble", "delete", "manifest", "chroma"])
@@ -405,16 +405,16 @@ def test_reindex_cli_reports_and_index_is_ignored_by_git(vault: Vault, cli: Any)
 
 def test_doctor_reports_how_far_behind_the_index_is(vault: Vault) -> None:
     seed(vault)
-    assert any("not built" in n for n in index_health(vault))
+    assert any("not built" in n for n in index_health(vault.core))
     vault.reindex()
-    assert index_health(vault) == []
+    assert index_health(vault.core) == []
     write(vault.root, "semantic/facts/x.md", memory_text("x", "one"))
     write(vault.root, "semantic/facts/y.md", memory_text("y", "two"))
-    notes = index_health(vault)
+    notes = index_health(vault.core)
     assert any("2 memories behind" in n for n in notes), notes
     from memvault.reports import doctor_report
 
-    assert any("behind" in n for n in doctor_report(vault)["notes"])
+    assert any("behind" in n for n in doctor_report(vault.core)["notes"])
 
 
 def test_manifest_records_commit_generation_and_counts(vault: Vault) -> None:

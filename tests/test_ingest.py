@@ -152,7 +152,7 @@ def transcript_text(vault: Vault, report_path: str) -> str:
 
 def test_generic_jsonl_becomes_session_turns(vault: Vault, tmp_path: Path) -> None:
     before = commit_count(vault.root)
-    report = ingest_file(vault, generic(tmp_path))
+    report = ingest_file(vault.core, generic(tmp_path))
     assert report.format == "jsonl"
     assert report.session == "chat"  # no session key in the lines: the file name
     assert (report.turns, report.added, report.skipped) == (4, 4, 0)
@@ -178,10 +178,10 @@ def test_generic_jsonl_becomes_session_turns(vault: Vault, tmp_path: Path) -> No
 
 def test_ingesting_twice_adds_nothing_and_makes_no_commit(vault: Vault, tmp_path: Path) -> None:
     path = generic(tmp_path)
-    first = ingest_file(vault, path)
+    first = ingest_file(vault.core, path)
     text = transcript_text(vault, first.path or "")
     commits = commit_count(vault.root)
-    again = ingest_file(vault, path)
+    again = ingest_file(vault.core, path)
     assert (again.added, again.skipped, again.commit) == (0, 4, None)
     assert commit_count(vault.root) == commits
     assert transcript_text(vault, first.path or "") == text
@@ -189,7 +189,7 @@ def test_ingesting_twice_adds_nothing_and_makes_no_commit(vault: Vault, tmp_path
 
 def test_a_growing_file_adds_only_new_turns(vault: Vault, tmp_path: Path) -> None:
     path = generic(tmp_path)
-    ingest_file(vault, path)
+    ingest_file(vault.core, path)
     with open(path, "a", encoding="utf-8") as handle:
         handle.write(
             json.dumps(
@@ -197,7 +197,7 @@ def test_a_growing_file_adds_only_new_turns(vault: Vault, tmp_path: Path) -> Non
             )
             + "\n"
         )
-    report = ingest_file(vault, path)
+    report = ingest_file(vault.core, path)
     assert (report.added, report.skipped) == (1, 4)
     assert [t.text for t in parse_turns(vault.get("session-chat").content)][-1] == "Deployed."
 
@@ -216,7 +216,7 @@ def test_bad_lines_are_reported_with_file_and_line_and_the_rest_is_imported(
         "[1, 2]",
         {"role": "assistant", "content": "last"},
     )
-    report = ingest_file(vault, path)
+    report = ingest_file(vault.core, path)
     where = str(path)
     problems = [str(p) for p in report.problems]
     assert problems[0].startswith(f"{where}:2: invalid JSON")
@@ -240,13 +240,13 @@ def test_session_and_turn_ids_come_from_the_lines(vault: Vault, tmp_path: Path) 
             "context": "greeting",
         },
     )
-    report = ingest_file(vault, path)
+    report = ingest_file(vault.core, path)
     assert report.session == "Team Sync 42" and report.memory_id == "session-team-sync-42"
     turns = parse_turns(vault.get("session-team-sync-42").content)
     assert [t.turn_id for t in turns] == ["m-1", "m-2"]
     assert "rating: helpful" in turns[1].extra
     # --session wins over the file's own
-    other = ingest_file(vault, path, session="renamed")
+    other = ingest_file(vault.core, path, session="renamed")
     assert other.memory_id == "session-renamed" and other.added == 2
 
 
@@ -257,19 +257,19 @@ def test_turns_with_credentials_are_skipped_and_reported(vault: Vault, tmp_path:
         {"role": "user", "content": "my token is " + token},
         {"role": "assistant", "content": "Please revoke it."},
     )
-    report = ingest_file(vault, path)
+    report = ingest_file(vault.core, path)
     assert report.added == 1
     assert any(
         str(p).startswith(f"{path}:1: content: looks like a GitHub token") for p in report.problems
     )
     assert token not in transcript_text(vault, report.path or "")
-    kept = ingest_file(vault, path, allow_secrets=True)
+    kept = ingest_file(vault.core, path, allow_secrets=True)
     assert kept.added == 1
 
 
 def test_very_long_turns_are_cut(vault: Vault, tmp_path: Path) -> None:
     path = jsonl(tmp_path / "long.jsonl", {"role": "user", "content": "word " * 10_000})
-    report = ingest_file(vault, path)
+    report = ingest_file(vault.core, path)
     assert report.truncated == 1
     text = parse_turns(vault.get("session-long").content)[0].text
     assert len(text) < 17_000 and text.endswith("more characters not kept]")
@@ -279,7 +279,7 @@ def test_very_long_turns_are_cut(vault: Vault, tmp_path: Path) -> None:
 
 
 def test_claude_code_session_keeps_only_the_conversation(vault: Vault, tmp_path: Path) -> None:
-    report = ingest_file(vault, claude_session(tmp_path))
+    report = ingest_file(vault.core, claude_session(tmp_path))
     assert report.format == "claude"
     assert report.session == "3f2a9c1e-7b1d-4c55-9a0e-1f2e3d4c5b6a"
     assert report.problems == []
@@ -296,9 +296,9 @@ def test_claude_code_session_keeps_only_the_conversation(vault: Vault, tmp_path:
 
 def test_claude_code_session_is_idempotent(vault: Vault, tmp_path: Path) -> None:
     path = claude_session(tmp_path)
-    ingest_file(vault, path)
+    ingest_file(vault.core, path)
     commits = commit_count(vault.root)
-    again = ingest_file(vault, path, fmt="claude")
+    again = ingest_file(vault.core, path, fmt="claude")
     assert (again.added, again.commit) == (0, None)
     assert commit_count(vault.root) == commits
 
@@ -309,7 +309,7 @@ def test_claude_code_bad_lines(vault: Vault, tmp_path: Path) -> None:
         handle.write(
             '{"type": "assistant", "uuid": "a-9", "sessionId": "x"}\n{"type": "user", "message": \n'
         )
-    report = ingest_file(vault, path)
+    report = ingest_file(vault.core, path)
     assert [str(p).split(": ")[0] for p in report.problems] == [f"{path}:10", f"{path}:11"]
     assert report.added == 3
 
@@ -323,7 +323,7 @@ def test_a_real_claude_code_session_ingests_exactly_its_conversation(vault: Vaul
     block (thinking, text, tool_use), tool results with toolUseResult, a sub-agent's
     sidechain, /compact with its boundary and summary, an IDE note beside the user's text,
     a rejected tool call and the interruption marker, /exit and a synthetic reply."""
-    report = ingest_file(vault, REAL_SESSION)
+    report = ingest_file(vault.core, REAL_SESSION)
     assert (report.format, report.problems) == ("claude", [])
     assert report.session == "5b1e7c3a-2f4d-4e8a-9c61-0d7f3b2a9e14"
     turns = parse_turns(vault.get(report.memory_id or "").content)
@@ -374,26 +374,26 @@ def test_missing_or_binary_file(vault: Vault, tmp_path: Path) -> None:
     from memvault import MemvaultError
 
     with pytest.raises(MemvaultError, match="file not found"):
-        ingest_file(vault, tmp_path / "nope.jsonl")
+        ingest_file(vault.core, tmp_path / "nope.jsonl")
     (tmp_path / "bin.jsonl").write_bytes(b"\xff\xfe\x00garbage")
     with pytest.raises(MemvaultError, match="not UTF-8"):
-        ingest_file(vault, tmp_path / "bin.jsonl")
+        ingest_file(vault.core, tmp_path / "bin.jsonl")
 
 
 def test_cannot_append_to_another_agents_private_session(tmp_path: Path) -> None:
     Vault.init(tmp_path / "v")
     over = {"defaults.scope": "self"}
     alice = Vault.open(tmp_path / "v", agent="alice", overrides=over)
-    log_turn(alice, "standup", "Alice's private notes", role="user")
+    log_turn(alice.core, "standup", "Alice's private notes", role="user")
     bob = Vault.open(tmp_path / "v", agent="bob", overrides=over)
     path = jsonl(
         tmp_path / "b.jsonl", {"role": "user", "content": "bob was here", "session": "standup"}
     )
     commits = commit_count(alice.root)
     with pytest.raises(PermissionDeniedError, match="belongs to another agent"):
-        ingest_file(bob, path)
+        ingest_file(bob.core, path)
     with pytest.raises(PermissionDeniedError):
-        log_turn(bob, "standup", "sneaky")
+        log_turn(bob.core, "standup", "sneaky")
     assert commit_count(alice.root) == commits
 
 
@@ -405,7 +405,7 @@ def test_log_turn_with_query_rating_and_context(tmp_path: Path) -> None:
     cfo = Vault.open(tmp_path / "v", agent="cfo")
     before = commit_count(cfo.root)
     result = log_turn(
-        cfo,
+        cfo.core,
         "pricing",
         "Raise Basic to $12.",
         query="What if we raise prices?",
@@ -417,9 +417,9 @@ def test_log_turn_with_query_rating_and_context(tmp_path: Path) -> None:
     assert [t.role for t in turns] == ["user", "assistant"]
     assert turns[1].extra == "agent: cfo · rating: helpful · context: pricing - tier Basic"
     with pytest.raises(ValidationError, match="rating"):
-        log_turn(cfo, "pricing", "x", rating="great")  # type: ignore[arg-type]
+        log_turn(cfo.core, "pricing", "x", rating="great")  # type: ignore[arg-type]
     with pytest.raises(ValidationError, match="role"):
-        log_turn(cfo, "pricing", "x", role="robot")
+        log_turn(cfo.core, "pricing", "x", role="robot")
 
 
 def test_insights_filters_and_summary(tmp_path: Path) -> None:
@@ -429,7 +429,7 @@ def test_insights_filters_and_summary(tmp_path: Path) -> None:
     jan = dt.datetime(2026, 1, 10, tzinfo=dt.UTC)
     feb = dt.datetime(2026, 2, 10, tzinfo=dt.UTC)
     log_turn(
-        cfo,
+        cfo.core,
         "s1",
         "Raise Basic to $12.",
         query="What about pricing?",
@@ -438,18 +438,23 @@ def test_insights_filters_and_summary(tmp_path: Path) -> None:
         when=jan,
     )
     log_turn(
-        cfo, "s1", "Cut the CAC target.", query="How do we grow?", rating="not_helpful", when=feb
+        cfo.core,
+        "s1",
+        "Cut the CAC target.",
+        query="How do we grow?",
+        rating="not_helpful",
+        when=feb,
     )
     log_usage(
-        cmo,
+        cmo.core,
         "Which channel converts?",
         "LinkedIn ads on pricing pages.",
         session="s2",
         rating="neutral",
     )
-    log_turn(cmo, "s2", "Unrated reply.", query="Anything else?")
+    log_turn(cmo.core, "s2", "Unrated reply.", query="Anything else?")
 
-    everything = insights(cfo)
+    everything = insights(cfo.core)
     assert everything["summary"]["interactions"] == 3
     assert everything["summary"]["by_rating"] == {"helpful": 1, "neutral": 1, "not_helpful": 1}
     assert everything["summary"]["by_agent"]["cfo"]["helpful_rate"] == 0.5
@@ -457,35 +462,35 @@ def test_insights_filters_and_summary(tmp_path: Path) -> None:
         -1
     ] == "cfo"  # newest first: jan is last
 
-    only_cfo = insights(cfo, agent="cfo")
+    only_cfo = insights(cfo.core, agent="cfo")
     assert {i["agent"] for i in only_cfo["interactions"]} == {"cfo"}
     assert only_cfo["interactions"][0]["query"] == "How do we grow?"
 
-    pricing = insights(cfo, topic="pricing")
+    pricing = insights(cfo.core, topic="pricing")
     assert {i["response"] for i in pricing["interactions"]} == {
         "Raise Basic to $12.",
         "LinkedIn ads on pricing pages.",
     }
 
     window = insights(
-        cfo,
+        cfo.core,
         since=dt.datetime(2026, 2, 1, tzinfo=dt.UTC),
         until=dt.datetime(2026, 3, 1, tzinfo=dt.UTC),
     )
     assert [i["response"] for i in window["interactions"]] == ["Cut the CAC target."]
-    assert insights(cfo, limit=1)["interactions"][0]["rating"] in ("neutral", "not_helpful")
-    assert len(insights(cfo, limit=1)["interactions"]) == 1
+    assert insights(cfo.core, limit=1)["interactions"][0]["rating"] in ("neutral", "not_helpful")
+    assert len(insights(cfo.core, limit=1)["interactions"]) == 1
 
 
 def test_insights_respect_scopes(tmp_path: Path) -> None:
     Vault.init(tmp_path / "v")
     over = {"defaults.scope": "self"}
     alice = Vault.open(tmp_path / "v", agent="alice", overrides=over)
-    log_turn(alice, "private", "secret plan", query="q", rating="helpful")
+    log_turn(alice.core, "private", "secret plan", query="q", rating="helpful")
     bob = Vault.open(tmp_path / "v", agent="bob", overrides=over)
-    assert insights(bob)["summary"]["interactions"] == 0
-    assert insights(bob, agent="alice")["interactions"] == []
-    assert insights(alice)["summary"]["interactions"] == 1
+    assert insights(bob.core)["summary"]["interactions"] == 0
+    assert insights(bob.core, agent="alice")["interactions"] == []
+    assert insights(alice.core)["summary"]["interactions"] == 1
 
 
 # --- the CLI ----------------------------------------------------------------------------
@@ -534,7 +539,7 @@ def test_cli_ingest_from_a_claude_code_hook(vault: Vault, tmp_path: Path) -> Non
 def test_cli_insights(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     Vault.init(tmp_path / "v")
     log_turn(
-        Vault.open(tmp_path / "v", agent="cfo"),
+        Vault.open(tmp_path / "v", agent="cfo").core,
         "s",
         "Raise prices.",
         query="Pricing?",

@@ -436,7 +436,7 @@ def test_docs_list_every_tool_and_integration(tools: dict[str, Any]) -> None:
         ".context(",
         ".forget(",
         "consolidate(",
-        "ingest_file(",
+        ".ingest(",
         "insights(",
     ):
         assert name in api, name

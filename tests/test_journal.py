@@ -24,7 +24,7 @@ what = sys.argv[2]
 if what == "import":
     from memvault.transfer import import_file
     from pathlib import Path
-    import_file(vault, Path(sys.argv[3]))
+    import_file(vault.core, Path(sys.argv[3]))
 elif what == "update":
     vault.update(sys.argv[3], {"importance": 5}, "raise it", content="Rewritten body")
 elif what == "forget":
@@ -66,7 +66,7 @@ def test_a_killed_import_is_undone_and_never_served(vault: Vault, tmp_path: Path
     # and the import can simply be run again
     from memvault.transfer import import_file
 
-    import_file(Vault.open(vault.root), _jsonl(tmp_path, 30))
+    import_file(Vault.open(vault.root).core, _jsonl(tmp_path, 30))
     assert len(Vault.open(vault.root).all_memories()) == 30
 
 
@@ -83,7 +83,7 @@ def test_a_search_after_a_killed_import_never_serves_it(vault: Vault, tmp_path: 
     assert is_clean(vault.root)
     from memvault.index import health
 
-    assert health(Vault.open(vault.root)) == []
+    assert health(Vault.open(vault.root).core) == []
 
 
 def test_a_killed_rewrite_is_put_back_byte_for_byte(vault: Vault) -> None:

@@ -23,6 +23,7 @@ ADAPTERS = (
     "memvault.githooks",
     "memvault.hooks",
     "memvault.ui",
+    "memvault.integrations",
 )
 # store.lock is the one lock primitive: any layer may take a lock, so it counts as base.
 BASE = (
@@ -30,6 +31,7 @@ BASE = (
     "memvault.record",
     "memvault.paths",
     "memvault.config",
+    "memvault.threads",
     "memvault.store.lock",
 )
 MODEL = ("memvault.memory", "memvault.store.files", "memvault.embeddings")
@@ -131,6 +133,34 @@ def test_no_import_cycles() -> None:
     assert layout_tool.cycles(layout_tool.graph()) == []
 
 
+def test_doors_use_only_the_public_api_and_packages_keep_their_bounds() -> None:
+    assert layout_tool.crossings(layout_tool.graph()) == []
+
+
+def test_a_planted_crossing_fails_the_check(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import shutil
+
+    copy = tmp_path / "src"
+    shutil.copytree(SRC, copy / "memvault")
+    assert layout_tool.main(["--check", "--quiet"]) == 0
+    monkeypatch.setattr(layout_tool, "SRC", copy)
+    assert layout_tool.main(["--check", "--quiet"]) == 0  # the copy is as clean
+    root = copy / "memvault" / "cli" / "root.py"
+    root.write_text(root.read_text() + "\nfrom ..store import catalog  # noqa\n")
+    assert layout_tool.main(["--check", "--quiet"]) == 1
+    assert ("memvault.cli.root", "memvault.store.catalog") in layout_tool.crossings(
+        layout_tool.graph()
+    )
+    root.write_text(root.read_text().replace("from ..store import catalog", "from .. import Vault"))
+    store = copy / "memvault" / "store" / "tree.py"
+    store.write_text(store.read_text() + "\nfrom ..search import api  # noqa\n")
+    assert ("memvault.store.tree", "memvault.search.api") in layout_tool.crossings(
+        layout_tool.graph()
+    )
+
+
 def test_the_cycle_finder_finds_a_cycle() -> None:
     edges = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}
     assert layout_tool.cycles(edges) == [["a", "b", "c"]]
@@ -190,3 +220,11 @@ def test_public_api_is_small() -> None:
     )
     for name in memvault.__all__:
         assert getattr(memvault, name) is not None
+
+
+def test_python_api_doc_lists_every_vault_method() -> None:
+    from memvault import Vault
+
+    doc = (SRC.parent.parent / "docs" / "python-api.md").read_text(encoding="utf-8")
+    public = [n for n in vars(Vault) if not n.startswith("_")]
+    assert public and [n for n in public if f"| `{n}` |" not in doc] == []

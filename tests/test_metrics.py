@@ -87,17 +87,17 @@ def known(tmp_path: Path) -> Vault:
     # e1..e3 follow the same steps: promoted 45 days ago (outside the window)
     for n in (1, 2, 3):
         vault.add("episodic", f"Worker stuck, episode {n}", id=f"e{n}", steps=STEPS_A)
-    old, _ = consolidate(vault, now=ago(45), only=["promote"])
+    old, _ = consolidate(vault.core, now=ago(45), only=["promote"])
     # e4..e6 follow other steps: promoted 10 days ago (inside)
     for n in (4, 5, 6):
         vault.add("episodic", f"Release, episode {n}", id=f"e{n}", steps=STEPS_B)
-    new, _ = consolidate(vault, now=ago(10), only=["promote"])
+    new, _ = consolidate(vault.core, now=ago(10), only=["promote"])
     PROPOSED[vault.root] = {
         when: [a.memory_id for a in plan.actions if a.step == "promote"]
         for when, plan in (("old", old), ("new", new))
     }
-    consolidate(vault, now=ago(40), only=["decay"])  # archives x
-    consolidate(vault, now=ago(20), only=["decay"])  # archives y1, y2
+    consolidate(vault.core, now=ago(40), only=["decay"])  # archives x
+    consolidate(vault.core, now=ago(20), only=["decay"])  # archives y1, y2
     # reads: logged, then folded by a consolidation (which keeps them as history)
     append(
         vault.root / ACCESS_LOG,
@@ -108,7 +108,7 @@ def known(tmp_path: Path) -> Vault:
         read(ago(3), "search", [], 30),
         read(ago(3), "fact", ["f1"], 40),
     )
-    consolidate(vault, only=["fold"])
+    consolidate(vault.core, only=["fold"])
     # reads not folded yet
     append(
         vault.root / ACCESS_LOG,
@@ -139,7 +139,7 @@ def known(tmp_path: Path) -> Vault:
 
 
 def test_seed_metrics_from_known_history(known: Vault) -> None:
-    stats = vault_stats(known, days=30)
+    stats = vault_stats(known.core, days=30)
     assert stats["window"]["span_days"] == 30.0
     m = stats["metrics"]
     # consolidation: e1..e6 are in a proposal's derived_from; x, y1, y2 are not; the
@@ -169,7 +169,7 @@ def test_seed_metrics_from_known_history(known: Vault) -> None:
 
 
 def test_usage_counts_the_window_including_folded_reads(known: Vault) -> None:
-    usage = vault_stats(known, days=30, now=T)["usage"]
+    usage = vault_stats(known.core, days=30, now=T)["usage"]
     # in the window: 4 folded (25, 12, 3, 3 days ago) + 2 live (yesterday)
     assert usage["queries"] == 6
     assert usage["queries_per_day"] == 0.2  # 6 / 30 calendar days, not / 5 days with reads
@@ -177,7 +177,7 @@ def test_usage_counts_the_window_including_folded_reads(known: Vault) -> None:
     assert usage["avg_query_ms"] == 35.0  # (10+20+30+40+50+60) / 6
     assert usage["most_recalled"][0] == {"id": "f1", "count": 2}
     # a shorter window: yesterday's two and the two of 3 days ago
-    week = vault_stats(known, days=7, now=T)
+    week = vault_stats(known.core, days=7, now=T)
     assert week["usage"]["queries"] == 4 and week["usage"]["queries_per_day"] == round(4 / 7, 4)
     assert week["metrics"]["basis"]["validation_rate"]["validated"] == 1  # f4
     assert week["metrics"]["patterns_discovered"] == 0
@@ -187,11 +187,11 @@ def test_folded_reads_are_kept_trimmed_and_not_counted_twice(known: Vault) -> No
     history = (known.root / ACCESS_LOG_HISTORY).read_text(encoding="utf-8").splitlines()
     assert [json.loads(line)["ms"] for line in history] == [5, 10, 20, 30, 40]  # 100 days: gone
     assert git(known.root, "check-ignore", ACCESS_LOG_HISTORY).strip() == ACCESS_LOG_HISTORY
-    before = vault_stats(known)["usage"]["queries"]
-    consolidate(known, only=["fold"])  # folds yesterday's two
+    before = vault_stats(known.core)["usage"]["queries"]
+    consolidate(known.core, only=["fold"])  # folds yesterday's two
     history = (known.root / ACCESS_LOG_HISTORY).read_text(encoding="utf-8").splitlines()
     assert len(history) == 7 and not (known.root / ACCESS_LOG).exists()
-    assert vault_stats(known)["usage"]["queries"] == before == 6
+    assert vault_stats(known.core)["usage"]["queries"] == before == 6
 
 
 def test_queries_per_day_divides_by_the_calendar_span(tmp_path: Path) -> None:
@@ -203,21 +203,21 @@ def test_queries_per_day_divides_by_the_calendar_span(tmp_path: Path) -> None:
         *(read(ago(9), "recall", [], 1) for _ in range(3)),
         *(read(ago(2), "recall", [], 1) for _ in range(2)),
     )
-    stats = vault_stats(vault, days=30, now=T)
+    stats = vault_stats(vault.core, days=30, now=T)
     assert stats["window"]["start"] == format_time(ago(10))  # the vault's age clips it
     assert stats["usage"]["queries_per_day"] == 0.5
     assert usage_stats(vault.root)["queries"] == 5
     # a vault born today: at least one day
     young = Vault.init(tmp_path / "young")
     append(young.root / ACCESS_LOG, *(read(now_utc(), "recall", [], 1) for _ in range(3)))
-    assert vault_stats(young)["usage"]["queries_per_day"] == 3.0
+    assert vault_stats(young.core)["usage"]["queries_per_day"] == 3.0
 
 
 def test_real_reads_count(vault: Vault) -> None:
     vault.add("semantic", "Sentry holds the error reports", id="sentry")
     vault.validate("Sentry holds the error reports")
     vault.recall("where are the error reports?")
-    stats = vault_stats(vault)
+    stats = vault_stats(vault.core)
     assert stats["usage"]["queries"] == 2 and stats["usage"]["recall_hit_rate"] == 1.0
     assert stats["metrics"]["validation_rate"] == 1.0
 

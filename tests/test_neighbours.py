@@ -56,7 +56,7 @@ def _embed(texts: list[str]) -> np.ndarray:
 
 def test_ann_finds_the_same_pairs_as_exact_and_never_crosses_groups(vault: Vault) -> None:
     vault = _vault_with_near_duplicates(vault)
-    idx = open_index(vault, writer=False)
+    idx = open_index(vault.core, writer=False)
     memories = vault.all_memories()
     vecs = memory_vectors(idx, memories, _embed)
     assert vecs.stale == [] and all(len(r) == 1 for r in vecs.rowids)
@@ -71,7 +71,7 @@ def test_ann_finds_the_same_pairs_as_exact_and_never_crosses_groups(vault: Vault
 
 def test_k_limits_neighbours_per_memory(vault: Vault) -> None:
     vault = _vault_with_near_duplicates(vault)
-    idx = open_index(vault, writer=False)
+    idx = open_index(vault.core, writer=False)
     memories = vault.all_memories()
     vecs = memory_vectors(idx, memories, _embed)
     groups = ["all"] * len(memories)
@@ -82,7 +82,7 @@ def test_k_limits_neighbours_per_memory(vault: Vault) -> None:
 
 def test_text_the_index_does_not_hold_yet_is_embedded(vault: Vault) -> None:
     vault = _vault_with_near_duplicates(vault)
-    idx = open_index(vault, writer=False)
+    idx = open_index(vault.core, writer=False)
     m = vault.all_memories()[0]
     write(vault.root, m.path, (vault.root / m.path).read_text().rstrip("\n") + " Edited by hand.\n")
     edited = Vault.open(vault.root).get(m.id)

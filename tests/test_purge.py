@@ -39,7 +39,7 @@ def test_purge_removes_every_trace_from_history(vault: Vault, tmp_path: Path) ->
     shutil.copy(root / ".memvault" / "access.log", root / ".memvault" / "access.log.history")
     assert "zebra" in _history_text(root)
 
-    report = purge_memory(vault, secret.id, "sensitive")
+    report = purge_memory(vault.core, secret.id, "sensitive")
 
     assert report.remotes == ["origin"]
     history = _history_text(root)
@@ -63,7 +63,7 @@ def test_purge_refuses_a_dirty_vault(vault: Vault) -> None:
         "---\nid: loose\ntype: semantic\n---\nx\n"
     )
     with pytest.raises(Exception, match="uncommitted"):
-        purge_memory(vault, m.id, "x")
+        purge_memory(vault.core, m.id, "x")
     assert (vault.root / m.path).exists()
 
 
@@ -113,7 +113,7 @@ def test_credentials_are_refused_on_every_write_path(
     src.write_text(json.dumps(record) + "\n")
     from memvault.transfer import import_file
 
-    report = import_file(vault, src)
+    report = import_file(vault.core, src)
     assert report.added == 0 and report.problems
     assert git(vault.root, "rev-parse", "HEAD") == head
 

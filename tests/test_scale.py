@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from memvault import Vault
+from memvault.core import Core
 from memvault.store import journal
 from memvault.store.git import ops as gitstore
 from memvault.transfer import import_file
@@ -40,7 +41,7 @@ def test_an_import_of_200000_memories_is_one_commit(vault: Vault, tmp_path: Path
     before = commit_count(vault.root)
     seen: list[tuple[int, int, int]] = []
     report = import_file(
-        vault, _tiny_jsonl(tmp_path / "big.jsonl", BIG), progress=lambda *a: seen.append(a)
+        vault.core, _tiny_jsonl(tmp_path / "big.jsonl", BIG), progress=lambda *a: seen.append(a)
     )
     assert report.problems == [] and report.added == BIG and report.commit is not None
     assert commit_count(vault.root) == before + 1
@@ -60,7 +61,7 @@ from memvault.transfer import import_file
 def die(*a, **k):
     os.kill(os.getpid(), signal.SIGKILL)
 gitstore._plumbing_commit = die  # every file is written and staged; no commit
-import_file(Vault.open(sys.argv[1]), Path(sys.argv[2]))
+import_file(Vault.open(sys.argv[1]).core, Path(sys.argv[2]))
 """
 
 
@@ -123,29 +124,29 @@ def test_a_failed_import_commit_rolls_back_every_file(
 
     monkeypatch.setattr(gitstore, "_plumbing_commit", fail)
     with pytest.raises(gitstore.GitError):
-        import_file(vault, _tiny_jsonl(tmp_path / "in.jsonl", 5000))
+        import_file(vault.core, _tiny_jsonl(tmp_path / "in.jsonl", 5000))
     assert is_clean(vault.root) and not journal.pending(vault.root)
     assert git(vault.root, "diff", "--cached", "--name-only") == ""
     monkeypatch.undo()
     assert Vault.open(vault.root).all_memories() == []
-    assert import_file(Vault.open(vault.root), tmp_path / "in.jsonl").added == 5000
+    assert import_file(Vault.open(vault.root).core, tmp_path / "in.jsonl").added == 5000
 
 
 def test_an_import_reads_the_vault_once_not_per_record(
     vault: Vault, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import_file(vault, _tiny_jsonl(tmp_path / "a.jsonl", 3000, prefix="a"))
+    import_file(vault.core, _tiny_jsonl(tmp_path / "a.jsonl", 3000, prefix="a"))
     scans: list[int] = []
-    real_scan = Vault.scan
+    real_scan = Core.scan
 
-    def counted(self: Vault) -> object:
+    def counted(self: Core) -> object:
         scans.append(1)
         return real_scan(self)
 
-    monkeypatch.setattr(Vault, "scan", counted)
-    report = import_file(vault, _tiny_jsonl(tmp_path / "b.jsonl", 3000, prefix="b"))
+    monkeypatch.setattr(Core, "scan", counted)
+    report = import_file(vault.core, _tiny_jsonl(tmp_path / "b.jsonl", 3000, prefix="b"))
     assert report.added == 3000 and len(scans) == 1
-    again = import_file(vault, tmp_path / "b.jsonl")  # a re-run skips what is there
+    again = import_file(vault.core, tmp_path / "b.jsonl")  # a re-run skips what is there
     assert again.added == 0 and again.skipped == 3000 and again.commit is None
 
 
@@ -156,7 +157,7 @@ def test_an_import_with_a_bad_record_late_in_the_file_writes_nothing(
     with open(src, "a", encoding="utf-8") as out:
         out.write('{"id": "Bad Id", "type": "semantic"}\n')
     before = commit_count(vault.root)
-    report = import_file(vault, src)
+    report = import_file(vault.core, src)
     assert report.added == 0 and len(report.problems) == 1 and report.skipped == 5000
     assert commit_count(vault.root) == before and is_clean(vault.root)
     assert "in.jsonl:5001" in str(report.problems[0])
@@ -277,7 +278,7 @@ def test_a_large_rewrite_is_one_commit_synced_once(
     """commit_files past BULK_WRITES: no fsync per file, blobs packed, the catalog fed."""
     from memvault.store import repository
 
-    import_file(vault, _tiny_jsonl(tmp_path / "in.jsonl", repository.BULK_WRITES + 44))
+    import_file(vault.core, _tiny_jsonl(tmp_path / "in.jsonl", repository.BULK_WRITES + 44))
     memories = Vault.open(vault.root).all_memories()
     writes = {
         m.path: (vault.root / m.path).read_text().replace(m.content.strip(), f"{m.id} again")
@@ -290,7 +291,7 @@ def test_a_large_rewrite_is_one_commit_synced_once(
     monkeypatch.setattr(repository, "sync_filesystem", lambda root: synced.append(root))
     loose_before = int(git(vault.root, "count-objects").split()[0])
     with vault.locked():
-        sha = vault.commit_files(writes, "memvault: rewrite them all")
+        sha = vault.core.commit_files(writes, "memvault: rewrite them all")
     assert sha is not None and is_clean(vault.root) and synced == [vault.root]
     assert fsyncs == []
     loose = int(git(vault.root, "count-objects").split()[0]) - loose_before

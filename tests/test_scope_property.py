@@ -210,7 +210,7 @@ class World:
     def add(self, recs: list[Rec]) -> None:
         path = self.root.parent / f"batch-{recs[0].id}.jsonl"
         path.write_text("".join(json.dumps(record(r)) + "\n" for r in recs), encoding="utf-8")
-        report = import_file(Vault.open(self.root), path)
+        report = import_file(Vault.open(self.root).core, path)
         assert report.added == len(recs) and not report.problems, report.as_dict()
         self.recs.update((r.id, r) for r in recs)
 
@@ -496,7 +496,9 @@ def test_stats_usage_names_no_hidden_memory(world: World, door: str) -> None:
     if door == "api":
         from memvault.reports import vault_stats
 
-        text = json.dumps(vault_stats(Vault.open(world.root, agent="a1", team="t1")), default=str)
+        text = json.dumps(
+            vault_stats(Vault.open(world.root, agent="a1", team="t1").core), default=str
+        )
     elif door == "cli":
         text = cli(world.root, viewer, "stats", "", 1, False)[1]
     else:

@@ -43,17 +43,17 @@ def _markers_anywhere(root: Path) -> list[str]:
 def test_non_conflicting_edits_travel_both_ways(clones: tuple[Vault, Vault, Path]) -> None:
     a, b, _ = clones
     a.add("semantic", "Postgres is the main database.", id="db-choice")
-    report = sync(a)
+    report = sync(a.core)
     assert report.pushed == 1 and not report.incoming
     b.add("semantic", "Deploys happen on Tuesdays.", id="deploy-day")
-    report = sync(b)
+    report = sync(b.core)
     assert [c.subject for c in report.incoming] == [
         "memvault: add semantic db-choice: Postgres is the main database."
     ]
     assert report.pushed == 1 and report.disputed == ()
     assert "semantic/facts/db-choice.md" in report.changed
     assert b.get("db-choice").content.startswith("Postgres")
-    report = sync(a)
+    report = sync(a.core)
     assert len(report.incoming) == 1 and report.pushed == 0
     assert a.get("deploy-day")
     assert git(a.root, "rev-parse", "HEAD") == git(b.root, "rev-parse", "HEAD")
@@ -63,7 +63,7 @@ def test_non_conflicting_edits_travel_both_ways(clones: tuple[Vault, Vault, Path
 def test_rebased_commits_keep_their_authors(clones: tuple[Vault, Vault, Path]) -> None:
     a, b, _ = clones
     a.add("semantic", "Fact from A.", id="from-a")
-    sync(a)
+    sync(a.core)
     write(
         b.root,
         "semantic/facts/by-hand.md",
@@ -81,7 +81,7 @@ def test_rebased_commits_keep_their_authors(clones: tuple[Vault, Vault, Path]) -
         "-m",
         "by hand",
     )
-    sync(b)
+    sync(b.core)
     author = git(
         b.root, "log", "-1", "--format=%an <%ae>", "--", "semantic/facts/by-hand.md"
     ).strip()
@@ -93,8 +93,8 @@ def test_same_memory_edited_in_both_clones_is_merged_not_conflicted(
 ) -> None:
     a, b, _ = clones
     a.add("semantic", "The build takes ten minutes.", id="build-time", tags=["ci"])
-    sync(a)
-    sync(b)
+    sync(a.core)
+    sync(b.core)
     a.update(
         "build-time",
         {"tags": ["ci", "slow"], "updated": "2026-03-01T10:00:00Z"},
@@ -107,8 +107,8 @@ def test_same_memory_edited_in_both_clones_is_merged_not_conflicted(
         "B's view",
         content="The build takes four minutes with the cache warm.",
     )
-    sync(a)
-    report = sync(b)
+    sync(a.core)
+    report = sync(b.core)
     path = "semantic/facts/build-time.md"
     assert report.disputed == (path,)
     assert report.pushed == 1
@@ -121,7 +121,7 @@ def test_same_memory_edited_in_both_clones_is_merged_not_conflicted(
     assert git(b.root, "status", "--porcelain").strip() == ""
     assert not (b.root / ".git" / "rebase-merge").exists()
     # A pulls the merged result: both clones agree, still no markers.
-    report = sync(a)
+    report = sync(a.core)
     assert (a.root / path).read_text(encoding="utf-8") == text
     assert _markers_anywhere(a.root) == []
     assert [m.id for m in a.memories(_disputed())] == ["build-time"]
@@ -138,14 +138,14 @@ def test_conflict_the_driver_cannot_settle_aborts_cleanly(
 ) -> None:
     a, b, _ = clones
     a.add("semantic", "Old fact.", id="old-fact")
-    sync(a)
-    sync(b)
+    sync(a.core)
+    sync(b.core)
     a.forget("old-fact", "wrong")
-    sync(a)
+    sync(a.core)
     b.update("old-fact", {"importance": 5}, "still matters", content="Old fact, corrected.")
     head = git(b.root, "rev-parse", "HEAD")
     with pytest.raises(SyncConflictError, match="rebase aborted"):
-        sync(b)
+        sync(b.core)
     assert git(b.root, "rev-parse", "HEAD") == head
     assert (
         not (b.root / ".git" / "rebase-merge").exists()
@@ -163,15 +163,15 @@ def test_uncommitted_hand_edits_stop_sync_unless_committed(
 ) -> None:
     a, _, _ = clones
     a.add("semantic", "Original.", id="hand")
-    sync(a)
+    sync(a.core)
     path = a.root / "semantic/facts/hand.md"
     path.write_text(
         path.read_text(encoding="utf-8").replace("Original.", "Edited by hand."), encoding="utf-8"
     )
     with pytest.raises(SyncError, match="uncommitted changes"):
-        sync(a)
+        sync(a.core)
     write(a.root, "semantic/facts/broken.md", "---\nid: Broken Id\ntype: semantic\n---\n\nx\n")
-    report = sync(a, commit=True)
+    report = sync(a.core, commit=True)
     assert report.hand_edits is not None and report.hand_edits.added == ("semantic/facts/hand.md",)
     assert report.hand_edits.invalid == ("semantic/facts/broken.md",)
     assert report.pushed == 1
@@ -182,14 +182,14 @@ def test_uncommitted_hand_edits_stop_sync_unless_committed(
 def test_fresh_clone_gets_the_merge_driver(clones: tuple[Vault, Vault, Path]) -> None:
     _, b, _ = clones
     assert registered_driver(b.root) is None
-    report = sync(b)
+    report = sync(b.core)
     assert registered_driver(b.root) is not None
     assert any("merge driver" in n for n in report.notes)
 
 
 def test_no_remote_is_a_clear_error(vault: Vault) -> None:
     with pytest.raises(SyncError, match="no git remote"):
-        sync(vault)
+        sync(vault.core)
 
 
 def test_first_push_to_an_empty_remote_sets_upstream(tmp_path: Path) -> None:
@@ -197,7 +197,7 @@ def test_first_push_to_an_empty_remote_sets_upstream(tmp_path: Path) -> None:
     git(tmp_path, "init", "-q", "--bare", str(remote))
     v = Vault.init(tmp_path / "v")
     git(v.root, "remote", "add", "origin", str(remote))
-    report = sync(v)
+    report = sync(v.core)
     assert report.pushed == 1
     assert git(v.root, "rev-parse", "--abbrev-ref", "main@{upstream}").strip() == "origin/main"
 
@@ -208,12 +208,12 @@ def test_commit_hand_edits_handles_deletes_and_moves(vault: Vault) -> None:
     (vault.root / "semantic/facts/one.md").unlink()
     (vault.root / "semantic/decisions").mkdir()
     (vault.root / "semantic/facts/two.md").rename(vault.root / "semantic/decisions/two.md")
-    result = commit_hand_edits(vault)
+    result = commit_hand_edits(vault.core)
     assert result.commit is not None
     assert set(result.removed) == {"semantic/facts/one.md", "semantic/facts/two.md"}
     assert result.added == ("semantic/decisions/two.md",)
     assert git(vault.root, "status", "--porcelain").strip() == ""
-    assert commit_hand_edits(vault).commit is None
+    assert commit_hand_edits(vault.core).commit is None
 
 
 def test_cli_sync_json(clones: tuple[Vault, Vault, Path], cli, chdir) -> None:  # type: ignore[no-untyped-def]

@@ -64,7 +64,7 @@ def source(vault: Vault) -> Vault:
 
 
 def test_jsonl_round_trip_is_byte_identical(source: Vault, tmp_path: Path) -> None:
-    text = export_memories(source, "jsonl")
+    text = export_memories(source.core, "jsonl")
     lines = text.splitlines()
     assert len(lines) == len(HAND_FILES) + 5
     for line in lines:
@@ -73,18 +73,18 @@ def test_jsonl_round_trip_is_byte_identical(source: Vault, tmp_path: Path) -> No
     dump = tmp_path / "dump.jsonl"
     dump.write_text(text, encoding="utf-8")
     target = Vault.init(tmp_path / "target")
-    report = import_file(target, dump)
+    report = import_file(target.core, dump)
     assert report.problems == [] and report.added == len(lines) and report.skipped == 0
     assert files_of(target.root) == files_of(source.root)
     assert commit_count(target.root) == 2 and is_clean(target.root)
-    assert export_memories(target, "jsonl") == text
+    assert export_memories(target.core, "jsonl") == text
 
 
 def test_markdown_bundle_round_trip(source: Vault, tmp_path: Path) -> None:
     bundle = tmp_path / "bundle.md"
-    bundle.write_bytes(export_memories(source, "markdown").encode("utf-8"))
+    bundle.write_bytes(export_memories(source.core, "markdown").encode("utf-8"))
     target = Vault.init(tmp_path / "target")
-    report = import_file(target, bundle)
+    report = import_file(target.core, bundle)
     assert report.problems == []
     expected = {k: v for k, v in files_of(source.root).items()}
     got = files_of(target.root)
@@ -98,11 +98,11 @@ def test_markdown_bundle_round_trip(source: Vault, tmp_path: Path) -> None:
 
 
 def test_export_without_archive(source: Vault) -> None:
-    text = export_memories(source, "jsonl", include_archive=False)
+    text = export_memories(source.core, "jsonl", include_archive=False)
     paths = [json.loads(line)["path"] for line in text.splitlines()]
     assert not any(p.startswith(("archive/", "inbox/")) for p in paths)
     with pytest.raises(MemvaultError):
-        export_memories(source, "xml")
+        export_memories(source.core, "xml")
 
 
 def test_export_respects_scopes(vault: Vault) -> None:
@@ -110,9 +110,9 @@ def test_export_respects_scopes(vault: Vault) -> None:
     a.add("semantic", "A's private memory", scope="self")
     a.add("semantic", "Everyone's memory")
     b = Vault.open(vault.root, agent="b")
-    assert "private" not in export_memories(b, "jsonl")
-    assert "private" not in export_memories(b, "markdown")
-    assert "private" in export_memories(a, "jsonl")
+    assert "private" not in export_memories(b.core, "jsonl")
+    assert "private" not in export_memories(b.core, "markdown")
+    assert "private" in export_memories(a.core, "jsonl")
 
 
 def test_import_hand_made_jsonl_records(vault: Vault, tmp_path: Path) -> None:
@@ -139,7 +139,7 @@ def test_import_hand_made_jsonl_records(vault: Vault, tmp_path: Path) -> None:
         )
         + "\n\n"
     )
-    report = import_file(vault, src)
+    report = import_file(vault.core, src)
     assert report.problems == [] and sorted(report.ids) == [
         "made-episode",
         "made-fact",
@@ -166,9 +166,9 @@ def test_import_refuses_unsafe_paths_and_secrets(vault: Vault, tmp_path: Path) -
     ]
     src.write_text("".join(json.dumps(r) + "\n" for r in records))
     before = commit_count(vault.root)
-    assert import_file(vault, src).added == 0  # a bad record: nothing written by default
+    assert import_file(vault.core, src).added == 0  # a bad record: nothing written by default
     assert commit_count(vault.root) == before
-    report = import_file(vault, src, skip_bad=True)
+    report = import_file(vault.core, src, skip_bad=True)
     # an unsafe path is ignored: the record is re-homed by its id and type, never outside the trees
     assert report.ids == ["evil"] and vault.get("evil").path == "semantic/facts/evil.md"
     assert not (vault.root.parent / "evil.md").exists()
@@ -181,12 +181,12 @@ def test_import_refuses_unsafe_paths_and_secrets(vault: Vault, tmp_path: Path) -
 
 def test_import_missing_or_binary_file(vault: Vault, tmp_path: Path) -> None:
     with pytest.raises(MemvaultError) as info:
-        import_file(vault, tmp_path / "missing.jsonl")
+        import_file(vault.core, tmp_path / "missing.jsonl")
     assert "missing.jsonl" in str(info.value)
     binary = tmp_path / "x.jsonl"
     binary.write_bytes(b"\xff\xfe\x00")
     with pytest.raises(MemvaultError):
-        import_file(vault, binary)
+        import_file(vault.core, binary)
 
 
 SEED = """\
@@ -240,7 +240,7 @@ episodes:
 def test_import_seed_episodes(vault: Vault, tmp_path: Path) -> None:
     seed = tmp_path / "seed.yaml"
     seed.write_text(SEED, encoding="utf-8")
-    report = import_file(vault, seed)
+    report = import_file(vault.core, seed)
     assert report.problems == [] and report.added == 2
     first = vault.get("ep-2025-12-28-001")
     assert first.type == "episodic" and first.category == "decision"
@@ -266,9 +266,9 @@ def test_import_seed_episodes(vault: Vault, tmp_path: Path) -> None:
     assert "decay" not in second.meta
     from memvault.reports import doctor_report
 
-    problems = doctor_report(vault)["problems"]
+    problems = doctor_report(vault.core)["problems"]
     assert problems == []
-    again = import_file(vault, seed)
+    again = import_file(vault.core, seed)
     assert again.added == 0 and again.skipped == 2
 
 
@@ -276,10 +276,10 @@ def test_import_seed_yaml_errors(vault: Vault, tmp_path: Path) -> None:
     bad = tmp_path / "bad.yaml"
     bad.write_text("episodes: [unclosed\n")
     with pytest.raises(MemvaultError) as info:
-        import_file(vault, bad)
+        import_file(vault.core, bad)
     assert "bad.yaml" in str(info.value)
     wrong = tmp_path / "wrong.yaml"
     wrong.write_text("facts:\n  - a\n")
     with pytest.raises(MemvaultError) as info:
-        import_file(vault, wrong)
+        import_file(vault.core, wrong)
     assert "episodes" in str(info.value)

@@ -155,9 +155,9 @@ def test_browse_paginates(tmp_path: Path, serve: Any, browser: Any) -> None:
         created = f"2025-01-01T00:{n // 60:02d}:{n % 60:02d}Z"
         meta = {"id": f"note-{n:03d}", "type": "semantic", "category": "facts"}
         meta.update(created=created, scope="team")
-        writes[vault.path_for(meta)] = render_new(meta, f"Note number {n}")
+        writes[vault.core.path_for(meta)] = render_new(meta, f"Note number {n}")
     with vault.locked():
-        vault.commit_files(writes, "test: 120 notes")
+        vault.core.commit_files(writes, "test: 120 notes")
     running = serve(vault)
     _open(browser, running, "/?type=semantic&category=semantic/facts")
     first = [e.text for e in browser.find_elements(*_by("#rows .title"))]

@@ -130,7 +130,7 @@ def test_init_examples_are_valid_and_dated(tmp_path: Path) -> None:
     memories = vault.all_memories()
     kinds = {m.type for m in memories}
     assert kinds == {"episodic", "semantic", "procedural"}
-    assert vault.scan().invalid == []
+    assert vault.core.scan().invalid == []
     for m in memories:
         assert "{{" not in (vault.root / m.path).read_text()
         assert m.created is not None
@@ -544,8 +544,8 @@ def test_agents_never_see_each_others_self_memories(vault: Vault) -> None:
     assert b.get(shared.id).id == shared.id
     from memvault.transfer import export_memories
 
-    assert secret.id not in export_memories(b, "jsonl")
-    assert secret.id in export_memories(a, "jsonl")
+    assert secret.id not in export_memories(b.core, "jsonl")
+    assert secret.id in export_memories(a.core, "jsonl")
 
 
 def test_team_scope_is_per_team(vault: Vault) -> None:

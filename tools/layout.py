@@ -1,7 +1,7 @@
 """Print memvault's import graph and check the shape of the code.
 
     python tools/layout.py            # the graph, cycles, long modules and functions
-    python tools/layout.py --check    # exit 1 when any cycle, module or function is over the limits
+    python tools/layout.py --check    # exit 1 on a cycle, a crossed boundary, a size over a limit
 
 Imports are read from the source (``ast``), at any depth: an import inside a function is
 still a dependency, so it counts towards a cycle. A function may pass the length limit only
@@ -18,8 +18,50 @@ from pathlib import Path
 
 SRC = Path(__file__).resolve().parent.parent / "src"
 PACKAGE = "memvault"
-MAX_MODULE_LINES = 600
+MAX_MODULE_LINES = 800
 MAX_FUNCTION_LINES = 80
+
+# The doors: each may import from the core only its public API (the ``memvault`` package:
+# the Vault, its value types, the shared vocabulary), the errors and the debug trace; and
+# any door (the CLI starts the MCP server, the inspector, the watcher, the git hooks).
+ADAPTERS = (
+    "memvault.cli",
+    "memvault.mcp_server",
+    "memvault.ui",
+    "memvault.githooks",
+    "memvault.watch",
+    "memvault.hooks",
+    "memvault.integrations",
+)
+ADAPTER_MAY_IMPORT = ("memvault", "memvault.errors", "memvault.debug")
+# Packages with a boundary: what each may import from outside itself (prefixes).
+PACKAGE_MAY_IMPORT = {
+    # files, git, journal, lock, catalog: the base, the memory model, and the embedder's
+    # name (a vault created for other languages is stamped with its embedder)
+    "memvault.store": (
+        "memvault.config",
+        "memvault.errors",
+        "memvault.paths",
+        "memvault.record",
+        "memvault.threads",
+        "memvault.memory",
+        "memvault.scopes",
+        "memvault.embeddings",
+    ),
+    # validate reads statements over what search finds: never the vault or the services
+    "memvault.validate": (
+        "memvault.config",
+        "memvault.errors",
+        "memvault.paths",
+        "memvault.record",
+        "memvault.debug",
+        "memvault.memory",
+        "memvault.language",
+        "memvault.search",
+        "memvault.index",
+        "memvault.store",
+    ),
+}
 
 
 def module_name(path: Path) -> str:
@@ -126,6 +168,26 @@ def long_functions(path: Path) -> Iterator[tuple[str, int, int]]:
     yield from walk(tree, "")
 
 
+def _under(name: str, prefixes: tuple[str, ...]) -> bool:
+    return any(name == p or name.startswith(p + ".") for p in prefixes)
+
+
+def crossings(edges: dict[str, set[str]]) -> list[tuple[str, str]]:
+    """(module, import) pairs that cross a boundary: a door reaching past the public API, or
+    a package importing outside what it may."""
+    found: list[tuple[str, str]] = []
+    for name, targets in sorted(edges.items()):
+        for target in sorted(targets):
+            if _under(name, ADAPTERS):
+                if not _under(target, ADAPTERS) and target not in ADAPTER_MAY_IMPORT:
+                    found.append((name, target))
+                continue
+            for package, allowed in PACKAGE_MAY_IMPORT.items():
+                if _under(name, (package,)) and not _under(target, (package, *allowed)):
+                    found.append((name, target))
+    return found
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawTextHelpFormatter
@@ -152,11 +214,15 @@ def main(argv: list[str] | None = None) -> int:
     print(f"modules over {MAX_MODULE_LINES} lines: {len(big)}")
     for name, count in sorted(big.items()):
         print(f"  {name}: {count}")
+    crossed = crossings(edges)
+    print(f"imports across a boundary: {len(crossed)}")
+    for name, target in crossed:
+        print(f"  {name} -> {target}")
     longs = [(n, *f) for n, p in mods.items() for f in long_functions(p)]
     print(f"functions over {MAX_FUNCTION_LINES} lines without a '# long:' reason: {len(longs)}")
     for module, qual, line, length in longs:
         print(f"  {module}:{line} {qual}: {length}")
-    return 1 if args.check and (found or big or longs) else 0
+    return 1 if args.check and (found or big or crossed or longs) else 0
 
 
 if __name__ == "__main__":

@@ -6,9 +6,9 @@ commit (that says who paused what and why) and reaches every clone of the vault.
 
 from __future__ import annotations
 
+from .core import Core
 from .errors import ValidationError
 from .memory import SCOPES
-from .vault import Vault
 
 
 def _check(scope: str) -> str:
@@ -17,12 +17,12 @@ def _check(scope: str) -> str:
     return scope
 
 
-def paused(vault: Vault) -> list[str]:
+def paused(vault: Core) -> list[str]:
     """The scopes whose capture is paused now."""
     return [str(s) for s in (vault.config.get("paused") or [])]
 
 
-def pause(vault: Vault, scope: str, why: str = "") -> str | None:
+def pause(vault: Core, scope: str, why: str = "") -> str | None:
     """Pause capture for ``scope`` (one commit; None when it already was paused)."""
     now = paused(vault)
     if _check(scope) in now:
@@ -30,7 +30,7 @@ def pause(vault: Vault, scope: str, why: str = "") -> str | None:
     return vault.set_config("paused", [*now, scope], _message("pause", scope, why))
 
 
-def resume(vault: Vault, scope: str, why: str = "") -> str | None:
+def resume(vault: Core, scope: str, why: str = "") -> str | None:
     """Resume capture for ``scope`` (one commit; None when it was not paused)."""
     now = paused(vault)
     if _check(scope) not in now:

@@ -99,6 +99,33 @@ def parse_time(value: Any) -> dt.datetime | None:
     raise ValueError(f"expected a date or time, got {type(value).__name__}")
 
 
+AGE_UNITS = {"h": 3600, "d": 86400, "w": 7 * 86400, "m": 30 * 86400, "y": 365 * 86400}
+
+
+def parse_when(value: str | None, key: str) -> dt.datetime | None:
+    """A date argument as every door takes it: ISO date/time, or an age ('7d', '2w', '3m',
+    '1y', '12h' ago). Bad text is a one-line error naming ``key``."""
+    if value is None or (isinstance(value, str) and not value.strip()):
+        return None
+    from .errors import ValidationError
+
+    text = value.strip().lower()
+    if len(text) > 1 and text[:-1].isdigit() and text[-1] in AGE_UNITS:
+        try:
+            return now_utc() - dt.timedelta(seconds=int(text[:-1]) * AGE_UNITS[text[-1]])
+        except (OverflowError, ValueError):  # further back than datetime reaches
+            raise ValidationError(
+                f"{value!r} reaches back before the year 1: give a smaller age or a date",
+                key=key,
+            ) from None
+    try:
+        return parse_time(value)
+    except ValueError:
+        raise ValidationError(
+            f"expected a date like 2026-01-31 or an age like 7d, got {value!r}", key=key
+        ) from None
+
+
 def format_time(value: dt.datetime | dt.date) -> str:
     """The one textual form memvault writes times in: ``2026-11-29T22:35:00Z``."""
     if isinstance(value, dt.datetime):

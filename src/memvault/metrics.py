@@ -55,7 +55,7 @@ from .search.accesslog import KEEP_DAYS, read_log, read_reads
 from .store.git import ops as gitstore
 
 if TYPE_CHECKING:  # pragma: no cover
-    from .vault import Vault
+    from .core import Core
 
 WINDOW_DAYS = 30
 UNPROMOTED = ("transcript", "summary")  # episode categories promotion leaves alone
@@ -171,7 +171,7 @@ def _actions(entries: Sequence[Mapping[str, Any]], win: Window, step: str, what:
 
 
 def decay_rate(
-    vault: Vault,
+    vault: Core,
     memories: Sequence[Memory],
     entries: Sequence[Mapping[str, Any]],
     win: Window,
@@ -211,7 +211,7 @@ def validation_rate(
     return _rate(done, len(facts)), {"facts": len(facts), "validated": done}
 
 
-def procedures_optimized(vault: Vault, win: Window, hidden: set[str]) -> list[str]:
+def procedures_optimized(vault: Core, win: Window, hidden: set[str]) -> list[str]:
     """Ids of procedures whose steps or text changed in a commit of the window."""
     from .store.files import parse_text
 
@@ -233,7 +233,7 @@ def procedures_optimized(vault: Vault, win: Window, hidden: set[str]) -> list[st
 
 
 def seed_metrics(
-    vault: Vault,
+    vault: Core,
     memories: Sequence[Memory],
     hidden: set[str],
     win: Window,

@@ -18,10 +18,10 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .core import Core
 from .errors import GitError, MemvaultError
 from .paths import ACCESS_LOG, ACCESS_LOG_HISTORY, INDEX_DIR
 from .store.git import ops as gitstore
-from .vault import Vault
 
 
 @dataclass
@@ -60,7 +60,7 @@ def _secrets_of(content: str, memory_id: str, title: str) -> list[str]:
     return sorted((n for n in needles if n and len(n) >= 4), key=len, reverse=True)
 
 
-def purge_memory(vault: Vault, memory_id: str, reason: str) -> PurgeReport:
+def purge_memory(vault: Core, memory_id: str, reason: str) -> PurgeReport:
     """Remove every trace of a memory. Rewrites history: all commit ids change."""
     root = vault.root
     with vault.locked():

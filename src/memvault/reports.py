@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from .core import Core
 from .errors import JournalError, Problem
 from .memory import Memory, now_utc
 from .metrics import WINDOW_DAYS, seed_metrics, usage, window
@@ -16,10 +17,9 @@ from .scopes import Filters
 from .search.accesslog import read_log, read_reads
 from .security import find_secrets
 from .store.tree import is_memory_file
-from .vault import Vault
 
 
-def recent_episodes(vault: Vault, last: int, include_transcripts: bool = True) -> list[Memory]:
+def recent_episodes(vault: Core, last: int, include_transcripts: bool = True) -> list[Memory]:
     items = vault.memories(Filters(type="episodic"))
     if not include_transcripts:
         items = [m for m in items if m.category != "transcript"]
@@ -50,7 +50,7 @@ def usage_stats(
 
 
 def vault_stats(
-    vault: Vault, days: int = WINDOW_DAYS, now: dt.datetime | None = None
+    vault: Core, days: int = WINDOW_DAYS, now: dt.datetime | None = None
 ) -> dict[str, Any]:
     """Counts of what the reader sees, usage over the window and seed 004's metrics
     (definitions: :mod:`memvault.metrics`)."""
@@ -79,7 +79,7 @@ def vault_stats(
     }
 
 
-def doctor_report(vault: Vault, repair: bool = False) -> dict[str, Any]:
+def doctor_report(vault: Core, repair: bool = False) -> dict[str, Any]:
     """Every problem a person should fix, each naming the file and the key; notes; and the
     search index (``index``: its embedder, and a new index being built beside it).
 
@@ -159,7 +159,7 @@ def _stray_files(root: Path) -> list[str]:
     return out
 
 
-def check_files(vault: Vault, paths: Sequence[Path]) -> list[Problem]:
+def check_files(vault: Core, paths: Sequence[Path]) -> list[Problem]:
     """Validate given files (or all): schema, YAML, secrets. For hooks and CI."""
     from .store.catalog import parse_file
 
@@ -225,7 +225,7 @@ def check_files(vault: Vault, paths: Sequence[Path]) -> list[Problem]:
     return problems
 
 
-def _secret_problems(vault: Vault, rel: str) -> list[Problem]:
+def _secret_problems(vault: Core, rel: str) -> list[Problem]:
     security = vault.config.get("security") or {}
     if security.get("secrets") == "allow":
         return []

@@ -6,16 +6,16 @@ from consolidation (patterns seen in several episodes, facts from transcript sum
 
 from __future__ import annotations
 
+from .core import Core, WriteResult
 from .errors import MemvaultError, NotFoundError
 from .memory import Memory, format_time, now_utc
 from .paths import INBOX
 from .store.files import load_document, update_text
-from .vault import Vault, WriteResult
 
 INBOX_DIR = f"{INBOX}/"
 
 
-def inbox(vault: Vault) -> list[Memory]:
+def inbox(vault: Core) -> list[Memory]:
     """Proposed memories visible to this identity, oldest first."""
     items = [
         m
@@ -25,14 +25,14 @@ def inbox(vault: Vault) -> list[Memory]:
     return sorted(items, key=lambda m: (str(m.get("created", "")), m.id))
 
 
-def _proposal(vault: Vault, memory_id: str) -> Memory:
+def _proposal(vault: Core, memory_id: str) -> Memory:
     for m in inbox(vault):
         if m.id == memory_id:
             return m
     raise NotFoundError(f"no proposed memory {memory_id!r} in inbox/", key="id")
 
 
-def accept(vault: Vault, memory_id: str, note: str = "") -> WriteResult:
+def accept(vault: Core, memory_id: str, note: str = "") -> WriteResult:
     """Move a proposal into place (status active), one commit. Global needs the librarian role."""
     with vault.locked():
         m = _proposal(vault, memory_id)
@@ -52,7 +52,7 @@ def accept(vault: Vault, memory_id: str, note: str = "") -> WriteResult:
     return WriteResult(m, sha, message=msg)
 
 
-def reject(vault: Vault, memory_id: str, reason: str = "") -> WriteResult:
+def reject(vault: Core, memory_id: str, reason: str = "") -> WriteResult:
     """Drop a proposal (its text stays in git history), one commit."""
     with vault.locked():
         m = _proposal(vault, memory_id)

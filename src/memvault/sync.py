@@ -25,8 +25,8 @@ from .store.tree import is_memory_file
 if TYPE_CHECKING:
     import subprocess
 
+    from .core import Core
     from .index import ReindexReport
-    from .vault import Vault
 
     GitProc = gitstore.GitResult | subprocess.CompletedProcess[str]
 
@@ -118,7 +118,7 @@ def _committable(name: str) -> bool:
     return name == ".gitkeep" or (not name.startswith(".") and not name.endswith("~"))
 
 
-def commit_hand_edits(vault: Vault, message: str = WATCH_MESSAGE) -> HandEdits:
+def commit_hand_edits(vault: Core, message: str = WATCH_MESSAGE) -> HandEdits:
     """Commit changes made by hand under the memory trees (one commit, vault identity).
 
     Files that are not valid memories are left uncommitted (listed in ``invalid``):
@@ -274,7 +274,7 @@ class _Pulled:
 
 
 def sync(
-    vault: Vault,
+    vault: Core,
     *,
     remote: str | None = None,
     commit: bool = False,
@@ -325,7 +325,7 @@ def sync(
 
 
 def _pull_and_push(
-    vault: Vault, target: _Target, push: bool, notes: list[str]
+    vault: Core, target: _Target, push: bool, notes: list[str]
 ) -> tuple[_Pulled, int]:
     """Pull (rebase), then push; when someone pushed in between, pull and push again.
 
@@ -344,7 +344,7 @@ def _pull_and_push(
         attempt += 1
 
 
-def _pull(vault: Vault, target: _Target, pulled: _Pulled) -> tuple[str, bool]:
+def _pull(vault: Core, target: _Target, pulled: _Pulled) -> tuple[str, bool]:
     """Fetch and rebase onto the remote branch. Returns HEAD and whether the remote has it."""
     root = vault.root
     # Network steps run without the vault lock, so agents keep writing meanwhile;
@@ -431,14 +431,14 @@ def _last_line(proc: GitProc) -> str:
     return lines[-1] if lines else f"exit status {proc.returncode}"
 
 
-def _reindex(vault: Vault) -> str:
+def _reindex(vault: Core) -> str:
     """Fail open: a sync whose git part succeeded is a success even if the index is not."""
     try:
-        return summarize(vault.reindex())
+        return reindex_summary(vault.reindex())
     except Exception as exc:  # noqa: BLE001
         return f"warning: reindex failed ({type(exc).__name__}: {exc}); search retries later"
 
 
-def summarize(report: ReindexReport | None) -> str:
+def reindex_summary(report: ReindexReport | None) -> str:
     """A one-line summary of a reindex (None: there was nothing to do)."""
     return "index up to date" if report is None else report.summary()

@@ -20,12 +20,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
+from .core import Core
 from .errors import MemvaultError, Problem, ValidationError, yaml_message
 from .memory import ID_RE, TYPES, Memory, format_time, parse_time, slugify, to_plain, validate_meta
 from .security import check_secrets
 from .store.bulk import BulkWrite
 from .store.files import check_text, new_memory, render_new
-from .vault import Vault
 
 FORMATS = ("auto", "jsonl", "markdown", "md", "yaml-episodes")
 # (records read, bytes read, bytes in the file): called every PROGRESS_EVERY records
@@ -60,7 +60,7 @@ class ImportReport:
         }
 
 
-def export_memories(vault: Vault, fmt: str, include_archive: bool = True) -> str:
+def export_memories(vault: Core, fmt: str, include_archive: bool = True) -> str:
     memories = [m for m in vault.all_memories() if vault.identity.can_see(m)]
     if not include_archive:
         memories = [m for m in memories if not m.path.startswith(("archive/", "inbox/"))]
@@ -100,7 +100,7 @@ def _records_jsonl(
         yield f"{source}:{n}", record, None
 
 
-def _from_record(vault: Vault, record: dict[str, Any], where: str) -> Item:
+def _from_record(vault: Core, record: dict[str, Any], where: str) -> Item:
     """One JSONL record as an import item: its exact text (``raw``), or a file rendered
     from its fields, validated without parsing it back when that can be vouched for."""
     raw, path = record.get("raw"), record.get("path")
@@ -212,7 +212,7 @@ def _detect(path: Path, head: str) -> str:
 
 
 def import_file(
-    vault: Vault,
+    vault: Core,
     path: Path,
     fmt: str = "auto",
     *,
@@ -320,7 +320,7 @@ def _lines(source: IO[bytes], name: str) -> Iterator[tuple[int, str]]:
 
 
 def _items(
-    vault: Vault, path: Path, source: IO[bytes], fmt: str, report: ImportReport
+    vault: Core, path: Path, source: IO[bytes], fmt: str, report: ImportReport
 ) -> Iterator[Item]:
     """Every record of the file as an import item; bad records go to ``report``."""
     if fmt == "jsonl":

@@ -1,95 +1,127 @@
-"""The vault: the write API (every write is an atomic file change plus one git commit) and
-search, on top of :class:`~memvault.store.repository.Repository`.
+"""The vault: memvault's whole user API, as one object that every door uses.
 
-Search lives in :mod:`memvault.search` and is imported when first used (it loads numpy and
-the index); the methods here are typed front doors to it.
+The CLI, the MCP server, the web inspector, the git hooks and the watcher call these
+methods and nothing below them (``tools/layout.py`` checks it). A :class:`Vault` holds a
+:class:`~memvault.core.Core` (the files, git, the catalog, the lock and the write API) and
+hands it to the services that do the work: search, validate, consolidation, reports,
+transfer, sync, ingest, capture, review and purge. Services are imported when first used,
+so ``memvault add`` never pays for the search stack.
 """
 
 from __future__ import annotations
 
-import datetime as dt
-from collections.abc import Callable, Mapping, Sequence
-
-from .errors import DuplicateIdError, NotFoundError, PermissionDeniedError, ValidationError
-from .memory import (
-    CATEGORIES,
-    DEFAULT_CATEGORY,
-    TYPES,
-    Memory,
-    format_time,
-    now_utc,
-    parse_time,
-    slugify,
-    validate_meta,
-)
-from .paths import CONFIG_PATH
-from .record import Record
-from .scopes import AgentIdentity, Filters
-from .security import check_secrets, redact
-from .store.files import check_text, load_document, new_memory, render_new, update_text
-from .store.repository import Repository, find_root
+from .core import Core, WriteResult
 
 TYPE_CHECKING = False  # typing is not imported at run time (fast CLI start)
 if TYPE_CHECKING:  # pragma: no cover
-    from typing import Any, Unpack
+    import datetime as dt
+    from collections.abc import Iterable, Mapping, Sequence
+    from contextlib import AbstractContextManager
+    from pathlib import Path
+    from typing import Any, Self, Unpack
 
+    from .browse import Listing
+    from .config import Config
+    from .consolidate import Plan
+    from .consolidate.decay import Relevance
+    from .consolidate.model import Progress as StepProgress
+    from .errors import Problem
+    from .fields import MemoryFields
     from .index import ReindexReport
     from .index.handle import Progress
+    from .ingest import IngestReport
+    from .memory import Memory
+    from .purge import PurgeReport
+    from .scopes import AgentIdentity, Filters
     from .search import ContextBlock, SearchOptions, SearchResult, ValidateOptions
+    from .store.git.ops import Change
+    from .store.journal import Recovery
+    from .sync import HandEdits, SyncReport
     from .transcripts import TurnWindow
+    from .transfer import ImportProgress, ImportReport
     from .validate import ValidationResult
 
-__all__ = ["AgentIdentity", "Filters", "Repository", "Vault", "WriteResult", "find_root"]
+__all__ = ["Vault", "WriteResult"]
 
 
-class WriteResult(Record):
-    """What a write did: the memory as written, its commit, what it superseded."""
-
-    __slots__ = ("memory", "commit", "superseded", "inbox", "message")
-    _frozen = True
-    _defaults = {"superseded": (), "inbox": False, "message": ""}
-    memory: Memory
-    commit: str | None
-    superseded: tuple[str, ...]
-    inbox: bool
-    message: str
-
-
-class Vault(Repository):
+class Vault:
     """A memory vault. Open one with :meth:`open` or create one with :meth:`init`."""
 
-    # --- writing -------------------------------------------------------------------
+    def __init__(self, core: Core) -> None:
+        self._core = core
 
-    def _check_writable(self, scope: str, where: str) -> None:
-        paused = self.config.get("paused") or []
-        if scope in paused:
-            raise PermissionDeniedError(
-                f"capture is paused for scope '{scope}' (run 'memvault resume --scope {scope}')",
-                where,
-                "scope",
+    # --- opening ---------------------------------------------------------------------
+
+    @classmethod
+    def open(
+        cls,
+        path: str | Path | None = None,
+        *,
+        agent: str | None = None,
+        team: str | None = None,
+        role: str | None = None,
+        overrides: Mapping[str, Any] | None = None,
+    ) -> Self:
+        """Open an existing vault: ``path``, else ``$MEMVAULT_VAULT``, else the nearest parent
+        folder holding ``.memvault/``. ``agent``/``team``/``role`` set who reads and writes."""
+        return cls(Core.open(path, agent=agent, team=team, role=role, overrides=overrides))
+
+    @classmethod
+    def init(
+        cls,
+        path: str | Path,
+        *,
+        examples: bool = False,
+        agent: str | None = None,
+        team: str | None = None,
+        role: str | None = None,
+        languages: Sequence[str] | None = None,
+    ) -> Self:
+        """Create a vault: folders, config, README, git repository, first commit."""
+        return cls(
+            Core.init(
+                path, examples=examples, agent=agent, team=team, role=role, languages=languages
             )
+        )
 
-    def _id_taken(self, memory_id: str) -> bool:
-        """Whether a file of the vault (as the catalog last saw it) already has this id."""
-        return bool(self.catalog.paths_with_id(memory_id))
+    @property
+    def core(self) -> Core:
+        """The storage and write layer the services work on (memvault's own; not stable)."""
+        return self._core
 
-    def _unique_id(self, base: str, taken: Callable[[str], bool]) -> str:
-        base = base[:100].strip("-") or "memory"
-        candidate, n = base, 2
-        while taken(candidate):
-            candidate = f"{base}-{n}"
-            n += 1
-        return candidate
+    @property
+    def root(self) -> Path:
+        return self._core.root
 
-    def path_for(self, meta: Mapping[str, Any], fmt: str = "md") -> str:
-        mtype = meta["type"]
-        mid = meta["id"]
-        if mtype == "episodic":
-            when = parse_time(meta.get("created")) or now_utc()
-            rel = f"episodic/{when:%Y}/{when:%m}/{mid}.{fmt}"
-        else:
-            rel = f"{mtype}/{meta.get('category') or DEFAULT_CATEGORY[mtype]}/{mid}.{fmt}"
-        return rel
+    @property
+    def config(self) -> Config:
+        return self._core.config
+
+    @property
+    def identity(self) -> AgentIdentity:
+        return self._core.identity
+
+    def reload_config(self) -> bool:
+        """Read ``.memvault/config.yaml`` again when it changed since it was read (a
+        long-running server sees a ``git pull`` or a hand edit). True when it was re-read."""
+        return self._core.reload_config()
+
+    def locked(self, timeout: float = 60.0) -> AbstractContextManager[None]:
+        """Hold the vault's single-writer lock for a ``with`` block."""
+        return self._core.locked(timeout)
+
+    def try_locked(self) -> AbstractContextManager[bool]:
+        """A ``with`` block that yields whether the writer lock was free (never waits)."""
+        from .paths import LOCK_PATH
+        from .store.lock import try_lock
+
+        return try_lock(self.root / LOCK_PATH)
+
+    def recover_interrupted(self, *, force: bool = False) -> Recovery | None:
+        """Undo a write whose process died before its commit (done by every write)."""
+        return self._core.recover_interrupted(force=force)
+
+    # --- writing ---------------------------------------------------------------------
 
     def add(
         self,
@@ -100,160 +132,25 @@ class Vault(Repository):
         id: str | None = None,
         allow_secrets: bool = False,
         message: str | None = None,
-        **fields: Any,
+        extra: Mapping[str, Any] | None = None,
+        **fields: Unpack[MemoryFields],
     ) -> WriteResult:
-        """Write a new memory and commit it. Returns the memory as written.
+        """Write a new memory (episodic, semantic or procedural) and commit it.
 
-        ``fields`` takes any front-matter key (category, tags, importance, scope, subject,
-        valid_from, trigger, steps, outcome, session, source, ...; see the README's "The
-        vault"); unknown keys are kept.
-        A fact with a ``subject`` supersedes the active fact on that subject (one commit).
+        ``fields`` are the front-matter keys of :class:`memvault.fields.MemoryFields`;
+        ``extra`` any other keys (kept as written). A fact with a ``subject`` supersedes the
+        active fact on that subject (one commit). ``scope='global'`` without the librarian
+        role is proposed in ``inbox/``.
         """
-        if type not in TYPES:
-            raise ValidationError(f"expected one of {'|'.join(TYPES)}, got {type!r}", key="type")
-        content = (content or "").strip("\n")
-        if not content.strip() and not title:
-            raise ValidationError(
-                "empty memory: give some text (argument, --file or stdin)", key="content"
-            )
-        meta = self._new_meta(type, content, title, id, fields)
-        scope = meta["scope"]
-        self._check_writable(scope, "add")
-        check_secrets(
-            f"{title or ''}\n{content}\n{fields}", "add", self.config.get("security"), allow_secrets
+        return self._core.add(
+            type,
+            content,
+            title=title,
+            id=id,
+            allow_secrets=allow_secrets,
+            message=message,
+            **{**(extra or {}), **fields},
         )
-        content = self._redact(scope, content)
-        inbox = scope == "global" and not self.identity.is_librarian
-        needs_rivals = type == "semantic" and bool(meta.get("subject")) and not inbox
-        with self.locked():
-            # A subject needs every fact's current subject, and an id chosen by hand is
-            # checked against every file as it is now (ids edited in place too): the catalog
-            # is brought up to date. A generated slug only needs to know which files exist,
-            # which folder mtimes tell (quick sync).
-            if needs_rivals or id:
-                self.sync_catalog()
-            else:
-                self.catalog.quick_sync()
-            if id:
-                if self._id_taken(id):
-                    raise DuplicateIdError(f"id {id!r} already exists", key="id")
-            else:
-                meta["id"] = self._unique_id(meta["id"], self._id_taken)
-            if inbox:
-                meta["status"] = "proposed"
-            rel = self.path_for(meta)
-            if inbox:
-                rel = f"inbox/{rel}"
-            if (self.root / rel).exists():
-                raise DuplicateIdError(f"file already exists: {rel}", rel)
-            problems = validate_meta(meta, rel)
-            if problems:
-                raise ValidationError(problems[0].message, rel, problems[0].key, problems)
-            writes: dict[str, str] = {}
-            superseded: list[str] = []
-            if needs_rivals:
-                rivals = [e.memory for e in self.catalog.with_subject(meta["subject"])]
-                writes, superseded = self._supersede_for(meta, [m for m in rivals if m is not None])
-            writes[rel] = render_new(meta, content)
-            # validated above and rendered by us: parse it back only when we can't vouch for it
-            memory = new_memory(meta, content, rel) or check_text(writes[rel], rel)
-            what = f"add {type} {meta['id']}"
-            why = message or (title or content.splitlines()[0] if content else "")
-            msg = f"memvault: {what}" + (f": {_short(why)}" if why else "")
-            if superseded:
-                msg += f"\n\nSupersedes {', '.join(superseded)} (same subject '{meta['subject']}')."
-            if inbox:
-                msg += "\n\nScope 'global' needs the librarian role: proposed in inbox/ for review."
-            sha = self.commit_files(writes, msg, known={rel: memory})
-        return WriteResult(memory, sha, tuple(superseded), inbox, msg)
-
-    def _redact(self, scope: str, text: str) -> str:
-        kinds = (self.config.get("security.redact") or {}).get(scope) or []
-        return redact(text, kinds) if kinds else text
-
-    def _new_meta(
-        self, type: str, content: str, title: str | None, mid: str | None, fields: Mapping[str, Any]
-    ) -> dict[str, Any]:
-        now = now_utc()
-        meta: dict[str, Any] = {
-            k: v for k, v in fields.items() if v is not None and v != [] and v != ()
-        }
-        for key, value in list(meta.items()):
-            if isinstance(value, tuple):
-                meta[key] = list(value)
-            if isinstance(value, (dt.datetime, dt.date)):
-                meta[key] = format_time(value)
-        created = meta.get("created") or format_time(now)
-        meta["created"] = created
-        meta.setdefault("category", DEFAULT_CATEGORY[type])
-        if type in CATEGORIES and meta["category"] not in CATEGORIES[type]:
-            singular = {c.rstrip("s"): c for c in CATEGORIES[type]}
-            meta["category"] = singular.get(meta["category"], meta["category"])
-        meta.setdefault("scope", self.config.get("defaults.scope", "team"))
-        if meta["scope"] == "self":
-            meta.setdefault("agent", self.identity.agent)
-        elif self.identity.agent and "agent" not in meta:
-            meta["agent"] = self.identity.agent
-        if meta["scope"] == "team" and self.identity.team:
-            meta.setdefault("team", self.identity.team)
-        meta.setdefault(
-            "author", f"agent:{self.identity.agent}" if self.identity.agent else "human"
-        )
-        meta.setdefault("importance", self.config.get("defaults.importance", 3))
-        if type == "semantic":
-            meta.setdefault("valid_from", created)
-        if title:
-            meta["title"] = title
-        base = mid or slugify(title or content)
-        if type == "episodic" and not mid:
-            when = parse_time(created) or now
-            base = f"{when:%Y-%m-%d}-{base}"
-        meta["type"] = type
-        meta["id"] = base
-        if "status" not in meta:
-            meta["status"] = "active"
-        return meta
-
-    def _supersede_for(
-        self, meta: dict[str, Any], memories: list[Memory]
-    ) -> tuple[dict[str, str], list[str]]:
-        """Facts sharing ``subject`` (same scope/owner): newest ``valid_from`` wins."""
-        writes: dict[str, str] = {}
-        superseded: list[str] = []
-        new_from = parse_time(meta.get("valid_from")) or now_utc()
-        rivals = [
-            m
-            for m in memories
-            if m.type == "semantic"
-            and m.subject == meta["subject"]
-            and m.status == "active"
-            and m.scope == meta.get("scope")
-            and (m.scope != "self" or m.agent == meta.get("agent"))
-            and (m.scope != "team" or m.team == meta.get("team"))
-        ]
-        now_text = format_time(now_utc())
-        for old in rivals:
-            old_from = old.time("valid_from") or old.created or new_from
-            doc = load_document(self.root / old.path, old.path)
-            if old_from <= new_from:
-                writes[old.path] = update_text(
-                    doc,
-                    {
-                        "status": "superseded",
-                        "valid_to": format_time(new_from),
-                        "superseded_by": meta["id"],
-                        "updated": now_text,
-                    },
-                )
-                superseded.append(old.id)
-            else:
-                # The new fact is older than what we know: it enters history as superseded.
-                meta["status"] = "superseded"
-                meta["valid_to"] = format_time(old_from)
-                meta["superseded_by"] = old.id
-        if superseded:
-            meta["supersedes"] = superseded[0] if len(superseded) == 1 else superseded
-        return writes, superseded
 
     def update(
         self,
@@ -264,70 +161,23 @@ class Vault(Repository):
         content: str | None = None,
         touch: bool = True,
     ) -> WriteResult:
-        """Change some keys (and/or the body) of one memory; everything else stays verbatim."""
-        with self.locked():
-            memory = self.get(memory_id)
-            doc = load_document(self.root / memory.path, memory.path)
-            changes = dict(changes)
-            if touch:
-                changes.setdefault("updated", format_time(now_utc()))
-            text = update_text(doc, changes, content)
-            sha = self.commit_files({memory.path: text}, f"memvault: update {memory_id}: {message}")
-        return WriteResult(check_text(text, memory.path), sha, message=message)
+        """Change front-matter keys (and with ``content`` the body) of a memory: only
+        those keys are rewritten; one commit. ``touch``: set ``updated`` too."""
+        return self._core.update(memory_id, changes, message, content=content, touch=touch)
 
     def replace_text(self, memory_id: str, text: str, message: str) -> WriteResult:
-        """Replace a memory file's whole text (``edit``); validated before anything is written."""
-        with self.locked():
-            memory = self.get(memory_id)
-            new = check_text(text, memory.path)
-            if new.id != memory.id:
-                taken = {m.id for m in self.all_memories()}
-                if new.id in taken:
-                    raise DuplicateIdError(f"id {new.id!r} already exists", memory.path, "id")
-            check_secrets(text, memory.path, self.config.get("security"))
-            sha = self.commit_files({memory.path: text}, f"memvault: edit {memory_id}: {message}")
-        return WriteResult(new, sha, message=message)
+        """Replace a memory's whole file with ``text`` (validated first; one commit)."""
+        return self._core.replace_text(memory_id, text, message)
 
     def forget(self, memory_id: str, reason: str) -> WriteResult:
-        """Delete a memory's file and commit (git history keeps it; see ``purge``)."""
-        if not reason or not reason.strip():
-            raise ValidationError("say why (--reason): the commit message records it", key="reason")
-        with self.locked():
-            memory = self.get(memory_id)
-            if memory.scope == "global" and not self.identity.is_librarian:
-                raise PermissionDeniedError(
-                    "forgetting a 'global' memory needs the librarian role (--role librarian)",
-                    memory.path,
-                    "scope",
-                )
-            msg = f"memvault: forget {memory_id}: {_short(reason)}\n\nRemoved {memory.path}."
-            writes = self._unlink_references(memory_id, memory.path)
-            if writes:
-                msg += f"\nDropped links to it from {', '.join(sorted(writes))}."
-            sha = self.commit_files(writes, msg, removes=[memory.path])
-        return WriteResult(memory, sha, message=msg)
+        """Archive a memory with a reason (its text stays in git history)."""
+        return self._core.forget(memory_id, reason)
 
-    def _unlink_references(self, memory_id: str, path: str) -> dict[str, str]:
-        """Rewrites of the memories whose ``related``/``supersedes``/``superseded_by`` name
-        ``memory_id`` (that link would dangle once it is gone; git history keeps both)."""
-        writes: dict[str, str] = {}
-        now_text = format_time(now_utc())
-        for other in self.all_memories():
-            if other.path == path:
-                continue
-            changes: dict[str, Any] = {}
-            for key in ("related", "supersedes", "superseded_by"):
-                value = other.meta.get(key)
-                items = value if isinstance(value, list) else [value] if value is not None else []
-                if memory_id in items:
-                    kept = [v for v in items if v != memory_id]
-                    changes[key] = (kept if isinstance(value, list) else kept[0]) if kept else None
-            if changes:
-                changes["updated"] = now_text
-                writes[other.path] = update_text(
-                    load_document(self.root / other.path, other.path), changes
-                )
-        return writes
+    def purge(self, memory_id: str, reason: str) -> PurgeReport:
+        """Remove every trace of a memory, git history included (all commit ids change)."""
+        from .purge import purge_memory
+
+        return purge_memory(self._core, memory_id, reason)
 
     def log(
         self,
@@ -340,9 +190,16 @@ class Vault(Repository):
         allow_secrets: bool = False,
         turn_id: str | None = None,
     ) -> WriteResult:
-        """Append a conversation turn to the session's transcript (created on first turn)."""
-        return self.log_many(
-            session, [(role, text, when, extra, turn_id)], allow_secrets=allow_secrets
+        """Append a conversation turn to the session's transcript (created on first turn;
+        a ``turn_id`` already there is skipped). One commit."""
+        return self._core.log(
+            session,
+            role,
+            text,
+            when=when,
+            extra=extra,
+            allow_secrets=allow_secrets,
+            turn_id=turn_id,
         )
 
     def log_many(
@@ -353,158 +210,336 @@ class Vault(Repository):
         allow_secrets: bool = False,
         source: str | None = None,
     ) -> WriteResult:
-        """Append several turns in one commit; turns whose ``turn_id`` is there are skipped."""
-        from .transcripts import append_turns, new_transcript, transcript_id
+        """Append several turns ``(role, text, when, extra, turn_id)`` in one commit."""
+        return self._core.log_many(session, turns, allow_secrets=allow_secrets, source=source)
 
-        if not session or not str(session).strip():
-            raise ValidationError("a session name is required", key="session")
-        for role, text, _, _, _ in turns:
-            if role not in ("user", "assistant", "system", "tool"):
-                raise ValidationError(
-                    f"expected user|assistant|system|tool, got {role!r}", key="role"
-                )
-            check_secrets(text, f"log {session}", self.config.get("security"), allow_secrets)
-        scope = self.config.get("defaults.scope", "team")
-        self._check_writable(scope, "log")
-        tid = transcript_id(session)
-        with self.locked():
-            existing = [m for m in self.all_memories() if m.id == tid]
-            if existing and not any(self.identity.can_see(m) for m in existing):
-                raise PermissionDeniedError(
-                    f"session {session!r} belongs to another agent; "
-                    "log to a session name of your own",
-                    key="session",
-                )
-            if existing:
-                memory = existing[0]
-                doc = load_document(self.root / memory.path, memory.path)
-                text, added = append_turns(doc, turns)
-                rel = memory.path
-            else:
-                first_when = next((t[2] for t in turns if t[2] is not None), None) or now_utc()
-                meta = self._new_meta(
-                    "episodic",
-                    "",
-                    f"Session {session}",
-                    tid,
-                    {
-                        "category": "transcript",
-                        "session": str(session),
-                        "created": format_time(first_when),
-                        "decay": "fast",
-                        "source": source,
-                    },
-                )
-                meta["id"] = tid
-                rel = self.path_for(meta)
-                text, added = new_transcript(meta, turns)
-            if not added:
-                return WriteResult(
-                    check_text((self.root / rel).read_text(encoding="utf-8"), rel), None
-                )
-            msg = f"memvault: log {added} turn(s) to session {session}"
-            sha = self.commit_files({rel: text}, msg)
-        return WriteResult(check_text(text, rel), sha, message=msg)
+    def log_turn(
+        self,
+        session: str,
+        text: str,
+        *,
+        role: str = "assistant",
+        rating: str | None = None,
+        context: str | None = None,
+        query: str | None = None,
+        when: dt.datetime | None = None,
+        allow_secrets: bool = False,
+    ) -> WriteResult:
+        """A turn with an optional rating (``insights`` reads them back per agent)."""
+        from .ingest import log_turn
 
-    def turn_window(self, address: str, *, around: int = 2) -> TurnWindow:
-        """One turn of a transcript (``<transcript id>#<turn id>``, as search hits name it)
-        with ``around`` turns before and after it."""
-        from .transcripts import split_address, window
+        return log_turn(
+            self._core,
+            session,
+            text,
+            role=role,
+            rating=rating,
+            context=context,
+            query=query,
+            when=when,
+            allow_secrets=allow_secrets,
+        )
 
-        if isinstance(around, bool) or not isinstance(around, int) or not 0 <= around <= 1000:
-            raise ValidationError(f"expected 0-1000, got {around!r}", key="around")
-        memory_id, turn_id = split_address(address)
-        memory = self.get(memory_id)
-        if turn_id is None:
-            raise NotFoundError(f"not a turn address (<transcript id>#<turn id>): {address!r}")
-        found = window(memory, turn_id, around)
-        if found is None:
-            raise NotFoundError(f"{memory.id} has no turn {turn_id!r}", memory.path, "turn")
-        return found
+    def log_usage(
+        self,
+        query: str,
+        response: str,
+        *,
+        session: str,
+        rating: str | None = None,
+        context: str | None = None,
+    ) -> WriteResult:
+        """The seed's ``logAgentUsage``: a user's query and the agent's rated reply (one commit)."""
+        return self.log_turn(session, response, rating=rating, context=context, query=query)
 
-    # --- search ------------------------------------------------------------------------
+    def ingest(
+        self,
+        path: str | Path,
+        *,
+        session: str | None = None,
+        fmt: str = "auto",
+        allow_secrets: bool = False,
+    ) -> IngestReport:
+        """Save a transcript file (Claude Code JSONL, chat JSON...) as a session; idempotent."""
+        from .ingest import ingest_file
 
-    def search(self, query: str, **options: Unpack[SearchOptions]) -> SearchResult:
-        """Hybrid keyword + vector search. See :func:`memvault.search.search`."""
-        from .search import search
+        return ingest_file(self._core, path, session=session, fmt=fmt, allow_secrets=allow_secrets)
 
-        return search(self, query, **options)
+    def import_file(
+        self,
+        path: Path,
+        fmt: str = "auto",
+        *,
+        allow_secrets: bool = False,
+        progress: ImportProgress | None = None,
+        skip_bad: bool = False,
+    ) -> ImportReport:
+        """Import a JSONL export, a Markdown bundle or a YAML ``episodes:`` list (one commit)."""
+        from .transfer import import_file
 
-    def recall(self, query: str, **options: Unpack[SearchOptions]) -> SearchResult:
-        """Intent-routed recall (episodes first, facts as fallback): :func:`.search.recall`;
-        "Is it true that ..." is validated (:func:`.validate.recall`)."""
-        from .validate import recall
+        return import_file(
+            self._core, path, fmt, allow_secrets=allow_secrets, progress=progress, skip_bad=skip_bad
+        )
 
-        return recall(self, query, **options)
+    def export(self, fmt: str = "jsonl", *, include_archive: bool = True) -> str:
+        """Every memory this identity may see, as JSONL or a Markdown bundle."""
+        from .transfer import export_memories
 
-    def fact(self, query: str, **options: Unpack[SearchOptions]) -> SearchResult:
-        """Semantic lookup. See :func:`memvault.search.fact`."""
-        from .search import fact
-
-        return fact(self, query, **options)
-
-    def procedure(self, query: str, **options: Unpack[SearchOptions]) -> SearchResult:
-        """Procedures matched by trigger and similarity. See :func:`memvault.search.procedure`."""
-        from .search import procedure
-
-        return procedure(self, query, **options)
-
-    def validate(self, statement: str, **options: Unpack[ValidateOptions]) -> ValidationResult:
-        """Does a statement agree with, contradict, or lack support in known facts?"""
-        from .validate.verdict import validate
-
-        return validate(self, statement, **options)
-
-    def context(
-        self, query: str, budget: int = 1500, **options: Unpack[SearchOptions]
-    ) -> ContextBlock:
-        """A prompt block of the most useful memories within ``budget`` tokens."""
-        from .search import context
-
-        return context(self, query, budget=budget, **options)
-
-    def reindex(self, full: bool = False, progress: Progress | None = None) -> ReindexReport:
-        """Bring the search index up to date with the files (``full``: rebuild from scratch)."""
-        from .index import reindex
-
-        return reindex(self, full=full, progress=progress)
+        return export_memories(self._core, fmt, include_archive)
 
     def set_config(self, dotted: str, value: Any, message: str) -> str | None:
-        """Change one setting in ``.memvault/config.yaml`` and commit it.
+        """Set one key of the tracked config (one commit; None when it already had it)."""
+        return self._core.set_config(dotted, value, message)
 
-        Only the top-level key that holds the setting is rewritten; every other line
-        (comments, nulls, flow lists) stays as it was.
-        """
-        import copy
+    # --- reading ---------------------------------------------------------------------
 
-        from .store.files import parse_text
+    def get(self, memory_id: str, *, any_scope: bool = False) -> Memory:
+        """One memory by id (only one this identity may see unless ``any_scope``)."""
+        return self._core.get(memory_id, any_scope=any_scope)
 
-        with self.locked():
-            path = self.root / CONFIG_PATH
-            text = path.read_bytes().decode("utf-8") if path.exists() else ""
-            doc = parse_text(text if text.strip() else "version: 1\n", CONFIG_PATH)
-            parts = dotted.split(".")
-            top = parts[0]
-            new_top: Any = value
-            if len(parts) > 1:
-                new_top = (
-                    copy.deepcopy(doc.meta.get(top)) if isinstance(doc.meta.get(top), dict) else {}
-                )
-                node = new_top
-                for part in parts[1:-1]:
-                    if not isinstance(node.get(part), dict):
-                        node[part] = {}
-                    node = node[part]
-                node[parts[-1]] = value
-            if doc.meta.get(top, object()) == new_top:
-                self.config.set(dotted, value)
-                return None
-            new_text = update_text(doc, {top: new_top})
-            commit = self.commit_files({CONFIG_PATH: new_text}, f"memvault: {message}")
-            self.config.set(dotted, value)
-        return commit
+    def memories(self, filters: Filters | None = None) -> list[Memory]:
+        """The memories this identity may see, narrowed by ``filters``."""
+        return self._core.memories(filters)
 
+    def all_memories(self) -> list[Memory]:
+        """Every valid memory file, whoever may see it (for maintenance)."""
+        return self._core.all_memories()
 
-def _short(text: str, n: int = 72) -> str:
-    text = " ".join(str(text).split())
-    return text if len(text) <= n else text[: n - 1] + "…"
+    def raw_text(self, memory: Memory) -> str:
+        """A memory's file exactly as it is on disk."""
+        return self._core.raw_text(memory)
+
+    def turn_window(self, address: str, *, around: int = 2) -> TurnWindow:
+        """A transcript turn (``session-x#turnid``) with ``around`` turns either side."""
+        return self._core.turn_window(address, around=around)
+
+    def episodes(self, last: int, *, include_transcripts: bool = True) -> list[Memory]:
+        """The ``last`` episodes, newest first."""
+        from .reports import recent_episodes
+
+        return recent_episodes(self._core, last, include_transcripts)
+
+    def history(self, memory_id: str, limit: int = 50) -> list[Change]:
+        """The commits that changed a memory's file, newest first."""
+        from .store.git.ops import history
+
+        return history(self.root, self.get(memory_id).path, limit)
+
+    def head(self) -> str | None:
+        """The commit the vault's branch is at (None before the first commit)."""
+        from .store.git.ops import read_head
+
+        return read_head(self.root)
+
+    def state(self) -> tuple[str | None, int]:
+        """What a long-running reader compares to notice any change: HEAD and memvault's
+        write counter (a write or a pull moves one of them)."""
+        from .index.drift import generation
+        from .store.git.ops import read_head
+
+        return read_head(self.root), generation(self.root)
+
+    def run_git(self, args: Sequence[str], *, check: bool = True) -> Any:
+        """Run git in the vault (hooks' environment stripped); the result has ``stdout``."""
+        from .store.git.ops import run_git
+
+        return run_git(self.root, list(args), check=check)
+
+    # --- searching -------------------------------------------------------------------
+
+    def search(self, query: str, **options: Unpack[SearchOptions]) -> SearchResult:
+        """Plain hybrid search over every kind of memory."""
+        return self._core.search(query, **options)
+
+    def recall(self, query: str, **options: Unpack[SearchOptions]) -> SearchResult:
+        """Intent-routed recall: episodes for "when/what happened", facts for "what is",
+        procedures for "how do I"; "is it true that ..." is validated."""
+        return self._core.recall(query, **options)
+
+    def fact(self, query: str, **options: Unpack[SearchOptions]) -> SearchResult:
+        """Facts in force: decisions, definitions, relationships, constraints."""
+        return self._core.fact(query, **options)
+
+    def procedure(self, query: str, **options: Unpack[SearchOptions]) -> SearchResult:
+        """How-tos: workflows, templates, patterns, heuristics; best first."""
+        return self._core.procedure(query, **options)
+
+    def validate(self, statement: str, **options: Unpack[ValidateOptions]) -> ValidationResult:
+        """Does a statement agree with, contradict, or lack support in the facts in force?"""
+        return self._core.validate(statement, **options)
+
+    def context(
+        self, query: str, budget: int = 800, **options: Unpack[SearchOptions]
+    ) -> ContextBlock:
+        """The most useful memories for ``query`` as a prompt block within ``budget`` tokens."""
+        return self._core.context(query, budget, **options)
+
+    def insights(
+        self,
+        agent: str | None = None,
+        topic: str | None = None,
+        since: dt.datetime | None = None,
+        until: dt.datetime | None = None,
+        limit: int = 10,
+        snippet_chars: int = 400,
+    ) -> dict[str, Any]:
+        """Rated replies per agent (from ``log_turn`` ratings and ingested feedback)."""
+        from .ingest import insights
+
+        return insights(self._core, agent, topic, since, until, limit, snippet_chars)
+
+    def warm(self) -> None:
+        """Load the embedder and open the index now, so the first search is fast."""
+        from .search import warm
+
+        warm(self._core)
+
+    def browse(self, rescan_seconds: float = 10.0) -> Listing:
+        """A browsable snapshot of every memory this identity may see (rows, facets,
+        sorted orders), kept in step with the files; ``Listing.select`` filters a page."""
+        from .browse import Listing
+
+        return Listing(self._core, rescan_seconds)
+
+    # --- maintaining -----------------------------------------------------------------
+
+    def reindex(self, full: bool = False, progress: Progress | None = None) -> ReindexReport:
+        """Bring the search index up to date with the files (``full``: read every file)."""
+        return self._core.reindex(full, progress)
+
+    def plan_consolidation(
+        self,
+        now: dt.datetime | None = None,
+        *,
+        only: Iterable[str] | None = None,
+        progress: StepProgress | None = None,
+        texts: bool = True,
+        writer: bool = False,
+    ) -> Plan:
+        """What a consolidation would do, each action with its reason; writes nothing.
+        ``writer``: planned under :meth:`locked`, to be applied (the index may be updated)."""
+        from .consolidate import plan
+
+        return plan(self._core, now, only, progress, writer=writer, texts=texts)
+
+    def apply_consolidation(self, plan: Plan) -> str | None:
+        """Carry out a plan as one commit (hold :meth:`locked`); the commit, or None."""
+        from .consolidate import apply
+
+        return apply(self._core, plan)
+
+    def consolidate(
+        self,
+        now: dt.datetime | None = None,
+        dry_run: bool = False,
+        *,
+        only: Iterable[str] | None = None,
+        progress: StepProgress | None = None,
+        texts: bool = True,
+    ) -> tuple[Plan, str | None]:
+        """The sleep job: plan, then (unless ``dry_run``) apply as one commit."""
+        from .consolidate import consolidate
+
+        return consolidate(self._core, now, dry_run, only, progress, texts)
+
+    def consolidation_diff(self, plan: Plan) -> str:
+        """A unified diff of the files a plan would change."""
+        from .consolidate import diff_of
+
+        return diff_of(self._core, plan)
+
+    def why(self, memory_id: str, now: dt.datetime | None = None) -> str:
+        """A memory's relevance explained from its numbers, and when it would be archived."""
+        from .consolidate import why
+
+        return why(self._core, memory_id, now)
+
+    def relevance(self, memory: Memory, now: dt.datetime | None = None) -> Relevance:
+        """A memory's relevance now (decay by rate since its last use, times importance)."""
+        from .consolidate.decay import config_rates, relevance
+        from .memory import now_utc
+
+        return relevance(memory, now or now_utc(), *config_rates(self.config))
+
+    def inbox(self) -> list[Memory]:
+        """Proposals awaiting review that this identity may see, oldest first."""
+        from .review import inbox
+
+        return inbox(self._core)
+
+    def accept(self, memory_id: str, note: str = "") -> WriteResult:
+        """Move a proposal into place (status active); one commit."""
+        from .review import accept
+
+        return accept(self._core, memory_id, note)
+
+    def reject(self, memory_id: str, reason: str = "") -> WriteResult:
+        """Drop a proposal (its text stays in git history); one commit."""
+        from .review import reject
+
+        return reject(self._core, memory_id, reason)
+
+    def pause(self, scope: str, why: str = "") -> str | None:
+        """Stop capture for a scope (one commit; None when it already was paused)."""
+        from .capture import pause
+
+        return pause(self._core, scope, why)
+
+    def resume(self, scope: str, why: str = "") -> str | None:
+        """Resume capture for a scope (one commit; None when it was not paused)."""
+        from .capture import resume
+
+        return resume(self._core, scope, why)
+
+    def paused(self) -> list[str]:
+        """The scopes whose capture is paused."""
+        from .capture import paused
+
+        return paused(self._core)
+
+    def sync(
+        self,
+        *,
+        remote: str | None = None,
+        commit: bool = False,
+        push: bool = True,
+        reindex: bool = True,
+    ) -> SyncReport:
+        """Pull (rebase), push, and bring the index up to date."""
+        from .sync import sync
+
+        return sync(self._core, remote=remote, commit=commit, push=push, reindex=reindex)
+
+    def commit_hand_edits(self, message: str | None = None) -> HandEdits:
+        """Commit what a person changed by hand under the memory trees (one commit)."""
+        from .sync import WATCH_MESSAGE, commit_hand_edits
+
+        return commit_hand_edits(self._core, message or WATCH_MESSAGE)
+
+    # --- reports ---------------------------------------------------------------------
+
+    def stats(self, days: int | None = None, now: dt.datetime | None = None) -> dict[str, Any]:
+        """Usage per day over a window, and seed 004's rates (``docs/metrics.md``)."""
+        from .metrics import WINDOW_DAYS
+        from .reports import vault_stats
+
+        return vault_stats(self._core, WINDOW_DAYS if days is None else days, now)
+
+    def doctor(self, repair: bool = False) -> dict[str, Any]:
+        """Every problem a person should fix (file and key), notes, and the index's state."""
+        from .reports import doctor_report
+
+        return doctor_report(self._core, repair)
+
+    def check(self, paths: Sequence[Path] = (), *, root: Path | None = None) -> list[Problem]:
+        """Validate files (or every file): schema, YAML, duplicate ids, secrets. ``root``:
+        the files are a copy of the vault's elsewhere (a pre-commit hook's staged blobs),
+        checked with this vault's settings."""
+        from .reports import check_files
+
+        core = self._core if root is None else Core(root, self.config, self.identity)
+        return check_files(core, paths)
+
+    def invalid_files(self) -> dict[str, list[Problem]]:
+        """Every memory file that can't be read as a memory, with its problems."""
+        return {entry.path: list(entry.problems) for entry in self._core.scan().invalid}

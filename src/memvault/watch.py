@@ -32,14 +32,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .paths import ALL_TREES
+from . import ALL_TREES
 
 if TYPE_CHECKING:
     from watchdog.observers.api import BaseObserver, ObservedWatch
 
-    from .index import ReindexReport
-    from .sync import HandEdits
-    from .vault import Vault
+    from . import HandEdits, ReindexReport, Vault
 
 EVENT_TYPES = frozenset(("created", "modified", "deleted", "moved", "closed"))
 DEFAULT_DEBOUNCE = 0.4
@@ -79,7 +77,7 @@ def relevant_path(root: Path, path: str | bytes | None, is_directory: bool = Fal
     if is_directory:
         return rel
     name = parts[-1]
-    from .store.tree import is_memory_file
+    from . import is_memory_file
 
     if len(parts) < 2 or not is_memory_file(name) or name.endswith("~"):
         return None
@@ -207,9 +205,9 @@ class WatchHandler:
         event: dict[str, Any] = {"event": kind, "paths": paths}
         try:
             report = self._reindex()
-            from .sync import summarize
+            from . import reindex_summary
 
-            event["summary"] = summarize(report)
+            event["summary"] = reindex_summary(report)
             self.stats.reindexes += 1
             with self._lock:
                 self._retry_at, self._backoff, self._last_error = None, 0.0, None
@@ -245,14 +243,13 @@ class WatchHandler:
     def _report_invalid(self) -> list[str]:
         """Report each invalid memory file once (and again only if its problem changes)."""
         try:
-            scan = self.vault.scan()
+            invalid = self.vault.invalid_files()
         except Exception as exc:  # noqa: BLE001
             self.say(f"memvault watch: cannot scan the vault ({type(exc).__name__}: {exc})")
             return []
         current: dict[str, str] = {}
-        for entry in scan.invalid:
-            text = "; ".join(str(p) for p in entry.problems) or f"{entry.path}: invalid"
-            current[entry.path] = text
+        for path, problems in invalid.items():
+            current[path] = "; ".join(str(p) for p in problems) or f"{path}: invalid"
         newly = []
         for path, text in sorted(current.items()):
             if self.stats.reported.get(path) != text:
@@ -269,9 +266,7 @@ class WatchHandler:
         return self.flush("catch-up")
 
     def _commit_hand_edits(self) -> HandEdits:
-        from .sync import WATCH_MESSAGE, commit_hand_edits
-
-        return commit_hand_edits(self.vault, WATCH_MESSAGE)
+        return self.vault.commit_hand_edits()
 
     def commit_now(self) -> HandEdits | None:
         """Commit hand edits (``--commit``), reporting but surviving any failure."""
@@ -511,7 +506,7 @@ class ChangeFeed:
 
 def feed_searches(root: Path) -> ChangeFeed | None:
     """Watch ``root`` and tell this process's searches what changed (None: can't watch)."""
-    from .index.drift import set_change_feed
+    from . import set_change_feed
 
     feed = ChangeFeed(root)
     if not feed.start():
@@ -522,7 +517,7 @@ def feed_searches(root: Path) -> ChangeFeed | None:
 
 def stop_feed(feed: ChangeFeed | None) -> None:
     if feed is not None:
-        from .index.drift import change_feed, set_change_feed
+        from . import change_feed, set_change_feed
 
         if change_feed(feed.root) is feed:
             set_change_feed(feed.root, None)

@@ -3,6 +3,10 @@
 Every command parses options, opens the vault, calls one core function and renders
 the result. Errors are translated here, at one boundary: exit 0 ok, 1 expected error
 (one line on stderr), 2 usage, 3 bug (with a crash log path), 130 interrupted.
+
+May import: memvault's public API (``from memvault import ...``: the Vault, its value
+types, the shared vocabulary), ``memvault.errors``, ``memvault.debug``, and the other doors
+it starts (mcp_server, ui, githooks, watch, integrations). ``tools/layout.py --check``.
 """
 
 from __future__ import annotations
@@ -43,7 +47,7 @@ def _typer_app() -> Any:
 
 
 def _crash_log(exc: BaseException) -> Path:
-    from ..paths import user_cache_dir
+    from .. import user_cache_dir
 
     base = user_cache_dir()
     base.mkdir(parents=True, exist_ok=True)

@@ -10,9 +10,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .. import debug
-from ..memory import KIND_TYPE
-from .common import emit_json, info, open_vault, parse_when, print_table, read_text_arg, split_list
+from .. import KIND_TYPE, debug, parse_when
+from .common import emit_json, info, open_vault, print_table, read_text_arg, split_list
+
+TYPE_CHECKING = False  # typing is not imported at run time (fast CLI start)
+if TYPE_CHECKING:  # pragma: no cover
+    from .. import MemoryFields
 
 
 def add(
@@ -46,7 +49,7 @@ def add(
     """``memvault add KIND [TEXT] ...``: write one memory, print ``id<TAB>path``."""
     body = read_text_arg(text, file)
     vault = open_vault()
-    fields = {
+    fields: MemoryFields = {
         "category": category,
         "tags": split_list(tag),
         "importance": importance,
@@ -162,10 +165,9 @@ def show(memory_id: str, *, raw: bool, around: int | None, json_out: bool) -> No
 
 def episodes(*, last: int, include_transcripts: bool, json_out: bool) -> None:
     """``memvault episodes --last N``: the most recent episodes, newest first."""
-    from ..reports import recent_episodes
 
     vault = open_vault()
-    items = recent_episodes(vault, last, include_transcripts)
+    items = vault.episodes(last, include_transcripts=include_transcripts)
     debug.note("filters", {"type": "episodic", "last": last, "transcripts": include_transcripts})
     debug.note("found", f"{len(items)} episodes")
     if json_out:
@@ -184,7 +186,7 @@ def episodes(*, last: int, include_transcripts: bool, json_out: bool) -> None:
 
 
 def _time_text(value: str | None, key: str) -> str | None:
-    from ..memory import format_time
+    from .. import format_time
 
     when = parse_when(value, key)
     return format_time(when) if when else None

@@ -10,13 +10,14 @@ from typing import TYPE_CHECKING
 
 import typer
 
+from .. import parse_when
 from ..errors import MemvaultError
-from .common import emit_json, info, open_vault, parse_when, state
+from .common import emit_json, info, open_vault, state
 from .options import INTEGRATIONS_INSTALL, typer_parameters
 from .root import app
 
 if TYPE_CHECKING:
-    from ..ingest import IngestReport
+    from .. import IngestReport
 
 
 @app.command()
@@ -109,14 +110,13 @@ def ingest(
 
 
 def _ingest(file: Path | None, session: str | None, fmt: str, allow_secrets: bool) -> IngestReport:
-    from ..ingest import ingest_file
 
     if file is None:
         raise MemvaultError(
             "give a transcript FILE (or --hook to read a Claude Code hook's input)", key="FILE"
         )
     vault = open_vault()
-    return ingest_file(vault, file, session=session, fmt=fmt, allow_secrets=allow_secrets)
+    return vault.ingest(file, session=session, fmt=fmt, allow_secrets=allow_secrets)
 
 
 def _show_report(report: IngestReport, json_out: bool) -> None:
@@ -189,10 +189,9 @@ def insights(
 
     Example: memvault insights --by-agent cfo --topic pricing --since 30d
     """
-    from ..ingest import insights as core
 
-    data = core(
-        open_vault(), by_agent, topic, parse_when(since, "since"), parse_when(until, "until"), limit
+    data = open_vault().insights(
+        by_agent, topic, parse_when(since, "since"), parse_when(until, "until"), limit
     )
     if json_out:
         emit_json(data)

@@ -17,7 +17,7 @@ TYPE_CHECKING = False  # typing is not imported at run time (fast CLI start)
 if TYPE_CHECKING:  # pragma: no cover
     from typing import Any
 
-    from ..vault import Vault
+    from .. import Vault
 
 
 class State:
@@ -38,8 +38,7 @@ state = State()
 
 
 def open_vault() -> Vault:
-    from .. import debug
-    from ..vault import Vault
+    from .. import Vault, debug
 
     if debug.current() is None:
         return Vault.open(state.vault, agent=state.agent, team=state.team, role=state.role)
@@ -99,30 +98,6 @@ def _json_default(value: Any) -> Any:
 def info(message: str) -> None:
     if not state.quiet:
         print(message, file=sys.stderr)
-
-
-def parse_when(value: str | None, key: str) -> dt.datetime | None:
-    """Parse a --since/--until/--as-of value: ISO date/time, or '7d', '2w', '3m' ago."""
-    if value is None:
-        return None
-    from ..memory import now_utc, parse_time
-
-    text = value.strip().lower()
-    units = {"h": 3600, "d": 86400, "w": 7 * 86400, "m": 30 * 86400, "y": 365 * 86400}
-    if len(text) > 1 and text[:-1].isdigit() and text[-1] in units:
-        try:
-            return now_utc() - dt.timedelta(seconds=int(text[:-1]) * units[text[-1]])
-        except (OverflowError, ValueError):  # further back than datetime reaches
-            raise MemvaultError(
-                f"{value!r} reaches back before the year 1: give a smaller age or a date",
-                key=key,
-            ) from None
-    try:
-        return parse_time(value)
-    except ValueError:
-        raise MemvaultError(
-            f"expected a date like 2026-01-31 or an age like 7d, got {value!r}", key=key
-        ) from None
 
 
 def read_text_arg(text: str | None, file: Path | None) -> str:

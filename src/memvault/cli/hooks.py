@@ -39,8 +39,8 @@ def _repo_path(repo: Path | None, bare: bool, *, any_repo: bool = False) -> Path
         return Path.cwd()
     if state.vault is not None:
         return Path(open_vault().root)
+    from .. import find_root
     from ..errors import VaultNotFoundError
-    from ..vault import find_root
 
     try:
         return find_root()

@@ -8,11 +8,12 @@ from typing import TYPE_CHECKING
 
 import typer
 
-from .common import emit_json, open_vault, parse_when, split_list, state
+from .. import parse_when
+from .common import emit_json, open_vault, split_list, state
 from .root import app, console
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ..consolidate import Plan
+    from .. import Plan
 
 review_app = typer.Typer(
     help="Review proposed memories in inbox/.\n\nExample: memvault review list",
@@ -45,15 +46,13 @@ def consolidate(
 
     Example: memvault consolidate --dry-run
     """
-    from ..consolidate import consolidate as run
-    from ..consolidate import diff_of
 
     vault = open_vault()
     when = parse_when(now, "now")
     progress = None if state.quiet or json_out else _progress()
     steps = split_list(only) or None
     texts = not json_out and show_diff  # a dry run renders files only to show their diff
-    result, sha = run(vault, when, dry_run, steps, progress, texts=texts)
+    result, sha = vault.consolidate(when, dry_run, only=steps, progress=progress, texts=texts)
     if json_out:
         emit_json({**result.as_dict(), "commit": sha, "dry_run": dry_run})
         return
@@ -67,7 +66,7 @@ def consolidate(
         )
     if dry_run:
         if show_diff:
-            sys.stdout.write(diff_of(vault, result))
+            sys.stdout.write(vault.consolidation_diff(result))
         print("(dry run: nothing written)", file=sys.stderr)
     elif sha:
         print(f"committed {sha[:10]}: {result.summary()}", file=sys.stderr)
@@ -104,9 +103,8 @@ def why(
 
     Example: memvault why first-session
     """
-    from ..consolidate import why as explain
 
-    print(explain(open_vault(), memory_id, parse_when(now, "now")))
+    print(open_vault().why(memory_id, parse_when(now, "now")))
 
 
 @review_app.callback()
@@ -134,9 +132,8 @@ def review_list(
 
 
 def _list(json_out: bool) -> None:
-    from ..review import inbox
 
-    items = inbox(open_vault())
+    items = open_vault().inbox()
     if json_out:
         emit_json([m.to_dict() for m in items])
         return
@@ -155,9 +152,8 @@ def review_accept(
 
     Example: memvault review accept learned-deploys-fail-on-fridays
     """
-    from ..review import accept
 
-    result = accept(open_vault(), memory_id, note)
+    result = open_vault().accept(memory_id, note)
     print(f"accepted {memory_id} ({result.memory.path.removeprefix('inbox/')})")
 
 
@@ -170,7 +166,6 @@ def review_reject(
 
     Example: memvault review reject learned-something-wrong --reason "coincidence"
     """
-    from ..review import reject
 
-    reject(open_vault(), memory_id, reason)
+    open_vault().reject(memory_id, reason)
     print(f"rejected {memory_id}")

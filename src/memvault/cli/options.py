@@ -10,7 +10,7 @@ beyond the standard library at import time; typer is imported inside
 
 from __future__ import annotations
 
-from ..memory import KIND_TYPE
+from .. import KIND_TYPE
 
 TYPE_CHECKING = False  # typing is not imported at run time (fast CLI start)
 if TYPE_CHECKING:  # pragma: no cover

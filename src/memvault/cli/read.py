@@ -8,10 +8,10 @@ from typing import Any
 
 import typer
 
-from .. import debug
+from .. import debug, parse_when
 from ..errors import MemvaultError
 from . import actions, options
-from .common import emit_json, open_vault, parse_when, print_table, split_list
+from .common import emit_json, open_vault, print_table, split_list
 from .options import typer_parameters
 from .root import app
 
@@ -52,7 +52,7 @@ def list_(
 
     Example: memvault list --type semantic --tag api --json
     """
-    from ..vault import Filters
+    from .. import Filters
 
     vault = open_vault()
     filters = Filters(
@@ -118,9 +118,8 @@ def stats(
 
     Example: memvault stats --days 7 --json
     """
-    from ..reports import vault_stats
 
-    data = vault_stats(open_vault(), days=days)
+    data = open_vault().stats(days=days)
     if json_out:
         emit_json(data)
         return
@@ -178,11 +177,8 @@ def history(
 
     Example: memvault history python-version
     """
-    from ..store.git import ops as gitstore
-
     vault = open_vault()
-    memory = vault.get(memory_id)
-    changes = gitstore.history(vault.root, memory.path, limit)
+    changes = vault.history(memory_id, limit)
     if json_out:
         emit_json([c.as_dict() for c in changes])
         return
@@ -204,14 +200,13 @@ def export(
 
     Example: memvault export -o backup.jsonl
     """
-    from ..transfer import export_memories
 
     vault = open_vault()
-    text = export_memories(vault, format, include_archive)
+    text = vault.export(format, include_archive=include_archive)
     if output is None:
         sys.stdout.write(text)
     else:
-        from ..store.files import atomic_write
+        from .. import atomic_write
 
         if output.is_dir():
             raise MemvaultError("is a folder: give a file name to export to", str(output), "output")
@@ -237,10 +232,9 @@ def doctor(
 
     Exits 1 when it finds a problem. Examples: memvault doctor; memvault doctor --repair
     """
-    from ..reports import doctor_report
 
     vault = open_vault()
-    report = doctor_report(vault, repair=repair)
+    report = vault.doctor(repair=repair)
     if json_out:
         emit_json(report)
     else:
@@ -267,10 +261,9 @@ def check(
 
     Used by the pre-commit hook. Example: memvault check semantic/facts/x.md
     """
-    from ..reports import check_files
 
     vault = open_vault()
-    problems = check_files(vault, paths or [])
+    problems = vault.check(paths or [])
     if json_out:
         emit_json([p.as_dict() for p in problems])
     else:

@@ -12,15 +12,15 @@ from __future__ import annotations
 import contextlib
 import sys
 
-from .common import console, emit_json, open_vault, parse_when, split_list, state
+from .. import parse_when
+from .common import console, emit_json, open_vault, split_list, state
 
 TYPE_CHECKING = False  # typing is not imported at run time (fast CLI start)
 if TYPE_CHECKING:  # pragma: no cover
     from collections.abc import Iterator
     from typing import Any
 
-    from ..search import SearchOptions, SearchResult
-    from ..vault import Vault
+    from .. import SearchOptions, SearchResult, Vault
 
 _RENAMED = {"tag": "tags", "by_agent": "agent", "turn_role": "role"}
 _TIMES = {"since": "since", "until": "until", "as_of": "as-of"}
@@ -49,7 +49,7 @@ def _opened() -> Iterator[Vault]:
     search code is imported and the model loaded, not after. One the search did not take is
     dropped at the end, so that no later command in this process reads it."""
     vault = open_vault()
-    from ..store.git.early import drop_early, start_early
+    from .. import drop_early, start_early
 
     start_early(vault.root)
     try:

@@ -17,7 +17,7 @@ from .root import app
 if TYPE_CHECKING:
     import threading
 
-    from ..sync import SyncReport
+    from .. import SyncReport
 
 
 @app.command()
@@ -136,10 +136,9 @@ def sync(
 
     Example: memvault sync --commit
     """
-    from ..sync import sync as run_sync
 
     vault = open_vault()
-    report = run_sync(vault, remote=remote, commit=commit, push=push)
+    report = vault.sync(remote=remote, commit=commit, push=push)
     if json_out:
         emit_json(report.as_dict())
     else:
@@ -181,7 +180,7 @@ def merge_driver(
 
     Example: git config merge.memvault.driver "memvault merge-driver %O %A %B %P"
     """
-    from ..store.mergedriver import run_driver
+    from .. import run_driver
 
     code = run_driver(base, ours, theirs, path or str(ours))
     if code:

@@ -38,7 +38,7 @@ def init(
 
     Example: memvault init ~/memory --language uk,ru
     """
-    from ..vault import Vault
+    from .. import Vault
 
     languages = split_list(language)
     vault = Vault.init(path, examples=examples, languages=languages or None)
@@ -96,15 +96,13 @@ def forget(
     """
     vault = open_vault()
     if purge:
-        from ..purge import purge_memory
-
         memory = vault.get(memory_id)
         if not yes:
             typer.confirm(
                 f"This rewrites git history of {vault.root} to erase {memory.path}. Continue?",
                 abort=True,
             )
-        report = purge_memory(vault, memory_id, reason)
+        report = vault.purge(memory_id, reason)
         print(f"purged {memory_id}")
         for remote in report.remotes:
             info(
@@ -187,12 +185,11 @@ def import_(
 
     Example: memvault import backup.jsonl
     """
-    from ..transfer import import_file
 
     vault = open_vault()
     report = _with_import_bar(
-        lambda progress: import_file(
-            vault, file, format, allow_secrets=allow_secrets, progress=progress, skip_bad=skip_bad
+        lambda progress: vault.import_file(
+            file, format, allow_secrets=allow_secrets, progress=progress, skip_bad=skip_bad
         )
     )
     failed = bool(report.problems) and not skip_bad

@@ -1,8 +1,7 @@
 """The "sleep job": consolidation as reviewable file rewrites, one commit per run.
 
->>> from memvault.consolidate import consolidate, diff_of
->>> plan, _ = consolidate(vault, dry_run=True)      # doctest: +SKIP
->>> print(plan.summary()); print(diff_of(vault, plan))  # doctest: +SKIP
+>>> plan, _ = vault.consolidate(dry_run=True)             # doctest: +SKIP
+>>> print(plan.summary()); print(vault.consolidation_diff(plan))  # doctest: +SKIP
 
 Each run is planned first (:func:`plan` reads files, the access log and vectors and writes
 nothing, and gives every action with its reason), then applied as exactly one commit with
@@ -21,6 +20,10 @@ Steps (``only`` selects a subset), one module each:
 
 :mod:`.model` holds the plan and its actions, :mod:`.similarity` the neighbours from the
 index, :mod:`.runner` the planning and the commit.
+
+A service: works on a :class:`~memvault.core.Core` (``Vault.consolidate``,
+``Vault.plan_consolidation``, ``Vault.apply_consolidation``, ``Vault.why`` call it). May
+import search, index, the store, the model and the base; never the vault or a door.
 """
 
 from __future__ import annotations

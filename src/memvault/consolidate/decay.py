@@ -21,7 +21,7 @@ from .model import ARCHIVE_DIR, INBOX_DIR, Action, Plan, State
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..config import Config
-    from ..vault import Vault
+    from ..core import Core
 
 DEFAULT_RATES = {"fast": 0.5, "normal": 0.8, "slow": 0.95, "never": 1.0}
 DEFAULT_BY_TYPE = {"episodic": "normal", "semantic": "never", "procedural": "never"}
@@ -119,7 +119,7 @@ def archive_below(config: Config) -> float:
 
 
 def plan_decay(
-    vault: Vault,
+    vault: Core,
     state: State,
     result: Plan,
     accesses: Mapping[str, tuple[int, dt.datetime]],
@@ -153,7 +153,7 @@ def plan_decay(
             state.restore(m, result, f"recalled again (accessed {format_time(accesses[m.id][1])})")
 
 
-def why(vault: Vault, memory_id: str, now: dt.datetime | None = None) -> str:
+def why(vault: Core, memory_id: str, now: dt.datetime | None = None) -> str:
     """Explain a memory's current relevance from its numbers."""
     m = vault.get(memory_id)
     now = now or now_utc()

@@ -38,7 +38,7 @@ WHY = {
 }
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ..vault import Vault
+    from ..core import Core
 
 GroupKey = tuple[str, str, str, str | None, str | None]  # (type, category, *owner)
 
@@ -74,7 +74,7 @@ def same_event(a: Memory, b: Memory, hours: float) -> bool:
     return abs((a.created - b.created).total_seconds()) <= hours * 3600
 
 
-def plan_dedup(vault: Vault, state: State, result: Plan, progress: Progress | None = None) -> None:
+def plan_dedup(vault: Core, state: State, result: Plan, progress: Progress | None = None) -> None:
     """Merge near-duplicates into the oldest id; the others become archived tombstones."""
     live = [m for m in state.memories if state.live(m) and m.category != "transcript"]
     groups: dict[GroupKey, list[Memory]] = defaultdict(list)
@@ -117,7 +117,7 @@ def _distinct_texts(
 
 
 def _compare(
-    vault: Vault,
+    vault: Core,
     state: State,
     result: Plan,
     candidates: list[Memory],

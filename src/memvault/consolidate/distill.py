@@ -22,7 +22,7 @@ from .model import ARCHIVE_DIR, Action, Plan, State
 from .promote import add_proposal, proposal_meta
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ..vault import Vault
+    from ..core import Core
 
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n{2,}")
 
@@ -32,7 +32,7 @@ def sentences(text: str) -> list[str]:
     return [p for p in parts if len(p) > 20 and not p.startswith("### ")]
 
 
-def extractive_summary(vault: Vault, text: str, max_sentences: int = 5) -> str:
+def extractive_summary(vault: Core, text: str, max_sentences: int = 5) -> str:
     """Central sentences by embedding similarity to the whole (deterministic, offline)."""
     found = sentences(text)
     if len(found) <= max_sentences:
@@ -79,7 +79,7 @@ def _turn_time(text: str) -> dt.datetime | None:
         return None
 
 
-def plan_distill(vault: Vault, state: State, result: Plan) -> None:
+def plan_distill(vault: Core, state: State, result: Plan) -> None:
     """Old transcripts get a summary episode; the transcript moves to archive/."""
     days = float(vault.config.get("consolidate.distill_after_days", 30))
     taken = {m.id for m in state.memories}
@@ -108,7 +108,7 @@ def plan_distill(vault: Vault, state: State, result: Plan) -> None:
             _propose_fact(vault, result, m, fact, f"{sid}-{i}", taken)
 
 
-def _summarise(vault: Vault, text: str) -> tuple[str, list[dict[str, Any]]]:
+def _summarise(vault: Core, text: str) -> tuple[str, list[dict[str, Any]]]:
     """The summary and candidate facts: the configured command's, else extractive."""
     command = vault.config.get("consolidate.summarizer_command")
     if command:
@@ -143,7 +143,7 @@ def _summary_meta(m: Memory, sid: str, last: dt.datetime) -> dict[str, Any]:
 
 
 def _propose_fact(
-    vault: Vault, result: Plan, m: Memory, fact: dict[str, Any], key: str, taken: set[str]
+    vault: Core, result: Plan, m: Memory, fact: dict[str, Any], key: str, taken: set[str]
 ) -> None:
     """A fact the summarizer found becomes a proposal in inbox/."""
     content = fact.get("content") or fact.get("text")

@@ -24,12 +24,10 @@ from .model import INBOX_DIR, Action, Owner, Plan, Progress, State, owner, union
 from .similarity import memory_text, neighbour_pairs, normalise
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ..vault import Vault
+    from ..core import Core
 
 
-def plan_promote(
-    vault: Vault, state: State, result: Plan, progress: Progress | None = None
-) -> None:
+def plan_promote(vault: Core, state: State, result: Plan, progress: Progress | None = None) -> None:
     """A pattern in 3+ episodes → a proposed fact; the same steps in 3+ episodes → a
     proposed procedure."""
     episodes = [
@@ -49,7 +47,7 @@ def derived_key(kind: str, ids: list[str]) -> str:
 
 
 def _propose_procedures(
-    vault: Vault, result: Plan, episodes: list[Memory], proposed: set[str], taken: set[str]
+    vault: Core, result: Plan, episodes: list[Memory], proposed: set[str], taken: set[str]
 ) -> None:
     minimum = int(vault.config.get("consolidate.promote_min_episodes", 3))
     by_steps: dict[tuple[tuple[str, ...], Owner], list[Memory]] = defaultdict(list)
@@ -77,7 +75,7 @@ def _propose_procedures(
 
 
 def _propose_patterns(
-    vault: Vault,
+    vault: Core,
     state: State,
     result: Plan,
     episodes: list[Memory],
@@ -201,7 +199,7 @@ def proposal_meta(
     }
 
 
-def add_proposal(vault: Vault, result: Plan, meta: dict[str, Any], body: str) -> None:
+def add_proposal(vault: Core, result: Plan, meta: dict[str, Any], body: str) -> None:
     """Add a new file in inbox/ to the plan."""
     rel = INBOX_DIR + vault.path_for(meta)
     result.new_files[rel] = render_new(meta, body)

@@ -7,10 +7,10 @@ from typing import TYPE_CHECKING
 from .model import Plan, State
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ..vault import Vault
+    from ..core import Core
 
 
-def plan_retention(vault: Vault, state: State, result: Plan) -> None:
+def plan_retention(vault: Core, state: State, result: Plan) -> None:
     """Archive episodes unused for longer than ``retention.<scope>`` (or, for transcripts,
     ``retention.transcripts``) days."""
     limits = vault.config.get("retention") or {}

@@ -30,7 +30,7 @@ from .retention import plan_retention
 from .supersede import plan_supersede
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ..vault import Vault
+    from ..core import Core
 
 # Keys whose change alone does not count as an edit of the memory (no new ``updated``).
 BOOKKEEPING_KEYS = frozenset({"relevance", "access_count", "last_accessed"})
@@ -38,7 +38,7 @@ MESSAGE_ACTIONS = 200  # actions listed in the commit message; the log holds the
 
 
 def plan(
-    vault: Vault,
+    vault: Core,
     now: dt.datetime | None = None,
     only: Iterable[str] | None = None,
     progress: Progress | None = None,
@@ -102,7 +102,7 @@ def uncommitted(root: Path) -> list[str]:
     return sorted(p for p in differing or () if is_listed(p.rsplit("/", 1)[-1]))
 
 
-def render(vault: Vault, state: State, result: Plan) -> None:
+def render(vault: Core, state: State, result: Plan) -> None:
     """Fill ``result.writes`` and ``result.moves`` from the state's changes and moves."""
     stamp = format_time(result.now)
     shas = vault.catalog.shas()  # what the memories were read from (see _document)
@@ -132,7 +132,7 @@ def render(vault: Vault, state: State, result: Plan) -> None:
     result.writes.update(result.new_files)
 
 
-def _document(vault: Vault, m: Memory, sha: str | None) -> Document:
+def _document(vault: Core, m: Memory, sha: str | None) -> Document:
     """A memory's file, split for a rewrite. When its bytes are still those the memory was
     read from (by hash), the memory's front matter is used as it is: a first consolidation
     of a large vault rewrites most of its memories, and parsing each again would be a YAML
@@ -170,7 +170,7 @@ def commit_message(result: Plan) -> str:
     return f"{message}\n\n{body}"
 
 
-def apply(vault: Vault, result: Plan) -> str | None:
+def apply(vault: Core, result: Plan) -> str | None:
     """Perform a plan as one commit (call with the vault lock held). Refused, nothing
     written, when the plan found memory files with uncommitted edits."""
     if result.held:
@@ -199,7 +199,7 @@ def apply(vault: Vault, result: Plan) -> str | None:
 
 
 def consolidate(
-    vault: Vault,
+    vault: Core,
     now: dt.datetime | None = None,
     dry_run: bool = False,
     only: Iterable[str] | None = None,
@@ -225,7 +225,7 @@ def _held_error(held: Sequence[str]) -> MemvaultError:
     )
 
 
-def diff_of(vault: Vault, result: Plan) -> str:
+def diff_of(vault: Core, result: Plan) -> str:
     """A unified diff of what the plan would change (for --dry-run)."""
     chunks: list[str] = []
     sources = {dst: src for src, dst in result.moves.items()}

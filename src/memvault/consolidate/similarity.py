@@ -18,8 +18,8 @@ if TYPE_CHECKING:  # pragma: no cover
     import numpy as np
     from numpy.typing import NDArray
 
+    from ..core import Core
     from ..index import Index
-    from ..vault import Vault
 
 _WS = re.compile(r"\s+")
 _PUNCT = re.compile(r"[^\w\s]")
@@ -35,7 +35,7 @@ def memory_text(m: Memory) -> str:
     return f"{title}\n{m.content}".strip()
 
 
-def index_of(vault: Vault, state: State) -> Index | None:
+def index_of(vault: Core, state: State) -> Index | None:
     """The vault's index, brought up to date once per plan (None: unusable, embed instead)."""
     if not state.index_tried:
         state.index_tried = True
@@ -53,7 +53,7 @@ def index_of(vault: Vault, state: State) -> Index | None:
 
 
 def neighbour_pairs(
-    vault: Vault,
+    vault: Core,
     state: State,
     memories: Sequence[Memory],
     groups: Sequence[Hashable],
@@ -93,7 +93,7 @@ def neighbour_pairs(
 
 
 def _vectors(
-    vault: Vault,
+    vault: Core,
     state: State,
     idx: Index | None,
     memories: Sequence[Memory],

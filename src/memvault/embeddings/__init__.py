@@ -7,6 +7,9 @@
 
 Importing this package imports numpy and pluggy only; onnxruntime, tokenizers and torch are
 imported inside the embedders, when a model is first used.
+
+A model-layer package: imports only the base (``errors``, ``paths``, ``config``) and the
+store's lock primitive.
 """
 
 from __future__ import annotations

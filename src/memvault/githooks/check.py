@@ -13,18 +13,17 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..paths import ALL_TREES, MARKER
-from ..store.git import ops as gitstore
-from .background import say
+from .. import ALL_TREES, MARKER, run_git
+from .detached import say
 
 if TYPE_CHECKING:
+    from .. import Vault
     from ..errors import Problem
-    from ..vault import Vault
 
 
 def open_vault(root: Path) -> Vault | None:
     """The vault at ``root``, or None when this repository holds no vault there."""
-    from ..vault import Vault
+    from .. import Vault
 
     if not (root / MARKER).is_dir():
         return None
@@ -40,7 +39,7 @@ def _staged_env() -> dict[str, str]:
 def staged_paths(toplevel: Path, prefix: str = "") -> list[str]:
     """Staged (added/copied/modified/renamed) files under the memory trees, toplevel-relative."""
     specs = [f"{prefix}{tree}" for tree in ALL_TREES]
-    proc = gitstore.run_git(
+    proc = run_git(
         toplevel,
         ["diff", "--cached", "--name-only", "-z", "--diff-filter=ACMR", "--no-renames", "--"]
         + specs,
@@ -53,9 +52,6 @@ def check_staged(vault: Vault, toplevel: Path) -> tuple[list[Problem], int]:
     """Validate the staged versions of memory files. Returns ``(problems, files checked)``."""
     import tempfile
 
-    from ..reports import check_files
-    from ..vault import Vault
-
     prefix = os.path.relpath(vault.root, toplevel).replace(os.sep, "/")
     prefix = "" if prefix == "." else prefix + "/"
     paths = staged_paths(toplevel, prefix)
@@ -64,7 +60,7 @@ def check_staged(vault: Vault, toplevel: Path) -> tuple[list[Problem], int]:
     with tempfile.TemporaryDirectory(prefix="memvault-staged-") as tmp:
         tmp_root = Path(tmp).resolve()
         # One git process writes every staged blob out (the index, not the working tree).
-        gitstore.run_git(
+        run_git(
             toplevel,
             ["checkout-index", f"--prefix={tmp_root}/", "-z", "--stdin"],
             input_text="\0".join(paths) + "\0",
@@ -72,9 +68,8 @@ def check_staged(vault: Vault, toplevel: Path) -> tuple[list[Problem], int]:
         )
         staged_root = tmp_root / prefix if prefix else tmp_root
         staged_root.mkdir(parents=True, exist_ok=True)
-        shadow = Vault(staged_root, vault.config, vault.identity)
         files = [staged_root / p[len(prefix) :] for p in paths]
-        problems = check_files(shadow, [f for f in files if os.path.lexists(f)])
+        problems = vault.check([f for f in files if os.path.lexists(f)], root=staged_root)
     return problems, len(paths)
 
 
@@ -103,7 +98,6 @@ def check_named_files(names: Sequence[str]) -> int:
     The framework stashes unstaged changes first, so the working tree is what is staged.
     Files outside any vault's memory trees are ignored.
     """
-    from ..reports import check_files
 
     groups: dict[Path, list[Path]] = {}
     for name in names:
@@ -116,7 +110,7 @@ def check_named_files(names: Sequence[str]) -> int:
     for root, files in groups.items():
         vault = open_vault(root)
         if vault is not None:
-            problems.extend(check_files(vault, files))
+            problems.extend(vault.check(files))
     for problem in problems:
         print(f"Error: {problem}", file=sys.stderr)
     return 1 if problems else 0

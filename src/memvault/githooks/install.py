@@ -19,8 +19,8 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from .. import run_git
 from ..errors import GitError
-from ..store.git import ops as gitstore
 from .names import (
     ALL_HOOKS,
     BLOCKING_HOOKS,
@@ -57,7 +57,7 @@ class RepoInfo:
 def repo_info(path: Path) -> RepoInfo:
     """Describe the repository at ``path`` (a worktree folder or a bare repository)."""
     path = Path(path).resolve()
-    proc = gitstore.run_git(
+    proc = run_git(
         path,
         ["rev-parse", "--is-bare-repository", "--git-common-dir", "--git-path", "hooks"],
         check=False,
@@ -68,16 +68,14 @@ def repo_info(path: Path) -> RepoInfo:
     bare = bare_text.strip() == "true"
     toplevel = None
     if not bare:
-        top = gitstore.run_git(path, ["rev-parse", "--show-toplevel"]).stdout.strip()
+        top = run_git(path, ["rev-parse", "--show-toplevel"]).stdout.strip()
         toplevel = Path(top).resolve()
     git_dir = (path / common).resolve()
     # rev-parse printed the hooks path relative to ``path``.
     hooks_dir = Path(os.path.expanduser(hooks))
     if not hooks_dir.is_absolute():
         hooks_dir = (path / hooks_dir).resolve()
-    scope_proc = gitstore.run_git(
-        path, ["config", "--show-scope", "--get", "core.hooksPath"], check=False
-    )
+    scope_proc = run_git(path, ["config", "--show-scope", "--get", "core.hooksPath"], check=False)
     scope = None
     if scope_proc.returncode == 0:
         scope = scope_proc.stdout.split("\t", 1)[0].strip() or None
@@ -147,7 +145,7 @@ def shim_python(path: Path) -> str:
 
 
 def _write_shim(path: Path, text: str) -> None:
-    from ..store.files import atomic_write
+    from .. import atomic_write
 
     atomic_write(path, text)
     path.chmod(0o755)
@@ -230,7 +228,7 @@ def install(
         )
     driver = None
     if not bare:
-        from ..store.mergedriver import register_driver
+        from .. import register_driver
 
         driver = register_driver(info.toplevel or Path(path))
         if not _attributes_route(Path(path)):
@@ -239,7 +237,7 @@ def install(
                 "the merge driver is idle"
             )
     if index_url:
-        gitstore.run_git(info.git_dir, ["config", "memvault.indexUrl", index_url])
+        run_git(info.git_dir, ["config", "memvault.indexUrl", index_url])
     return InstallReport(str(info.hooks_dir), bare, tuple(actions), driver, tuple(notes))
 
 
@@ -380,10 +378,10 @@ def status(path: Path) -> HooksStatus:
     notes: list[str] = []
     index_url = None
     if info.bare:
-        proc = gitstore.run_git(info.git_dir, ["config", "--get", "memvault.indexUrl"], check=False)
+        proc = run_git(info.git_dir, ["config", "--get", "memvault.indexUrl"], check=False)
         index_url = proc.stdout.strip() or None
     else:
-        from ..store.mergedriver import registered_driver
+        from .. import registered_driver
 
         driver = registered_driver(info.toplevel or path)
         attributes = _attributes_route(Path(path))

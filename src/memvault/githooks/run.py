@@ -4,7 +4,7 @@
   (:mod:`memvault.githooks.check`).
 * ``post-commit``, ``post-merge``, ``post-checkout``, ``post-rewrite`` and ``pre-push``
   bring the search index up to date (:meth:`Vault.reindex`) in a detached child
-  (:mod:`memvault.githooks.background`). They *fail open*: whatever goes wrong is one
+  (:mod:`memvault.githooks.detached`). They *fail open*: whatever goes wrong is one
   warning line on stderr and exit status 0; a failure in the background is reported, in
   one line, by the next hook. A hook never waits for the vault lock: when another
   memvault process is writing it leaves a ``reindex-pending`` mark (a reindexing hook
@@ -26,10 +26,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from ..paths import LOCK_PATH, MARKER
-from ..store.git import ops as gitstore
-from ..sync import summarize
-from .background import GitConfig, hook_timeout, report_outcome, run_bounded, say
+from .. import MARKER, reindex_summary, run_git
+from .detached import GitConfig, hook_timeout, report_outcome, run_bounded, say
 from .names import (
     BLOCKING_HOOKS,
     LAST_ERROR,
@@ -129,7 +127,7 @@ def _reindex_hook(name: str, args: list[str], toplevel: Path, vault_dir: str) ->
     root = (toplevel / vault_dir).resolve()
     if not (root / MARKER).is_dir():
         return 0  # this checkout holds no vault (e.g. a shared core.hooksPath)
-    dirs = gitstore.run_git(toplevel, ["rev-parse", "--absolute-git-dir", "--git-common-dir"])
+    dirs = run_git(toplevel, ["rev-parse", "--absolute-git-dir", "--git-common-dir"])
     git_dir, common = dirs.stdout.splitlines()[:2]
     if name in ("post-commit", "post-checkout") and _sequence_in_progress(Path(git_dir)):
         return 0
@@ -167,15 +165,14 @@ def reindex_queued(root: Path, base: Path, hook: str) -> dict[str, Any]:
     hook that is reindexing runs once more when it finds the mark, and otherwise the index
     catches up before the next search. A failure is recorded for the next hook to report.
     """
-    from ..store.lock import try_lock
-    from ..vault import Vault
+    from .. import Vault
 
     pending = base / PENDING
     result: dict[str, Any] = {"status": "ok", "message": ""}
     try:
         vault = Vault.open(root)
         for _ in range(5):
-            with try_lock(root / LOCK_PATH) as got:
+            with vault.try_locked() as got:
                 if not got:
                     pending.touch()
                     return {
@@ -187,7 +184,7 @@ def reindex_queued(root: Path, base: Path, hook: str) -> dict[str, Any]:
                 pending.unlink()
             # The index takes the same lock itself (and waits for it): the window between
             # the probe and that is tiny, and the job is bounded by the hook timeout anyway.
-            result = {"status": "ok", "message": summarize(vault.reindex())}
+            result = {"status": "ok", "message": reindex_summary(vault.reindex())}
             if not pending.exists():
                 break
     except Exception as exc:
@@ -199,7 +196,7 @@ def reindex_queued(root: Path, base: Path, hook: str) -> dict[str, Any]:
 
 
 def _record_error(base: Path, hook: str, message: str) -> None:
-    from ..store.files import atomic_write
+    from .. import atomic_write
 
     data = {"hook": hook, "time": time.strftime("%Y-%m-%dT%H:%M:%S"), "message": message}
     with contextlib.suppress(OSError):

@@ -16,11 +16,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from ..paths import MARKER
-from ..store.git import ops as gitstore
-from ..store.lock import try_lock
-from ..sync import summarize
-from .background import SERVER_TIMEOUT, GitConfig, hook_timeout, report_outcome, run_bounded, say
+from .. import MARKER, reindex_summary, run_git, try_lock
+from .detached import SERVER_TIMEOUT, GitConfig, hook_timeout, report_outcome, run_bounded, say
 from .names import LOG_NAME, state_dir
 
 ZERO_SHA_RE = re.compile(r"^0+$")  # the old or new side of a ref created or deleted
@@ -61,7 +58,7 @@ def post_receive(cwd: Path, stdin: bytes) -> int:
 
 
 def _common_git_dir(cwd: Path) -> Path:
-    proc = gitstore.run_git(cwd, ["rev-parse", "--git-common-dir"], check=False)
+    proc = run_git(cwd, ["rev-parse", "--git-common-dir"], check=False)
     return (cwd / (proc.stdout.strip() or ".git")).resolve()
 
 
@@ -103,14 +100,14 @@ def update_server_index(git_dir: Path, branches: Sequence[str]) -> dict[str, Any
 
 def server_index_url(git_dir: Path) -> str | None:
     """The shared index a bare remote's post-receive writes to (None: each worktree's own)."""
-    proc = gitstore.run_git(git_dir, ["config", "--get", "memvault.indexUrl"], check=False)
+    proc = run_git(git_dir, ["config", "--get", "memvault.indexUrl"], check=False)
     return proc.stdout.strip() or os.environ.get("MEMVAULT_INDEX_URL") or None
 
 
 def _index_branch(git_dir: Path, base: Path, branch: str) -> str:
-    from ..vault import Vault
+    from .. import Vault
 
-    tip = gitstore.run_git(
+    tip = run_git(
         git_dir, ["rev-parse", "-q", "--verify", f"refs/heads/{branch}^{{commit}}"], check=False
     )
     sha = tip.stdout.strip()
@@ -131,22 +128,20 @@ def _index_branch(git_dir: Path, base: Path, branch: str) -> str:
     vault = Vault.open(worktree, overrides=overrides)
     report = vault.reindex()
     where = f" on {url}" if url else ""
-    return f"{branch}: indexed {sha[:10]}{where} ({summarize(report)})"
+    return f"{branch}: indexed {sha[:10]}{where} ({reindex_summary(report)})"
 
 
 def worktree_for(git_dir: Path, worktree: Path, sha: str) -> None:
     """A detached worktree of the bare repository at ``sha`` (created or moved there)."""
     if (worktree / ".git").exists():
-        proc = gitstore.run_git(
-            worktree, ["checkout", "-q", "--detach", "--force", sha], check=False
-        )
+        proc = run_git(worktree, ["checkout", "-q", "--detach", "--force", sha], check=False)
         if proc.returncode == 0:
-            gitstore.run_git(worktree, ["clean", "-q", "-fd"], check=False)
+            run_git(worktree, ["clean", "-q", "-fd"], check=False)
             return
-    gitstore.run_git(git_dir, ["worktree", "prune"], check=False)
+    run_git(git_dir, ["worktree", "prune"], check=False)
     worktree.parent.mkdir(parents=True, exist_ok=True)
     if worktree.exists():
         import shutil
 
         shutil.rmtree(worktree)
-    gitstore.run_git(git_dir, ["worktree", "add", "-q", "--detach", "--force", str(worktree), sha])
+    run_git(git_dir, ["worktree", "add", "-q", "--detach", "--force", str(worktree), sha])

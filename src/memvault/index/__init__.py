@@ -9,6 +9,9 @@ Chroma (vectors) + SQLite FTS5 (keywords) + a manifest under ``.memvault/index/`
 >>> vault = Vault.open()                                   # doctest: +SKIP
 >>> print(vault.reindex().summary())                        # doctest: +SKIP
 1 added: 41 memories, 41 chunks; embedded 1, reused 0 (0.05 s)
+
+May import: the store, the embedders, the memory model and the base; never search or
+anything above it.
 """
 
 from __future__ import annotations

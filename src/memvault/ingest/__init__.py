@@ -21,9 +21,11 @@ reported as ``file:line`` problems and skipped; the rest is imported.
 (:mod:`.ratings`).
 
 >>> from memvault import Vault                                          # doctest: +SKIP
->>> from memvault.ingest import ingest_file, insights                  # doctest: +SKIP
->>> report = ingest_file(vault, Path("session.jsonl"))                 # doctest: +SKIP
->>> insights(vault, agent="cfo", topic="pricing")["summary"]            # doctest: +SKIP
+>>> report = vault.ingest(Path("session.jsonl"))                        # doctest: +SKIP
+>>> vault.insights(agent="cfo", topic="pricing")["summary"]             # doctest: +SKIP
+
+A service: works on a :class:`~memvault.core.Core` (``Vault.ingest``, ``Vault.log_turn``,
+``Vault.insights``). May import search, the store, the model and the base.
 """
 
 from __future__ import annotations

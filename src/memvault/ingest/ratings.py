@@ -14,10 +14,10 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from ..core import Core, Filters
 from ..errors import ValidationError
 from ..memory import Memory, format_time, parse_time
 from ..transcripts import parse_turns
-from ..vault import Filters, Vault
 from .formats import RATINGS
 
 
@@ -32,7 +32,7 @@ class RatedFilter:
 
 
 def insights(
-    vault: Vault,
+    vault: Core,
     agent: str | None = None,
     topic: str | None = None,
     since: dt.datetime | None = None,

@@ -7,11 +7,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..core import Core, WriteResult
 from ..errors import PermissionDeniedError, Problem, ValidationError
 from ..memory import Memory
 from ..security import find_secrets
 from ..transcripts import Turn, parse_turns, transcript_id, turn_key
-from ..vault import Vault, WriteResult
 from .formats import RATINGS, ROLES, ParsedTranscript, clean_extra, read_transcript
 
 
@@ -47,7 +47,7 @@ class IngestReport:
         }
 
 
-def check_session_writable(vault: Vault, session: str) -> Memory | None:
+def check_session_writable(vault: Core, session: str) -> Memory | None:
     """The session's transcript if there is one; refuse one this identity cannot see.
 
     Appending to another agent's ``self`` transcript would both write into and (through
@@ -64,7 +64,7 @@ def check_session_writable(vault: Vault, session: str) -> Memory | None:
 
 
 def ingest_file(
-    vault: Vault,
+    vault: Core,
     path: str | Path,
     *,
     session: str | None = None,
@@ -105,7 +105,7 @@ def ingest_file(
 
 
 def screened_turns(
-    vault: Vault, parsed: ParsedTranscript, report: IngestReport, allow_secrets: bool
+    vault: Core, parsed: ParsedTranscript, report: IngestReport, allow_secrets: bool
 ) -> list[Turn]:
     """The parsed turns minus those that look like they hold a credential (reported)."""
     security = vault.config.get("security") or {}
@@ -135,7 +135,7 @@ def turn_ids(memory: Memory | None) -> set[str]:
 
 
 def log_turn(
-    vault: Vault,
+    vault: Core,
     session: str,
     text: str,
     *,
@@ -174,7 +174,7 @@ def log_turn(
 
 
 def log_usage(
-    vault: Vault,
+    vault: Core,
     query: str,
     response: str,
     *,

@@ -11,6 +11,8 @@ with ``dry_run`` only reports the diff. :mod:`.entries` holds what memvault adds
 >>> report = install("claude-code", "project", vault="~/memory", project=Path("."),
 ...                  home=Path.home(), dry_run=True)                         # doctest: +SKIP
 >>> print(report.files[0].diff())                                           # doctest: +SKIP
+
+A door like the CLI: may import memvault's public API and ``memvault.errors`` only.
 """
 
 from __future__ import annotations

@@ -16,6 +16,9 @@ Inside: :mod:`.server` (the server, its session and the stdio loop), :mod:`.tool
 tool list) over :mod:`.tools_write`, :mod:`.tools_read` and :mod:`.tools_maintain` (one
 module per tool group, sharing :mod:`.args`), and :mod:`.results` (JSON shaping).
 Imports the ``mcp`` SDK at module level: only ``memvault mcp`` imports this package.
+
+May import: memvault's public API, ``memvault.errors``, ``memvault.debug`` and the watcher
+(the server's change feed); nothing else of the core (``tools/layout.py --check``).
 """
 
 from __future__ import annotations

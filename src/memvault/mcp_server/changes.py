@@ -17,7 +17,6 @@ from __future__ import annotations
 import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from pathlib import Path
 from typing import Any
 
 import anyio
@@ -26,28 +25,25 @@ from mcp.server.session import ServerSession
 from mcp.server.subscriptions import InMemorySubscriptionBus, ResourcesListChanged
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS  # the SDK's own types package
 
-from ..index.drift import generation
-from ..paths import LOCK_PATH
-from ..store.git.ops import read_head
-from ..store.lock import try_lock
+from .. import Vault
 
 WATCH_SECONDS = 1.0  # how often the background check looks at HEAD and the write counter
 
 VaultState = tuple[str | None, int]
 
 
-def vault_state(root: Path) -> VaultState:
+def vault_state(vault: Vault) -> VaultState:
     """HEAD's commit and the write counter: both move on every write."""
-    return read_head(root), generation(root)
+    return vault.state()
 
 
 class ChangeAnnouncer:
     """Remembers the vault's state and announces list changes to the connected client."""
 
-    def __init__(self, root: Path, bus: InMemorySubscriptionBus) -> None:
-        self.root = root
+    def __init__(self, vault: Vault, bus: InMemorySubscriptionBus) -> None:
+        self.vault = vault
         self.bus = bus
-        self.last = vault_state(root)
+        self.last = vault_state(vault)
         self.session: ServerSession | None = None  # the handshake-era client's connection
 
     async def capture(
@@ -62,7 +58,7 @@ class ChangeAnnouncer:
     async def check(self, now: VaultState | None = None) -> bool:
         """Announce a change if HEAD or the write counter moved since the last check."""
         if now is None:
-            now = vault_state(self.root)  # a few tiny reads: cheaper than a hop to a thread
+            now = vault_state(self.vault)  # a few tiny reads: cheaper than a hop to a thread
         if now == self.last:
             return False
         self.last = now
@@ -85,8 +81,8 @@ class ChangeAnnouncer:
                 # A write moves HEAD, then the write counter, both under the vault lock:
                 # looked at in between, one write would be announced twice. So the state
                 # is read only while no writer holds the lock (the next tick looks again).
-                with try_lock(self.root / LOCK_PATH) as free:
-                    now = vault_state(self.root) if free else None
+                with self.vault.try_locked() as free:
+                    now = vault_state(self.vault) if free else None
                 if now is not None:
                     await self.check(now)
             except OSError as exc:  # a vault mid-rewrite (e.g. a checkout): try again later

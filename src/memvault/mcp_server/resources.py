@@ -19,10 +19,8 @@ import json
 
 from mcp.types import Annotations, Resource
 
+from .. import CONFIG_PATH, Memory, Vault, format_time
 from ..errors import ConfigError
-from ..memory import Memory, format_time
-from ..paths import CONFIG_PATH
-from ..vault import Vault
 from .changes import VaultState, vault_state
 
 DEFAULT_PAGE_SIZE = 100  # config ``mcp.page_size``; the client cannot choose (specification)
@@ -104,7 +102,7 @@ class ResourceList:
     def page(self, cursor: str | None) -> tuple[list[Resource], str | None]:
         """The page after ``cursor`` (the first page without one) and the next page's cursor."""
         after = decode_cursor(cursor) if cursor else None
-        state = vault_state(self.vault.root)
+        state = vault_state(self.vault)
         if after is None or state != self.state:
             self.ordered = sorted(self.vault.memories(), key=sort_key)
             self.keys = [sort_key(m) for m in self.ordered]

@@ -11,15 +11,10 @@ from typing import TYPE_CHECKING, Any
 
 from mcp.types import CallToolResult, TextContent
 
-from .. import debug
-from ..errors import ValidationError
-from ..memory import Memory, format_time, parse_time
-from ..vault import Vault
+from .. import Memory, Vault, debug, format_time, parse_when
 
 if TYPE_CHECKING:
-    from ..consolidate import Plan
-    from ..search import SearchResult
-    from ..validate import ValidationResult
+    from .. import Plan, SearchResult, ValidationResult
 
 
 def jsonable(value: Any, _depth: int = 0) -> Any:
@@ -58,15 +53,9 @@ def result(data: Any) -> CallToolResult:
 
 
 def when(value: str | None, key: str) -> dt.datetime | None:
-    """A tool's date argument, or a one-line error naming the argument."""
-    if value is None or not str(value).strip():
-        return None
-    try:
-        return parse_time(value)
-    except ValueError as exc:
-        raise ValidationError(
-            f"{exc} (use e.g. 2026-01-31 or 2026-01-31T09:00:00Z)", key=key
-        ) from None
+    """A tool's date argument (ISO, or an age like '7d' as the CLI takes), or a one-line
+    error naming the argument."""
+    return parse_when(None if value is None else str(value), key)
 
 
 def time_text(value: str | None, key: str) -> str | None:
@@ -85,7 +74,7 @@ def short_memory(m: Memory, size: int = 300) -> dict[str, Any]:
     """A memory as a list entry: id, title, kind, a few keys and a one-line snippet."""
     text = m.content
     if m.category == "transcript":  # turn headers are markup, not content
-        from ..transcripts import parse_turns
+        from .. import parse_turns
 
         text = " / ".join(f"{t.role}: {t.text}" for t in parse_turns(m.content)) or text
     out = {

@@ -35,11 +35,8 @@ from mcp.types import (
     ToolAnnotations,
 )
 
-from .. import debug
-from ..config import load_config
+from .. import Vault, debug
 from ..errors import MemvaultError, NotFoundError
-from ..paths import CONFIG_PATH
-from ..vault import Vault
 from .args import READ
 from .changes import ChangeAnnouncer
 from .resources import InvalidCursor, ResourceList
@@ -155,29 +152,11 @@ class Session:
     def __init__(self, vault: Vault) -> None:
         self.vault = vault
         self.lock = threading.RLock()
-        self.config_mtime = self.read_config_mtime()
         self.resources = ResourceList(vault)
-
-    def read_config_mtime(self) -> float:
-        try:
-            return (self.vault.root / CONFIG_PATH).stat().st_mtime
-        except OSError:
-            return 0.0
 
     def refresh(self) -> None:
         """Pick up config changes made by the CLI (e.g. ``pause``); identity stays as started."""
-        mtime = self.read_config_mtime()
-        if mtime != self.config_mtime:
-            ident = self.vault.identity
-            self.vault.config = load_config(
-                self.vault.root,
-                {
-                    "identity.agent": ident.agent,
-                    "identity.team": ident.team,
-                    "identity.role": ident.role,
-                },
-            )
-            self.config_mtime = mtime
+        self.vault.reload_config()
 
     def list_page(self, cursor: str | None) -> tuple[list[Any], str | None]:
         """A page of ``resources/list`` (see :mod:`.resources`), read under the lock."""
@@ -222,7 +201,7 @@ def build_server(vault: Vault) -> MemvaultMCP:
         if v
     )
     bus = InMemorySubscriptionBus()
-    changes = ChangeAnnouncer(vault.root, bus)
+    changes = ChangeAnnouncer(vault, bus)
 
     @asynccontextmanager
     async def lifespan(_: MCPServer[Any]) -> AsyncIterator[None]:
@@ -303,9 +282,7 @@ def warm(vault: Vault, lock: threading.RLock) -> None:
     # first real search, so it is only reported.
     try:
         with lock:
-            from ..search import warm as warm_index
-
-            warm_index(vault)
+            vault.warm()
     except Exception as exc:
         print(f"memvault mcp: warm-up skipped ({type(exc).__name__}: {exc})", file=sys.stderr)
 

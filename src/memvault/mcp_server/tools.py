@@ -9,7 +9,7 @@ errors into MCP error results.
 
 from __future__ import annotations
 
-from ..vault import Vault
+from .. import Vault
 from .args import DESTRUCTIVE, IDEMPOTENT_WRITE, READ, WRITE, ToolSpec
 from .tools_maintain import MaintainTools
 from .tools_read import ReadTools

@@ -7,7 +7,7 @@ from typing import Annotated
 from mcp.types import CallToolResult
 from pydantic import Field
 
-from ..vault import Vault
+from .. import Vault
 from .results import consolidation_view, result
 
 Apply = Annotated[
@@ -28,7 +28,5 @@ class MaintainTools:
         patterns seen in 3+ episodes, distill old session transcripts.
 
         By default it only previews the plan and writes nothing; pass apply=true to perform it."""
-        from ..consolidate import consolidate
-
-        plan, sha = consolidate(self.vault, None, dry_run=not apply, texts=False)  # no diff shown
+        plan, sha = self.vault.consolidate(None, dry_run=not apply, texts=False)  # no diff shown
         return result(consolidation_view(self.vault, plan, sha, applied=apply))

@@ -12,7 +12,7 @@ from typing import Annotated
 from mcp.types import CallToolResult
 from pydantic import Field
 
-from ..vault import Vault
+from .. import Vault
 from .args import Day, Kind, Limit, Query
 from .results import hits_result, result, short_memory, when
 
@@ -141,18 +141,14 @@ class ReadTools:
     def stats(self) -> CallToolResult:
         """How much is remembered: counts by kind, category, status and scope; oldest and newest;
         archive and inbox sizes; query usage."""
-        from ..reports import vault_stats
-
-        return result(vault_stats(self.vault))
+        return result(self.vault.stats())
 
     def recent_episodes(
         self, last: Last = 10, include_transcripts: IncludeTranscripts = False
     ) -> CallToolResult:
         """The most recent episodes, newest first: what happened lately (tasks, problems,
         decisions, feedback)."""
-        from ..reports import recent_episodes
-
-        episodes = recent_episodes(self.vault, last, include_transcripts)
+        episodes = self.vault.episodes(last, include_transcripts=include_transcripts)
         return result({"episodes": [short_memory(m) for m in episodes]})
 
     def insights(
@@ -169,9 +165,7 @@ class ReadTools:
 
         Use it before answering a question you may have been asked before, to reuse what helped
         and avoid what did not."""
-        from ..ingest import insights
-
-        found = insights(
-            self.vault, by_agent, topic, when(since, "since"), when(until, "until"), limit
+        found = self.vault.insights(
+            by_agent, topic, when(since, "since"), when(until, "until"), limit
         )
         return result(found)

@@ -11,9 +11,8 @@ from typing import Annotated
 from mcp.types import CallToolResult
 from pydantic import Field
 
+from .. import KIND_TYPE, Vault
 from ..errors import PermissionDeniedError
-from ..memory import KIND_TYPE
-from ..vault import Vault
 from .args import Confidence, Kind, Rating, Scope, Speaker, TranscriptFormat
 from .results import result, time_text
 
@@ -245,10 +244,8 @@ class WriteTools:
         (helpful / neutral / not_helpful) and `context` on your reply, and `query` to log the
         user's message in the same call. `insights` reads the ratings back; consolidation later
         distills old transcripts into episodes. Logging the same turn twice adds nothing."""
-        from ..ingest import log_turn
-
-        res = log_turn(
-            self.vault, session, text, role=speaker, rating=rating, context=context, query=query
+        res = self.vault.log_turn(
+            session, text, role=speaker, rating=rating, context=context, query=query
         )
         return result(
             {
@@ -284,6 +281,4 @@ class WriteTools:
         Reads Claude Code session JSONL or generic JSONL ({role, content, timestamp} per line).
         Idempotent: turns already ingested are skipped, so re-ingesting a growing file adds only
         the new turns. Bad lines are reported as file:line and skipped."""
-        from ..ingest import ingest_file
-
-        return result(ingest_file(self.vault, path, session=session, fmt=format).as_dict())
+        return result(self.vault.ingest(path, session=session, fmt=format).as_dict())

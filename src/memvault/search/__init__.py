@@ -8,6 +8,9 @@ weighted, behind five entry points that each take the vault and a query:
 
 Inside: :mod:`.options` (keywords -> index filter), :mod:`.engine` (running a query),
 :mod:`.ranking` (fusion and boosts), :mod:`.results` (hits), :mod:`.accesslog` (reads).
+
+May import: the index, the memory model, the store and the base; never validate (which
+sits above it), the services, the vault or a door.
 """
 
 from __future__ import annotations

@@ -65,6 +65,13 @@ def find_root(start: Path | None = None) -> Path:
     )
 
 
+def _mtime(path: Path) -> float:
+    try:
+        return path.stat().st_mtime
+    except OSError:
+        return 0.0
+
+
 def template_dir() -> Path:
     from importlib import resources  # only init needs it
 
@@ -80,6 +87,8 @@ class Repository:
         self.identity = identity
         self.catalog = Catalog(root, config.int("limits.max_file_bytes"))
         self.last_recovery: journal.Recovery | None = None  # what the last undo did
+        self.overrides: dict[str, Any] = {}  # settings given at open: kept by reload_config
+        self._config_mtime = _mtime(root / CONFIG_PATH)
 
     # --- opening -------------------------------------------------------------------
 
@@ -101,7 +110,27 @@ class Repository:
         identity = AgentIdentity(
             config.get("identity.agent"), config.get("identity.team"), config.get("identity.role")
         )
-        return cls(root, config, identity)
+        opened = cls(root, config, identity)
+        opened.overrides = over
+        return opened
+
+    def reload_config(self) -> bool:
+        """Read the config again when its file changed since it was read (a long-running
+        server sees ``memvault pause`` or a ``git pull``). The identity and the author of
+        automated commits stay as opened. True when it was re-read."""
+        mtime = _mtime(self.root / CONFIG_PATH)
+        if mtime == self._config_mtime:
+            return False
+        kept = {
+            "identity.agent": self.identity.agent,
+            "identity.team": self.identity.team,
+            "identity.role": self.identity.role,
+            "git.author_name": self.config.get("git.author_name"),
+            "git.author_email": self.config.get("git.author_email"),
+        }
+        self.config = load_config(self.root, {**self.overrides, **kept})
+        self._config_mtime = mtime
+        return True
 
     @classmethod
     def init(

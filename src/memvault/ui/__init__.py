@@ -9,6 +9,9 @@ review the inbox, export, consolidate.
 
 It binds 127.0.0.1 unless told otherwise and admits only the holder of the random token
 in the URL it prints (see :mod:`memvault.ui.security`).
+
+May import: memvault's public API, ``memvault.errors`` and ``memvault.debug``; nothing else
+of the core (``tools/layout.py --check``).
 """
 
 from __future__ import annotations
@@ -23,7 +26,7 @@ from .session import Session, ui_author
 if TYPE_CHECKING:  # pragma: no cover
     import uvicorn
 
-    from ..vault import Vault
+    from .. import Vault
 
 __all__ = ["Server", "open_vault_for_ui"]
 
@@ -32,7 +35,7 @@ LOCAL_NAMES = ("127.0.0.1", "localhost")
 
 def open_vault_for_ui(vault: Vault) -> Vault:
     """``vault`` with its commits authored as the inspector (the identity is kept)."""
-    from ..vault import Vault as VaultClass
+    from .. import Vault as VaultClass
 
     ident = vault.identity
     name = str(vault.config.get("git.author_name", "memvault"))

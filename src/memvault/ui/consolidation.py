@@ -10,13 +10,12 @@ import json
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from .. import check_text
 from ..errors import MemvaultError, PermissionDeniedError
-from ..store.files import check_text
 from .render import DiffLine, diff_lines
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ..consolidate import Action, Plan
-    from ..vault import Vault
+    from .. import Action, Plan, Vault
 
 
 @dataclass(frozen=True)
@@ -60,9 +59,7 @@ def _visible_paths(vault: Vault, plan: Plan) -> tuple[set[str], set[str]]:
 
 
 def preview(vault: Vault, now: dt.datetime | None, only: list[str] | None) -> Preview:
-    from ..consolidate import diff_of, plan
-
-    result = plan(vault, now, only or None)
+    result = vault.plan_consolidation(now, only=only or None)
     ids, paths = _visible_paths(vault, result)
     actions = [a for a in result.actions if a.memory_id in ids]
     shown = _only_paths(result, paths)
@@ -70,7 +67,7 @@ def preview(vault: Vault, now: dt.datetime | None, only: list[str] | None) -> Pr
         result,
         actions,
         len(result.actions) - len(actions),
-        diff_lines(diff_of(vault, shown)),
+        diff_lines(vault.consolidation_diff(shown)),
         fingerprint(result),
     )
 
@@ -87,9 +84,6 @@ def _only_paths(plan: Plan, paths: set[str]) -> Plan:
 
 def apply(vault: Vault, now: dt.datetime, only: list[str] | None, expected: str) -> Plan:
     """Plan again under the lock and commit it, if it is still the plan that was previewed."""
-    from ..consolidate import apply as commit_plan
-    from ..consolidate import plan
-
     if not vault.identity.is_librarian:
         raise PermissionDeniedError(
             "applying a consolidation rewrites every scope's memories: it needs the librarian "
@@ -97,11 +91,11 @@ def apply(vault: Vault, now: dt.datetime, only: list[str] | None, expected: str)
             key="role",
         )
     with vault.locked():
-        result = plan(vault, now, only or None, writer=True)
+        result = vault.plan_consolidation(now, only=only or None, writer=True)
         if fingerprint(result) != expected:
             raise MemvaultError(
                 "the plan changed since the preview (the vault moved on): preview it again",
                 key="plan",
             )
-        commit_plan(vault, result)
+        vault.apply_consolidation(result)
     return result

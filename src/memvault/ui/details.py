@@ -7,14 +7,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from .. import ARCHIVE, INBOX
 from ..errors import MemvaultError
-from ..paths import ARCHIVE, INBOX
-from ..store.git import ops as gitstore
 from .render import DiffLine, diff_lines
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ..memory import Memory
-    from ..vault import Vault
+    from .. import Memory, Vault
 
 CHAIN_STEPS = 20  # links followed each way along a supersede chain
 HISTORY = 20  # commits shown
@@ -112,7 +110,7 @@ def history(
     fmt = "%x1e%H%x1f%an <%ae>%x1f%aI%x1f%s"
     args = ["log", f"-n{limit}", "-M", "--no-color", "--no-ext-diff", f"--format={fmt}"]
     args += ["-p"] if diffs else ["--name-only"]
-    proc = gitstore.run_git(vault.root, [*args, "--", *places], check=False)
+    proc = vault.run_git([*args, "--", *places], check=False)
     out: list[Commit] = []
     for record in proc.stdout.split("\x1e"):
         head, _, rest = record.partition("\n")
@@ -134,6 +132,4 @@ def _names(text: str, diffs: bool) -> list[str]:
 
 def relevance(vault: Vault, memory: Memory) -> str:
     """``memvault why``: the decay formula with this memory's numbers."""
-    from ..consolidate import why
-
-    return why(vault, memory.id)
+    return vault.why(memory.id)

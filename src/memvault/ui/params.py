@@ -9,7 +9,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlencode
 
-from ..memory import ID_RE, SCOPES, STATUSES, TYPES
+from .. import ID_RE, SCOPES, STATUSES, TYPES
 from .security import Refusal, has_dot_dot
 
 if TYPE_CHECKING:  # pragma: no cover

@@ -15,7 +15,7 @@ from markupsafe import Markup
 if TYPE_CHECKING:  # pragma: no cover
     from markdown_it import MarkdownIt
 
-    from ..memory import Memory
+    from .. import Memory
 
 TAGS = {
     "p", "br", "hr", "em", "strong", "del", "s", "code", "pre", "blockquote",
@@ -67,7 +67,7 @@ class TurnView:
 
 def turns(memory: Memory) -> list[TurnView]:
     """The turns of a transcript memory (empty for any other memory)."""
-    from ..transcripts import parse_turns
+    from .. import parse_turns
 
     if memory.type != "episodic" or "<!-- turn:" not in memory.content:
         return []

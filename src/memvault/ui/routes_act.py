@@ -12,8 +12,8 @@ from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 
+from .. import SCOPES, TYPES, format_time, now_utc, parse_time
 from ..errors import MemvaultError, PermissionDeniedError, ValidationError
-from ..memory import SCOPES, TYPES, format_time, now_utc, parse_time
 from .params import form_of, memory_id, number, session_of, text, url
 from .routes_read import page
 from .security import Refusal
@@ -70,7 +70,7 @@ async def edit(request: Request) -> Response:
         if typed == raw:
             return done(f"/m/{mid}", "unchanged")
         try:
-            from ..store.files import check_text
+            from .. import check_text
 
             _check_global(vault, m.scope, check_text(typed, m.path).scope)
             result = vault.replace_text(mid, typed, message)
@@ -112,13 +112,9 @@ async def forget(request: Request) -> Response:
         if error:
             return page(request, "forget.html", 400, m=m, error=error, reason=reason)
         if purge:
-            from ..purge import purge_memory
-
             _check_global(vault, m.scope)
-            from ..store.git import ops as gitstore
-
-            purge_memory(vault, mid, reason)
-            return done("/", "purged", gitstore.head(vault.root))
+            vault.purge(mid, reason)
+            return done("/", "purged", vault.head())
         result = vault.forget(mid, reason)
         return done("/", "forgot", result.commit)
 
@@ -185,8 +181,6 @@ async def new(request: Request) -> Response:
 
 
 async def pause_or_resume(request: Request) -> Response:
-    from .. import capture
-
     session = session_of(request)
     scope = request.path_params["scope"]
     if scope not in SCOPES:
@@ -197,9 +191,9 @@ async def pause_or_resume(request: Request) -> Response:
 
     def work(vault: Any) -> Response:
         if action == "pause":
-            sha = capture.pause(vault, scope, why)
+            sha = vault.pause(scope, why)
             return done("/scopes", "paused" if sha else "already-paused", sha)
-        sha = capture.resume(vault, scope, why)
+        sha = vault.resume(scope, why)
         return done("/scopes", "resumed" if sha else "unpaused", sha)
 
     return await run_in_threadpool(session.run, work)
@@ -209,8 +203,6 @@ async def pause_or_resume(request: Request) -> Response:
 
 
 async def review(request: Request) -> Response:
-    from .. import review as inbox
-
     session = session_of(request)
     mid = memory_id(request.path_params["memory_id"])
     action = _action(request, ("accept", "reject"))
@@ -219,9 +211,9 @@ async def review(request: Request) -> Response:
 
     def work(vault: Any) -> Response:
         if action == "accept":
-            result = inbox.accept(vault, mid, note)
+            result = vault.accept(mid, note)
             return done("/inbox", "accepted", result.commit)
-        result = inbox.reject(vault, mid, note)
+        result = vault.reject(mid, note)
         return done("/inbox", "rejected", result.commit)
 
     return await run_in_threadpool(session.run, work)
@@ -231,7 +223,7 @@ async def review(request: Request) -> Response:
 
 
 def _steps(values: list[str]) -> list[str]:
-    from ..consolidate import STEPS
+    from .. import STEPS
 
     for value in values:
         if value not in STEPS:
@@ -241,7 +233,7 @@ def _steps(values: list[str]) -> list[str]:
 
 def consolidate_form(request: Request) -> Response:
     """The steps to plan; with ``preview``, the plan and its diff (nothing written)."""
-    from ..consolidate import STEPS
+    from .. import STEPS
     from .consolidation import preview
 
     session = session_of(request)
@@ -272,10 +264,9 @@ async def consolidate(request: Request) -> Response:
 
     def work(vault: Any) -> Response:
         result = apply(vault, now, only, expected)
-        from ..store.git import ops as gitstore
 
         if result.empty and not result.folded_records:
             return done("/consolidate", "nothing")
-        return done("/consolidate", "consolidated", gitstore.head(vault.root))
+        return done("/consolidate", "consolidated", vault.head())
 
     return await run_in_threadpool(session.run, work)

@@ -8,9 +8,8 @@ from typing import Any
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, Response
 
-from ..memory import SCOPES, TYPES
+from .. import SCOPES, TYPES, Listing
 from . import details
-from .listing import FACETS, SORTS, select
 from .params import (
     MAX_QUERY,
     choice,
@@ -40,11 +39,11 @@ def browse(request: Request) -> Response:
     session = session_of(request)
     query = request.query_params
     filters = facet_filters(query)
-    sort = choice(query.get("sort"), SORTS, "sort") or "date"
+    sort = choice(query.get("sort"), Listing.sorts, "sort") or "date"
     number_ = number(query.get("page"), "page", 1, 1_000_000, 1)
     with session.using():
         snap = session.listing.snapshot()
-    result = select(snap, filters, sort, number_)
+    result = snap.select(filters, sort, number_)
     state = {**filters, "sort": "" if sort == "date" else sort}
 
     def link(**changes: Any) -> str:
@@ -55,7 +54,7 @@ def browse(request: Request) -> Response:
             (value, count, link(**{facet: value}), filters[facet] == value)
             for value, count in result.facets[facet]
         ]
-        for facet in FACETS
+        for facet in Listing.facets
     }
     return page(
         request,
@@ -63,10 +62,10 @@ def browse(request: Request) -> Response:
         result=result,
         filters=filters,
         sort=sort,
-        sorts=SORTS,
+        sorts=Listing.sorts,
         facets=facet_links,
-        clear={f: link(**{f: ""}) for f in FACETS},
-        sort_links={s: link(sort="" if s == "date" else s) for s in SORTS},
+        clear={f: link(**{f: ""}) for f in Listing.facets},
+        sort_links={s: link(sort="" if s == "date" else s) for s in Listing.sorts},
         prev_link=link(page=result.page - 1) if result.page > 1 else None,
         next_link=link(page=result.page + 1) if result.page < result.pages else None,
         total=len(snap.rows),
@@ -141,27 +140,21 @@ def history(request: Request) -> Response:
 
 def inbox(request: Request) -> Response:
     """Proposals awaiting review, oldest first."""
-    from ..review import inbox as proposals
-
     session = session_of(request)
     with session.using() as vault:
-        items = [(m, markdown(m.content)) for m in proposals(vault)]
+        items = [(m, markdown(m.content)) for m in vault.inbox()]
     return page(request, "inbox.html", items=items)
 
 
 def scopes(request: Request) -> Response:
-    from ..capture import paused
-
     session = session_of(request)
     with session.using() as vault:
-        now = paused(vault)
+        now = vault.paused()
     return page(request, "scopes.html", scopes=[(s, s in now) for s in SCOPES])
 
 
 def export(request: Request) -> Response:
     """The export page, or (with ``format``) the download itself."""
-    from ..transfer import export_memories
-
     session = session_of(request)
     query = request.query_params
     fmt = choice(query.get("format"), tuple(EXPORT_FORMATS), "format")
@@ -169,7 +162,7 @@ def export(request: Request) -> Response:
         return page(request, "export.html")
     archive = query.get("archive", "1") != "0"
     with session.using() as vault:
-        body = export_memories(vault, fmt, archive)
+        body = vault.export(fmt, include_archive=archive)
     suffix, media = EXPORT_FORMATS[fmt]
     stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%d-%H%M%S")
     return Response(

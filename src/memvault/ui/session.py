@@ -9,15 +9,12 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from ..config import load_config
-from ..paths import CONFIG_PATH
-from .listing import Listing
 from .security import Guard
 
 if TYPE_CHECKING:  # pragma: no cover
     import jinja2
 
-    from ..vault import Vault
+    from .. import Vault
 
 T = TypeVar("T")
 HERE = Path(__file__).resolve().parent
@@ -37,34 +34,13 @@ class Session:
         self.vault = vault
         self.guard = guard
         self.lock = threading.RLock()
-        self.listing = Listing(vault)
-        self.config_mtime = self._config_mtime()
+        self.listing = vault.browse()
         self.templates = _environment()
-
-    def _config_mtime(self) -> float:
-        try:
-            return (self.vault.root / CONFIG_PATH).stat().st_mtime
-        except OSError:
-            return 0.0
 
     def _refresh_config(self) -> None:
         """Pick up settings changed elsewhere (``memvault pause``); the identity and the
         author of the inspector's commits stay as started."""
-        mtime = self._config_mtime()
-        if mtime == self.config_mtime:
-            return
-        old = self.vault.config
-        ident = self.vault.identity
-        self.vault.config = load_config(
-            self.vault.root,
-            {
-                "identity.agent": ident.agent,
-                "identity.team": ident.team,
-                "identity.role": ident.role,
-                "git.author_name": old.get("git.author_name"),
-            },
-        )
-        self.config_mtime = mtime
+        self.vault.reload_config()
 
     @contextmanager
     def using(self) -> Iterator[Vault]:

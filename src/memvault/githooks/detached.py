@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NoReturn
 
-from ..store.git import ops as gitstore
+from .. import run_git
 
 CLIENT_TIMEOUT = 0.0  # client hooks: never make git wait for the index
 SERVER_TIMEOUT = 30.0  # post-receive: the pusher learns whether the shared index took it
@@ -38,7 +38,7 @@ class GitConfig:
         self.path = path
 
     def get(self, key: str) -> str | None:
-        proc = gitstore.run_git(self.path, ["config", "--get", key], check=False)
+        proc = run_git(self.path, ["config", "--get", key], check=False)
         return proc.stdout.strip() or None
 
 

@@ -1,4 +1,5 @@
-"""The browse page's data: a snapshot of every memory the inspector's identity may see, as
+"""Browsing (:meth:`memvault.Vault.browse`, the inspector's list page): a snapshot of every
+memory the reader may see, as
 small rows, kept in step with the vault without reading it whole on every request.
 
 A snapshot is built from the catalog (:meth:`Repository.scan`: parsed files cached in
@@ -18,12 +19,12 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from ..index.drift import Stats, generation, stat_files
-from ..store.git.ops import read_head
+from .index.drift import Stats, generation, stat_files
+from .store.git.ops import read_head
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ..memory import Memory
-    from ..vault import Vault
+    from .core import Core
+    from .memory import Memory
 
 # Facets of the browse page: the query parameter, and how a row's value is read.
 FACETS = ("type", "category", "channel", "scope", "tag", "status")
@@ -61,7 +62,7 @@ class Row:
 
 
 def row_of(memory: Memory, now: dt.datetime, rates: Any) -> Row:
-    from ..consolidate.decay import relevance
+    from .consolidate.decay import relevance
 
     summary = " ".join(memory.content.split())[:160]
     return Row(
@@ -86,6 +87,12 @@ def row_of(memory: Memory, now: dt.datetime, rates: Any) -> Row:
 class Snapshot:
     """Every visible memory as a row, with its facets as columns of codes (numpy), so that a
     page -- filter, facet counts, sort, slice -- is a handful of array operations."""
+
+    def select(
+        self, filters: Mapping[str, str], sort: str, page: int, size: int = PAGE_SIZE
+    ) -> Page:
+        """One page of rows: see :func:`select`."""
+        return select(self, filters, sort, page, size)
 
     def __init__(self, rows: list[Row], shas: dict[str, tuple[str, Row | None]]) -> None:
         import numpy as np
@@ -182,7 +189,10 @@ class Listing:
     when one changed.
     """
 
-    def __init__(self, vault: Vault, rescan_seconds: float = 10.0) -> None:
+    facets = FACETS  # the filters a page takes
+    sorts = SORTS  # the orders a page comes in
+
+    def __init__(self, vault: Core, rescan_seconds: float = 10.0) -> None:
         self.vault = vault
         self.rescan_seconds = rescan_seconds
         self._lock = threading.Lock()
@@ -210,8 +220,8 @@ class Listing:
 
     def _rebuild(self, key: tuple[int, str | None], full: bool) -> None:
         """Rows from the catalog; a file whose sha did not change keeps its row."""
-        from ..consolidate.decay import config_rates
-        from ..memory import now_utc
+        from .consolidate.decay import config_rates
+        from .memory import now_utc
 
         catalog = self.vault.catalog
         entries: dict[str, Any] = {}
