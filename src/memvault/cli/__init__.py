@@ -127,8 +127,8 @@ def main(argv: list[str] | None = None) -> int:
     if exit_after:
         sys.stdout.flush()
         if state.exit_now:
-            # Unloading chromadb, onnxruntime and numpy takes about a second of CPU (several
-            # under load); what the command wrote is on disk already.
+            # Unloading chromadb, onnxruntime and numpy costs more CPU than a warm query
+            # (docs/performance.md); what the command wrote is on disk already.
             sys.stderr.flush()
             os._exit(code)
         raise SystemExit(code)

@@ -45,7 +45,7 @@ def given(**values: Any) -> SearchOptions:
 @contextlib.contextmanager
 def _opened() -> Iterator[Vault]:
     """The vault, with git's look at its files begun: a new process's first search waits for
-    that ``git status`` (0.3 s at 100,000 files, in a child process), so it starts before the
+    that ``git status`` (a child process, slow on a large vault), so it starts before the
     search code is imported and the model loaded, not after. One the search did not take is
     dropped at the end, so that no later command in this process reads it."""
     vault = open_vault()
@@ -60,7 +60,8 @@ def _opened() -> Iterator[Vault]:
 
 def _end_quickly() -> None:
     """Let the process end without the interpreter's teardown once the answer is printed:
-    unloading onnxruntime and numpy took ~0.14 s of a cold recall at 100,000 memories.
+    unloading onnxruntime and numpy is a noticeable share of a cold recall
+    (docs/performance.md).
     Nothing is left to finish by then: the index's SQLite transactions are committed and
     the access log is written with a raw ``os.write``. Not when the search had to write to
     Chroma (chromadb is loaded only for that), whose shutdown is left to run in order."""

@@ -88,8 +88,8 @@ def as_resource(memory: Memory) -> Resource:
 class ResourceList:
     """The sorted list behind ``resources/list``, kept while the vault stays as it was.
 
-    Listing scans the vault (every file is checked for hand edits: about 0.3 s at 10,000
-    memories), so a first page always scans, and the pages after it reuse that scan while
+    Listing scans the vault (every file is checked for hand edits, which grows with the
+    vault), so a first page always scans, and the pages after it reuse that scan while
     HEAD and the write counter stay where they were: walking the whole list costs one scan.
     """
 
