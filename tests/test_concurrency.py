@@ -14,7 +14,7 @@ from pathlib import Path
 
 from memvault import Vault
 
-from conftest import commit_count, git, run_memvault
+from helpers import commit_count, git, run_memvault
 
 WORKERS = 8
 ADDS = 25

@@ -46,7 +46,7 @@ import pytest
 
 from memvault import Vault
 
-from conftest import BIN
+from helpers import BIN
 
 ROOT = Path(__file__).resolve().parents[1]
 DOCS = ("README.md", "docs/agents.md")

@@ -28,7 +28,7 @@ from memvault.index import ensure_fresh, forget_open_index, handle, index_health
 from memvault.index.manifest import embedder_for
 from memvault.reports import doctor_report
 
-from conftest import fact_text, run_memvault, write
+from helpers import fact_text, run_memvault, write
 
 N = 40
 TOPICS = ["billing", "search", "deploy", "alerts", "backups", "tokens", "queues", "caching"]

@@ -18,7 +18,7 @@ import pytest
 from memvault import Vault
 from memvault.errors import DuplicateIdError
 
-from conftest import commit_count, git, is_clean, last_message
+from helpers import commit_count, git, is_clean, last_message
 
 
 def _kind(param) -> str:

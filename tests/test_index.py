@@ -27,7 +27,7 @@ from memvault.index import (
     store,
 )
 
-from conftest import git, run_memvault, write
+from helpers import git, run_memvault, write
 
 
 @pytest.fixture

@@ -21,7 +21,7 @@ import pytest
 
 from memvault import Vault
 
-from conftest import BIN, commit_count, git, run_memvault
+from helpers import BIN, commit_count, git, run_memvault
 
 pytest.importorskip("mcp")
 

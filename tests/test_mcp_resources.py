@@ -21,7 +21,7 @@ import pytest
 
 from memvault import Vault
 
-from conftest import fact_text, git, run_memvault, write
+from helpers import fact_text, git, run_memvault, write
 
 pytest.importorskip("mcp")
 

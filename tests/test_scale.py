@@ -20,7 +20,7 @@ from memvault.store import journal
 from memvault.store.git import ops as gitstore
 from memvault.transfer import import_file
 
-from conftest import assert_same_memory, commit_count, git, is_clean
+from helpers import assert_same_memory, commit_count, git, is_clean
 
 BIG = 200_000
 

@@ -39,7 +39,7 @@ from memvault import Vault
 from memvault.errors import MemvaultError, NotFoundError
 from memvault.transfer import import_file
 
-from conftest import BIN, LEAKY_ENV
+from helpers import BIN, LEAKY_ENV
 
 pytest.importorskip("mcp")
 

@@ -24,7 +24,7 @@ import pytest
 from memvault import Vault
 from memvault.index import forget_open_index
 
-from conftest import git, run_memvault
+from helpers import git, run_memvault
 
 CHROMA = Path(sys.executable).parent / "chroma"
 

@@ -22,7 +22,7 @@ from memvault import PermissionDeniedError, Vault
 from memvault.config import load_config
 from memvault.scopes import Filters
 
-from conftest import commit_count, git, is_clean, last_message
+from helpers import commit_count, git, is_clean, last_message
 
 
 @pytest.fixture

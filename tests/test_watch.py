@@ -19,7 +19,7 @@ import pytest
 from memvault import Vault
 from memvault.watch import WatchHandler, watch
 
-from conftest import BIN, ctrl_c_able, git, write
+from helpers import BIN, ctrl_c_able, git, write
 
 FACT = "---\nid: {id}\ntype: semantic\ncategory: facts\n---\n\n{body}\n"
 
