@@ -28,6 +28,14 @@ settings.register_profile("explore")
 settings.load_profile("repeatable")
 
 
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """A ``realmodel`` test is a ``slow`` one too, so the fast lane (``pytest -m "not slow"``)
+    leaves it out without naming both markers."""
+    for item in items:
+        if item.get_closest_marker("realmodel") is not None:
+            item.add_marker(pytest.mark.slow)
+
+
 @pytest.fixture(autouse=True)
 def clean_env(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Path:
     """Fake embedder, private cache dir, no identity leaking in from the user's shell."""

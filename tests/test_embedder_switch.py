@@ -369,6 +369,7 @@ def chroma_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         yield url
 
 
+@pytest.mark.slow  # starts a real `chroma run` server
 def test_server_mode_builds_the_new_embedders_collection_beside_the_old(
     chroma_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

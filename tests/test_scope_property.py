@@ -43,6 +43,10 @@ from helpers import BIN, LEAKY_ENV
 
 pytest.importorskip("mcp")
 
+# Property tests over every search door, MCP server included: out of the fast lane
+# (pytest -m 'not slow').
+pytestmark = pytest.mark.slow
+
 # --- the world: agents, teams, who may see what -------------------------------------------
 
 AGENTS = ("a1", "a2", "a3", "b9")

@@ -26,6 +26,9 @@ from memvault.index import forget_open_index
 
 from helpers import git, run_memvault
 
+# Starts a real `chroma run` server: out of the fast lane (pytest -m 'not slow').
+pytestmark = pytest.mark.slow
+
 CHROMA = Path(sys.executable).parent / "chroma"
 
 

@@ -24,6 +24,9 @@ from memvault.scopes import Filters
 
 from helpers import commit_count, git, is_clean, last_message
 
+# Drives headless Chromium: out of the fast lane (pytest -m 'not slow').
+pytestmark = pytest.mark.slow
+
 
 @pytest.fixture
 def serve() -> Iterator[Any]:
