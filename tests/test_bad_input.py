@@ -12,7 +12,7 @@ import pytest
 
 from memvault import Vault
 
-from conftest import Result, commit_count, fact_text, git, last_message, write
+from helpers import Result, commit_count, fact_text, git, last_message, write
 
 Cli = Callable[..., Result]
 

@@ -15,7 +15,7 @@ from memvault.store import catalog, tree
 from memvault.store.catalog import Catalog
 from memvault.store.catalog_tables import git_record, replace_git_record
 
-from conftest import fact_text, git, write
+from helpers import fact_text, git, write
 
 
 def commit(root: Path, message: str = "by hand") -> None:

@@ -17,7 +17,7 @@ from memvault.embeddings.fake import FakeEmbedder
 from memvault.index import store
 from memvault.index.handle import open_indexes
 
-from conftest import fact_text, write
+from helpers import fact_text, write
 
 TYPES = ("episodic", "semantic", "procedural")
 

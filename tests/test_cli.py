@@ -15,7 +15,7 @@ from memvault import Vault
 from memvault.store.files import parse_text
 from memvault.transcripts import parse_turns
 
-from conftest import (
+from helpers import (
     Result,
     commit_count,
     fact_text,

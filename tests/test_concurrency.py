@@ -12,9 +12,14 @@ import os
 import time
 from pathlib import Path
 
+import pytest
+
 from memvault import Vault
 
-from conftest import commit_count, git, run_memvault
+from helpers import commit_count, git, run_memvault
+
+# Eight writer processes at once: out of the fast lane (pytest -m 'not slow').
+pytestmark = pytest.mark.slow
 
 WORKERS = 8
 ADDS = 25

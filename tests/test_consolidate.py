@@ -12,7 +12,7 @@ from memvault import Vault
 from memvault.consolidate import consolidate, plan, why
 from memvault.review import accept, inbox, reject
 
-from conftest import commit_count, git, is_clean, last_message, write
+from helpers import commit_count, git, is_clean, last_message, write
 
 T0 = dt.datetime(2026, 1, 1, tzinfo=dt.UTC)
 T0S = "2026-01-01T00:00:00Z"

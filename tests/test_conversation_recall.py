@@ -24,7 +24,7 @@ import pytest
 
 from memvault.search.ranking import WEIGHTS
 
-from conftest import Result, git
+from helpers import Result, git
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "tests" / "data" / "conversations.json"

@@ -13,7 +13,7 @@ import pytest
 
 from memvault import Vault, debug
 
-from conftest import Result, git, is_clean, run_memvault
+from helpers import Result, git, is_clean, run_memvault
 
 Cli = Callable[..., Result]
 

@@ -46,7 +46,7 @@ import pytest
 
 from memvault import Vault
 
-from conftest import BIN
+from helpers import BIN
 
 ROOT = Path(__file__).resolve().parents[1]
 DOCS = ("README.md", "docs/agents.md")
@@ -270,6 +270,7 @@ def start(script: str, cwd: Path, env: dict[str, str]) -> subprocess.Popen[str]:
     )
 
 
+@pytest.mark.slow  # bash and real memvault processes, seconds a block
 @pytest.mark.parametrize("block", SHELL_BLOCKS, ids=[b.where for b in SHELL_BLOCKS])
 def test_shell_block_runs(block: Block, sandbox: Sandbox) -> None:
     if "skip" in block.markers:

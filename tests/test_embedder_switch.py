@@ -28,7 +28,7 @@ from memvault.index import ensure_fresh, handle, index_health, migrate, open_ind
 from memvault.index.manifest import embedder_for
 from memvault.reports import doctor_report
 
-from conftest import fact_text, run_memvault, write
+from helpers import fact_text, run_memvault, write
 
 N = 40
 TOPICS = ["billing", "search", "deploy", "alerts", "backups", "tokens", "queues", "caching"]
@@ -369,6 +369,7 @@ def chroma_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         yield url
 
 
+@pytest.mark.slow  # starts a real `chroma run` server
 def test_server_mode_builds_the_new_embedders_collection_beside_the_old(
     chroma_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -18,7 +18,7 @@ import pytest
 from memvault import Vault
 from memvault.errors import DuplicateIdError
 
-from conftest import commit_count, git, is_clean, last_message
+from helpers import commit_count, git, is_clean, last_message
 
 
 def _kind(param) -> str:
@@ -509,10 +509,12 @@ def test_quick_sync_keeps_up_with_any_mix_of_writes_and_hand_changes(vault, seed
                 e for e in (vault.core.catalog.entry(f) for f in files) if e is not None and e.id
             ]
             if ids:
-                try:
-                    vault.forget(rng.choice(ids).id, reason="test")
-                except Exception:
-                    pass  # a hand-made duplicate id, say: not what this test is about
+                # Ids here are unique (hand-made ones are numbered): forget must succeed and
+                # take the file away, one renamed by hand included.
+                gone = rng.choice(ids)
+                vault.forget(gone.id, reason="test")
+                assert not (root / gone.path).exists(), (step, gone.path)
+                assert gone.path not in git(root, "ls-files"), (step, gone.path)
         elif op == "scan":
             vault.core.scan()
         vault.core.catalog.quick_sync()

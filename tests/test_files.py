@@ -27,7 +27,7 @@ from memvault.store.files import (
     update_text,
 )
 
-from conftest import assert_same_memory
+from helpers import assert_same_memory
 
 HAND_WRITTEN = """\
 ---

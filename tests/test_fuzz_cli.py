@@ -42,6 +42,9 @@ from memvault import Vault
 from memvault.errors import MemvaultError, ValidationError
 from memvault.store.files import check_text, parse_text
 
+# Hypothesis fuzzing of the CLI and the parser: out of the fast lane (pytest -m 'not slow').
+pytestmark = pytest.mark.slow
+
 # --- which commands are fuzzed ------------------------------------------------------------
 
 READ_COMMANDS = (

@@ -15,7 +15,7 @@ from memvault.index.handle import open_indexes
 from memvault.store.catalog import Catalog, sha256_bytes
 from memvault.store.tree import walk_memory_files
 
-from conftest import git
+from helpers import git
 
 
 @pytest.fixture

@@ -26,7 +26,7 @@ from memvault.githooks.server import server_index_url, update_server_index
 from memvault.paths import LOCK_PATH
 from memvault.store.lock import file_lock
 
-from conftest import git, run_memvault, write
+from helpers import git, run_memvault, write
 
 FACT = "---\nid: {id}\ntype: semantic\ncategory: facts\ntags: [t]\n---\n\n{body}\n"
 SECRET = "AKIA" + "ABCDEFGHIJKLMNOP"

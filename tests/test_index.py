@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import sqlite3
 import time
 from pathlib import Path
 from typing import Any
@@ -27,7 +28,7 @@ from memvault.index import (
     store,
 )
 
-from conftest import git, run_memvault, write
+from helpers import git, run_memvault, write
 
 
 @pytest.fixture
@@ -425,7 +426,15 @@ def test_manifest_records_commit_generation_and_counts(vault: Vault) -> None:
     assert manifest["commit"] == git(vault.root, "rev-parse", "HEAD").strip()
     assert manifest["memories"] == report.memories == len(vault.all_memories())
     assert manifest["generation"] == (vault.root / ".memvault/index/generation").stat().st_size
-    assert isinstance(Path(vault.root / ".memvault/index/manifest.json").read_text(), str)
+    # ... and the chunks search.sqlite holds (counted only when the index is not dirty)
+    db = store.data_dir(vault.root, store.home_of(manifest)) / store.DB_NAME
+    conn = sqlite3.connect(db)
+    try:
+        chunks = conn.execute("SELECT count(*) FROM chunks").fetchone()[0]
+    finally:
+        conn.close()
+    assert manifest["dirty"] is False
+    assert manifest["chunks"] == report.chunks == chunks >= manifest["memories"] > 0
 
 
 # --- a long-running process that watches the trees (the MCP server) ------------------------

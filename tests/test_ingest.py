@@ -22,7 +22,7 @@ from memvault.ingest import (
 )
 from memvault.transcripts import parse_turns
 
-from conftest import commit_count, is_clean, last_message, run_memvault
+from helpers import commit_count, is_clean, last_message, run_memvault
 
 
 def jsonl(path: Path, *records: object) -> Path:

@@ -19,7 +19,7 @@ import pytest
 from memvault import Vault
 from memvault.transcripts import parse_turns
 
-from conftest import BIN
+from helpers import BIN
 
 ROOT = Path(__file__).resolve().parents[1]
 INTEGRATIONS = ROOT / "integrations"

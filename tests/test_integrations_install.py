@@ -25,7 +25,7 @@ from memvault.integrations.entries import (
     slash_command,
 )
 
-from conftest import Result
+from helpers import Result
 
 ROOT = Path(__file__).resolve().parents[1]
 INTEGRATIONS = ROOT / "integrations"

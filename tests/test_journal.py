@@ -10,7 +10,7 @@ from pathlib import Path
 
 from memvault import Vault
 
-from conftest import commit_count, git, is_clean
+from helpers import commit_count, git, is_clean
 
 KILLER = """
 import os, signal, sys

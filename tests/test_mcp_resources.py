@@ -21,7 +21,11 @@ import pytest
 
 from memvault import Vault
 
-from conftest import fact_text, git, run_memvault, write
+from helpers import fact_text, git, run_memvault, write
+
+# Every test starts a real MCP server over stdio (seconds each): out of the fast lane
+# (pytest -m 'not slow'); test_integrations.py still starts one there.
+pytestmark = pytest.mark.slow
 
 pytest.importorskip("mcp")
 

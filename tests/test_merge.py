@@ -23,7 +23,7 @@ from memvault.store.mergedriver import (
     registered_driver,
 )
 
-from conftest import git
+from helpers import git
 
 PATH = "semantic/facts/sky.md"
 MARKERS = ("<<<<<<<", ">>>>>>>", "\n=======\n")

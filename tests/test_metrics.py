@@ -24,7 +24,7 @@ from memvault.memory import format_time, now_utc
 from memvault.paths import ACCESS_LOG, ACCESS_LOG_HISTORY
 from memvault.reports import usage_stats, vault_stats
 
-from conftest import Result, git
+from helpers import Result, git
 
 T = now_utc()
 

@@ -11,7 +11,7 @@ from memvault import Vault
 from memvault.embeddings import get_embedder
 from memvault.index.neighbours import memory_vectors, open_index, similar_pairs
 
-from conftest import write
+from helpers import write
 
 WORDS = [
     "deploy",

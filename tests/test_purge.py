@@ -12,7 +12,7 @@ import pytest
 from memvault import PermissionDeniedError, SecretDetectedError, Vault
 from memvault.purge import purge_memory
 
-from conftest import git
+from helpers import git
 
 
 def _history_text(root: Path) -> str:

@@ -11,6 +11,10 @@ from typing import Any
 
 import pytest
 
+# Runs bench/'s harnesses in subprocesses for seconds each: out of the fast lane
+# (pytest -m 'not slow').
+pytestmark = pytest.mark.slow
+
 BENCH = Path(__file__).resolve().parent.parent / "bench"
 SHORT_STRESS = ("--seconds", "8", "--writers", "3", "--readers", "1", "--consolidate-every", "3")
 
@@ -55,7 +59,6 @@ def test_short_crash_run_recovers_every_time() -> None:
     assert result["lost"] == result["corrupt_trials"] == result["dirty_worktree_trials"] == 0
 
 
-@pytest.mark.slow
 def test_stress_harness_reports_every_injected_fault() -> None:
     """One run with every fault; each must show in its own counter and fail the run."""
     faults = "writer-raises,write-error,skip-commit,drop-turn,consolidation-error,damage-index"
@@ -72,7 +75,6 @@ def test_stress_harness_reports_every_injected_fault() -> None:
     assert any("damaged" in n for n in result["index_notes"])
 
 
-@pytest.mark.slow
 @pytest.mark.parametrize(
     ("fault", "counter"),
     [

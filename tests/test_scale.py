@@ -2,7 +2,8 @@
 rollback, with no git command line holding them and no per-record scan of the vault.
 
 The two 200,000-memory tests are marked slow (each writes 200,000 files: most of their
-time is the filesystem's); the rest run the same code paths on small vaults.
+time is the filesystem's), and so is the one that writes 5,000 files twice; the rest run
+the same code paths on small vaults.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from memvault.store import journal
 from memvault.store.git import ops as gitstore
 from memvault.transfer import import_file
 
-from conftest import assert_same_memory, commit_count, git, is_clean
+from helpers import assert_same_memory, commit_count, git, is_clean
 
 BIG = 200_000
 
@@ -116,6 +117,7 @@ def test_staging_and_unstaging_take_paths_on_stdin(vault: Vault) -> None:
     assert "changed by hand" in (root / kept).read_text()  # the work tree is left alone
 
 
+@pytest.mark.slow
 def test_a_failed_import_commit_rolls_back_every_file(
     vault: Vault, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

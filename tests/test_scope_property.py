@@ -39,9 +39,13 @@ from memvault import Vault
 from memvault.errors import MemvaultError, NotFoundError
 from memvault.transfer import import_file
 
-from conftest import BIN, LEAKY_ENV
+from helpers import BIN, LEAKY_ENV
 
 pytest.importorskip("mcp")
+
+# Property tests over every search door, MCP server included: out of the fast lane
+# (pytest -m 'not slow').
+pytestmark = pytest.mark.slow
 
 # --- the world: agents, teams, who may see what -------------------------------------------
 

@@ -15,7 +15,7 @@ from memvault.errors import MemvaultError
 from memvault.reports import read_access_log, usage_stats
 from memvault.search.context import tokens
 
-from conftest import git, is_clean, write
+from helpers import git, is_clean, write
 
 
 def as_agent(vault: Vault, agent: str, team: str = "core") -> Vault:

@@ -24,7 +24,10 @@ import pytest
 from memvault import Vault
 from memvault.index import open_indexes
 
-from conftest import git, run_memvault
+from helpers import git, run_memvault
+
+# Starts a real `chroma run` server: out of the fast lane (pytest -m 'not slow').
+pytestmark = pytest.mark.slow
 
 CHROMA = Path(sys.executable).parent / "chroma"
 

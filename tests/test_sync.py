@@ -11,7 +11,7 @@ from memvault.store.files import parse_text
 from memvault.store.mergedriver import registered_driver
 from memvault.sync import SyncConflictError, SyncError, commit_hand_edits, sync
 
-from conftest import git, write
+from helpers import git, write
 
 MARKERS = ("<<<<<<<", ">>>>>>>")
 

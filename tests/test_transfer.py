@@ -12,7 +12,7 @@ from memvault import Vault
 from memvault.errors import MemvaultError
 from memvault.transfer import export_memories, import_file
 
-from conftest import commit_count, git, is_clean, last_message, write
+from helpers import commit_count, git, is_clean, last_message, write
 
 HAND_FILES = {
     "semantic/facts/commented.md": (

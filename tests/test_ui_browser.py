@@ -22,7 +22,10 @@ from memvault import PermissionDeniedError, Vault
 from memvault.config import load_config
 from memvault.scopes import Filters
 
-from conftest import commit_count, git, is_clean, last_message
+from helpers import commit_count, git, is_clean, last_message
+
+# Drives headless Chromium: out of the fast lane (pytest -m 'not slow').
+pytestmark = pytest.mark.slow
 
 
 @pytest.fixture

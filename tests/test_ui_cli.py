@@ -13,7 +13,7 @@ import httpx
 
 from memvault import Vault
 
-from conftest import BIN, commit_count, ctrl_c_able, run_memvault
+from helpers import BIN, commit_count, ctrl_c_able, run_memvault
 
 
 def test_memvault_ui_serves_the_printed_url_and_stops_on_interrupt(tmp_path: Path) -> None:

@@ -19,7 +19,7 @@ from ui_support import Running
 from memvault import Vault
 from memvault.ui.render import markdown
 
-from conftest import commit_count, git, last_message
+from helpers import commit_count, git, last_message
 
 
 @pytest.fixture

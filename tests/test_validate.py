@@ -22,7 +22,7 @@ from memvault.errors import ConfigError
 from memvault.validate.claims import read
 from memvault.validate.words import parse_number
 
-from conftest import Result
+from helpers import Result
 
 ROOT = Path(__file__).resolve().parents[1]
 

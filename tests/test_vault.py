@@ -23,7 +23,7 @@ from memvault.memory import validate_meta
 from memvault.store.files import parse_text
 from memvault.transcripts import parse_turns
 
-from conftest import commit_count, fact_text, git, is_clean, last_message, write
+from helpers import commit_count, fact_text, git, is_clean, last_message, write
 
 
 def tree_files(root: Path) -> set[str]:
