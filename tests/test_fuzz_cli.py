@@ -298,7 +298,7 @@ class Workspace:
         )
         vault.log("s1", "user", "How do we deploy on Fridays?")
         vault.log("s1", "assistant", "We don't.", extra={"rating": "helpful"})
-        ids = [m.id for m in Vault.open(vault_root).scan().memories]
+        ids = [m.id for m in Vault.open(vault_root).core.scan().memories]
         files = {
             "good.jsonl": json.dumps(
                 {"id": "imported-one", "type": "semantic", "content": "imported"}
