@@ -24,7 +24,7 @@ ADAPTERS = (
     "memvault.hooks",
     "memvault.ui",
 )
-BASE = ("memvault.errors", "memvault.record", "memvault.paths", "memvault.config")
+BASE = ("memvault.errors", "memvault.values", "memvault.paths", "memvault.config")
 MODEL = ("memvault.memory", "memvault.store.files", "memvault.embeddings")
 UI_LIBS = ("typer", "rich", "click")
 HEAVY = ("chromadb", "torch", "sentence_transformers", "mcp", "watchdog", "numpy", "onnxruntime")

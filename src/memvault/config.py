@@ -11,7 +11,7 @@ from pathlib import Path
 
 from .errors import ConfigError, yaml_message
 from .paths import CONFIG_CACHE_PATH, CONFIG_PATH
-from .record import Record
+from .values import Record
 
 TYPE_CHECKING = False  # typing is not imported at run time (fast CLI start)
 if TYPE_CHECKING:  # pragma: no cover

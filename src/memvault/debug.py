@@ -28,7 +28,7 @@ from pathlib import Path
 
 from .errors import ConfigError, MemvaultError
 from .paths import DEBUG_STATE, user_cache_dir
-from .record import Record
+from .values import Record
 
 TYPE_CHECKING = False  # typing is not imported at run time (`add` opens the vault through here)
 if TYPE_CHECKING:  # pragma: no cover
@@ -295,7 +295,7 @@ def plain(value: Any, _depth: int = 0) -> Any:
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         fields = {f.name: getattr(value, f.name) for f in dataclasses.fields(value)}
     elif callable(getattr(value, "as_dict", None)):
-        fields = value.as_dict()  # a Record (memvault.record)
+        fields = value.as_dict()  # a Record (memvault.values)
     else:
         return str(value)
     # the fields that say something: left at None/empty/False they restrict nothing

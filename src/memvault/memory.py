@@ -12,7 +12,7 @@ import datetime as dt
 from collections.abc import Mapping
 
 from .errors import Problem
-from .record import LazyPattern, Record
+from .values import LazyPattern, Record
 
 TYPE_CHECKING = False  # typing is not imported at run time (fast CLI start)
 if TYPE_CHECKING:  # pragma: no cover

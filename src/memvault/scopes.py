@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import datetime as dt
 
-from .record import Record
+from .values import Record
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # pragma: no cover

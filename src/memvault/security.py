@@ -11,7 +11,7 @@ import re
 from collections.abc import Iterable, Mapping
 
 from .errors import ConfigError, SecretDetectedError
-from .record import Record
+from .values import Record
 
 TYPE_CHECKING = False  # typing is not imported at run time (fast CLI start)
 if TYPE_CHECKING:  # pragma: no cover

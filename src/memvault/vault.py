@@ -23,11 +23,11 @@ from .memory import (
     validate_meta,
 )
 from .paths import CONFIG_PATH
-from .record import Record
 from .scopes import AgentIdentity, Filters
 from .security import check_secrets, redact
 from .store.files import check_text, load_document, new_memory, render_new, update_text
 from .store.repository import Repository, find_root
+from .values import Record
 
 TYPE_CHECKING = False  # typing is not imported at run time (fast CLI start)
 if TYPE_CHECKING:  # pragma: no cover

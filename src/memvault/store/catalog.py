@@ -27,7 +27,7 @@ from stat import S_ISDIR as _S_ISDIR
 from ..errors import Problem, ValidationError
 from ..memory import Memory, validate_meta
 from ..paths import ALL_TREES, CATALOG_PATH
-from ..record import Record
+from ..values import Record
 from .catalog_tables import (
     FileRow,
     connect,

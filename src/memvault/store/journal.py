@@ -34,7 +34,7 @@ from pathlib import Path
 
 from ..errors import JournalError, MemvaultError
 from ..paths import MARKER
-from ..record import Record
+from ..values import Record
 from .catalog import sha256_bytes
 from .git import ops as gitstore
 

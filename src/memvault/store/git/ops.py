@@ -14,7 +14,7 @@ from pathlib import Path
 
 from ...errors import GitError
 from ...paths import COMMITS_STATE_PATH
-from ...record import Record
+from ...values import Record
 
 # Re-exported: callers reach the process layer through this module.
 from .process import GIT_ENV_VARS as GIT_ENV_VARS

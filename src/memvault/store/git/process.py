@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from ...errors import GitError
-from ...record import Record
+from ...values import Record
 
 TYPE_CHECKING = False  # typing is not imported at run time (fast CLI start)
 if TYPE_CHECKING:  # pragma: no cover

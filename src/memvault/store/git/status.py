@@ -15,7 +15,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from ...paths import ALL_TREES, GIT_FLAGS_PATH
-from ...record import Record
+from ...values import Record
 from .early import EARLY_FOR, differing, take_early
 from .ops import changed_between, git_dir, read_head, run_git, write_state_note
 
