@@ -92,10 +92,8 @@ def _merge(base: dict[str, Any], over: Mapping[str, Any]) -> dict[str, Any]:
 class Config(Record):
     """Settings as nested dicts; ``get("a.b")`` reads a dotted key."""
 
-    __slots__ = ("data", "path")
-    _defaults = {"path": None}
     data: dict[str, Any]
-    path: Path | None
+    path: Path | None = None
 
     def get(self, dotted: str, default: Any = None) -> Any:
         node: Any = self.data

@@ -64,11 +64,9 @@ PII_PATTERNS: dict[str, str] = {
 }
 
 
-class Finding(Record):
+class Finding(Record, frozen=True):
     """A credential-looking span: its kind and a short excerpt (never the whole secret)."""
 
-    __slots__ = ("kind", "excerpt")
-    _frozen = True
     kind: str
     excerpt: str
 

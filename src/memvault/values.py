@@ -1,92 +1,289 @@
-"""Small value classes without ``dataclasses``.
+"""Value types, declared like dataclasses but without importing ``dataclasses``.
 
-Importing ``dataclasses`` (it pulls in ``inspect``) and building each class costs as much
-at start-up as the rest of a ``memvault add`` (``docs/performance.md``). The modules on
-the write path declare their value types as :class:`Record` subclasses
-instead: ``__slots__`` name the fields, ``_defaults``/``_factories`` give defaults,
-``_frozen`` makes instances immutable and hashable (``_unhashed`` fields left out of
-the hash). Equality, ``repr`` and ``as_dict`` come from the fields.
+Importing ``dataclasses`` (it pulls in ``inspect``) and building each class with it costs
+as much at start-up as the rest of a ``memvault add`` (``docs/performance.md``), and most
+modules sit on some command's start-up path. So every value type subclasses
+:class:`Record`::
+
+    class Hit(Record, frozen=True):
+        id: str
+        score: float = 0.0
+        tags: list[str] = field(default_factory=list)
+        memory: Memory | None = field(default=None, compare=False, repr=False)
+
+The annotated names of the class body, in order (a base class's first), are the fields;
+they become ``__slots__``. Instances compare equal by their fields, print them, give
+them back with :meth:`Record.as_dict` and copy themselves with :meth:`Record.replace`;
+``frozen=True`` makes them immutable and hashable. mypy checks the constructors as it
+does a dataclass's (``dataclass_transform``).
+
+This module also holds ``TYPE_CHECKING``, the flag each module guards its typing-only
+imports with: ``typing`` is not imported at run time. It imports nothing from memvault.
 """
 
 from __future__ import annotations
 
-TYPE_CHECKING = False  # typing is not imported at run time (fast CLI start)
+from operator import attrgetter  # loaded at start-up already (collections uses it)
+
+# mypy takes any name TYPE_CHECKING as true; at run time it is False and typing stays
+# unimported (~10 ms at start-up: `python -X importtime -c "import typing"`).
+TYPE_CHECKING = False
 if TYPE_CHECKING:  # pragma: no cover
     from collections.abc import Callable
-    from typing import Any
+    from typing import Any, ClassVar, Self, dataclass_transform
+else:
+
+    def dataclass_transform(**_: object) -> object:
+        return lambda cls: cls
 
 
-class Record:
-    __slots__: tuple[str, ...] = ()
-    _defaults: dict[str, Any] = {}
-    _factories: dict[str, Callable[[], Any]] = {}
-    _frozen = False
-    _unhashed: tuple[str, ...] = ()
+_MISSING: Any = type("_Missing", (), {"__repr__": lambda self: "MISSING"})()
 
-    def __init_subclass__(cls, **kwargs: Any) -> None:
-        super().__init_subclass__(**kwargs)
-        if cls._frozen:
-            cls.__setattr__ = Record._refuse  # type: ignore[method-assign,assignment]
-            cls.__delattr__ = Record._refuse  # type: ignore[method-assign,assignment]
-            cls.__hash__ = Record._hash  # type: ignore[method-assign,assignment]
-        else:
-            # mutable: unhashable, like a dataclass
-            cls.__hash__ = None  # type: ignore[assignment,method-assign]
+# A class's __init__ reads its fields in a generic loop until it has built this many
+# instances; then __init__, __eq__ and __hash__ are compiled for the class (as dataclasses
+# do for every class, at import): compiling costs ~30 generic calls (~60-80 us) and most
+# classes are built a few times per command, while a scan or a ranking builds thousands
+# of a few (compiled, __init__ is ~2-4x faster, __eq__ and __hash__ ~1.5-2x).
+COMPILE_AFTER = 32
+
+
+class Field:
+    """What :func:`field` says of one field."""
+
+    __slots__ = ("default", "default_factory", "compare", "hash", "repr")
+
+    def __init__(
+        self,
+        default: Any = _MISSING,
+        default_factory: Any = _MISSING,
+        compare: bool = True,
+        hash: bool | None = None,
+        repr: bool = True,
+    ) -> None:
+        if default is not _MISSING and default_factory is not _MISSING:
+            raise ValueError("a field takes a default or a default_factory, not both")
+        self.default = default
+        self.default_factory = default_factory
+        self.compare = compare
+        self.hash = compare if hash is None else hash
+        self.repr = repr
+
+
+def field(
+    *,
+    default: Any = _MISSING,
+    default_factory: Callable[[], Any] = _MISSING,
+    compare: bool = True,
+    hash: bool | None = None,
+    repr: bool = True,
+) -> Any:
+    """A field with a default factory, or left out of equality (``compare``), the hash
+    (``hash``, default: as ``compare``) or ``repr``; as ``dataclasses.field``."""
+    return Field(default, default_factory, compare, hash, repr)
+
+
+def _is_classvar(annotation: object) -> bool:
+    return str(annotation).startswith(("ClassVar", "typing.ClassVar"))
+
+
+def _key(names: tuple[str, ...]) -> Callable[[Any], Any]:
+    """The values of ``names`` of an instance, for equality and the hash."""
+    if not names:
+        return staticmethod(lambda self: ())  # read through the instance: not a method
+    return attrgetter(*names)
+
+
+class _RecordType(type):
+    """Builds a :class:`Record` class: fields, ``__slots__`` and the methods that depend on
+    frozenness, when the class is created (``__slots__`` can't be added afterwards)."""
+
+    _specs: dict[str, Field]
+    _frozen: bool
+
+    def __new__(
+        mcs,
+        name: str,
+        bases: tuple[type, ...],
+        ns: dict[str, Any],
+        *,
+        frozen: bool | None = None,
+        **kwargs: Any,
+    ) -> _RecordType:
+        specs: dict[str, Field] = {}
+        inherited = False
+        for base in reversed(bases):
+            if isinstance(base, _RecordType) and base._specs:
+                specs.update(base._specs)
+                inherited = inherited or base._frozen
+        if frozen is None:
+            frozen = inherited
+        elif specs and frozen != inherited:
+            raise TypeError(f"{name}: frozen={frozen} differs from its base class's")
+        own: list[str] = list(ns.get("__slots__", ()))
+        for fname, annotation in ns.get("__annotations__", {}).items():
+            if _is_classvar(annotation):
+                continue
+            value = ns.pop(fname, _MISSING)
+            if fname not in specs:
+                own.append(fname)
+            specs[fname] = value if isinstance(value, Field) else Field(default=value)
+        _check_order(name, specs)
+        ns["__slots__"] = tuple(own)
+        if specs or "_specs" not in ns:  # Record itself declares them
+            names = tuple(specs)
+            ns["_specs"] = specs
+            ns["_fields"] = ns["__match_args__"] = names
+            ns["_frozen"] = frozen
+            ns["_shown"] = tuple(n for n in names if specs[n].repr)
+            ns["_compared"] = _key(tuple(n for n in names if specs[n].compare))
+            ns["_hashed"] = _key(tuple(n for n in names if specs[n].hash))
+            # each class its own, never a base's compiled one (see _compile)
+            ns.setdefault("__init__", Record.__init__)
+            ns.setdefault("__eq__", Record.__eq__)
+            if frozen:
+                ns.setdefault("__setattr__", Record._refuse)
+                ns.setdefault("__delattr__", Record._refuse)
+                ns.setdefault("__hash__", Record._hash)
+            else:
+                ns.setdefault("__hash__", None)  # mutable: unhashable, like a dataclass
+        return super().__new__(mcs, name, bases, ns, **kwargs)
+
+
+def _check_order(name: str, specs: dict[str, Field]) -> None:
+    defaulted = ""
+    for fname, spec in specs.items():
+        if spec.default is not _MISSING or spec.default_factory is not _MISSING:
+            defaulted = fname
+        elif defaulted:
+            raise TypeError(f"{name}: field {fname!r} without a default follows {defaulted!r}")
+
+
+_built: dict[type, int] = {}  # instances built by the generic __init__, per class
+
+
+@dataclass_transform(field_specifiers=(field, Field))
+class Record(metaclass=_RecordType):
+    """Base of memvault's value types; see the module's docstring."""
+
+    __slots__ = ()
+    _specs: ClassVar[dict[str, Field]] = {}
+    _fields: ClassVar[tuple[str, ...]] = ()  # the field names, in order
+    _frozen: ClassVar[bool] = False
+    _shown: ClassVar[tuple[str, ...]] = ()
+    _compared: ClassVar[Callable[[Any], object]]  # the values equality compares
+    _hashed: ClassVar[Callable[[Any], object]]  # those the hash is made of
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
-        names = self.__slots__
+        cls = type(self)
+        built = _built.get(cls, 0) + 1
+        if built > COMPILE_AFTER:
+            _compile(cls)
+            cls.__init__(self, *args, **kwargs)
+            return
+        _built[cls] = built
+        names = cls._fields
         if len(args) > len(names):
             raise TypeError(
-                f"{type(self).__name__}() takes {len(names)} arguments, got {len(args)}"
+                f"{cls.__qualname__}.__init__() takes {len(names) + 1} positional arguments "
+                f"but {len(args) + 1} were given"
             )
         put = object.__setattr__
         for name, value in zip(names, args, strict=False):
-            if name in kwargs:
-                raise TypeError(f"{type(self).__name__}() got {name!r} twice")
             put(self, name, value)
+        specs = cls._specs
         for name in names[len(args) :]:
             if name in kwargs:
                 value = kwargs.pop(name)
-            elif name in self._defaults:
-                value = self._defaults[name]
-            elif name in self._factories:
-                value = self._factories[name]()
             else:
-                raise TypeError(f"{type(self).__name__}() is missing {name!r}")
+                spec = specs[name]
+                if spec.default is not _MISSING:
+                    value = spec.default
+                elif spec.default_factory is not _MISSING:
+                    value = spec.default_factory()
+                else:
+                    raise TypeError(
+                        f"{cls.__qualname__}.__init__() missing required argument: {name!r}"
+                    )
             put(self, name, value)
-        if kwargs:
-            raise TypeError(
-                f"{type(self).__name__}() got unexpected {', '.join(map(repr, kwargs))}"
-            )
-
-    def _values(self) -> tuple[Any, ...]:
-        return tuple(getattr(self, name) for name in self.__slots__)
+        for name in kwargs:
+            why = "multiple values for" if name in names else "an unexpected keyword"
+            raise TypeError(f"{cls.__qualname__}.__init__() got {why} argument {name!r}")
 
     def __eq__(self, other: object) -> bool:
         if other.__class__ is not self.__class__:
             return NotImplemented
-        assert isinstance(other, Record)
-        return self._values() == other._values()
-
-    def __repr__(self) -> str:
-        inner = ", ".join(f"{name}={getattr(self, name)!r}" for name in self.__slots__)
-        return f"{type(self).__name__}({inner})"
+        key = type(self)._compared
+        return key(self) == key(other)
 
     def _hash(self) -> int:
-        return hash(tuple(getattr(self, n) for n in self.__slots__ if n not in self._unhashed))
+        return hash(type(self)._hashed(self))
 
     def _refuse(self, name: str, *value: Any) -> None:
         raise AttributeError(f"cannot assign to field {name!r}: {type(self).__name__} is immutable")
 
+    def __repr__(self) -> str:
+        inner = ", ".join(f"{name}={getattr(self, name)!r}" for name in self._shown)
+        return f"{type(self).__qualname__}({inner})"
+
     def __getstate__(self) -> tuple[Any, ...]:  # pickle and copy: frozen ones too
-        return self._values()
+        return tuple(getattr(self, name) for name in self._fields)
 
     def __setstate__(self, state: tuple[Any, ...]) -> None:
-        for name, value in zip(self.__slots__, state, strict=True):
+        for name, value in zip(self._fields, state, strict=True):
             object.__setattr__(self, name, value)
 
     def as_dict(self) -> dict[str, Any]:
-        return {name: getattr(self, name) for name in self.__slots__}
+        """The fields by name (not recursive: a field holding a Record holds it here too)."""
+        return {name: getattr(self, name) for name in self._fields}
+
+    def replace(self, **changes: Any) -> Self:
+        """A copy with ``changes`` (field names) applied, as ``dataclasses.replace``."""
+        values = {name: getattr(self, name) for name in self._fields}
+        values.update(changes)
+        return type(self)(**values)
+
+
+def _compile(cls: type[Record]) -> None:
+    """Give ``cls`` the ``__init__``, ``__eq__`` and ``__hash__`` a dataclass would have:
+    one statement per field, no loop (those the class body wrote itself stay)."""
+    specs = cls._specs
+    params, lines = [], []
+    env: dict[str, Any] = {"_MISSING": _MISSING, "_put": object.__setattr__}
+    for name, spec in specs.items():
+        value = name
+        if spec.default is not _MISSING:
+            env[f"_d_{name}"] = spec.default
+            params.append(f"{name}=_d_{name}")
+        elif spec.default_factory is not _MISSING:
+            env[f"_f_{name}"] = spec.default_factory
+            params.append(f"{name}=_MISSING")
+            value = f"_f_{name}() if {name} is _MISSING else {name}"
+        else:
+            params.append(name)
+        put = f"_put(__self, {name!r}, {value})" if cls._frozen else f"__self.{name} = {value}"
+        lines.append(f"    {put}\n")
+
+    def values(of: str, names: list[str]) -> str:
+        return "(" + "".join(f"{of}.{n}, " for n in names) + ")"
+
+    compared = [n for n, spec in specs.items() if spec.compare]
+    hashed = [n for n, spec in specs.items() if spec.hash]
+    body = "".join(lines) or "    pass\n"
+    source = (
+        f"def __init__(__self, {', '.join(params)}):\n{body}"
+        "def __eq__(__self, __other):\n"
+        "    if __other.__class__ is not __self.__class__:\n"
+        "        return NotImplemented\n"
+        f"    return {values('__self', compared)} == {values('__other', compared)}\n"
+        f"def __hash__(__self):\n    return hash({values('__self', hashed)})\n"
+    )
+    exec(source, env)
+    generic = {"__init__": Record.__init__, "__eq__": Record.__eq__, "__hash__": Record._hash}
+    for name, was in generic.items():
+        if cls.__dict__.get(name) is was:
+            fn = env[name]
+            fn.__qualname__ = f"{cls.__qualname__}.{name}"
+            setattr(cls, name, fn)
 
 
 class LazyPattern:

@@ -42,17 +42,14 @@ if TYPE_CHECKING:  # pragma: no cover
 __all__ = ["AgentIdentity", "Filters", "Repository", "Vault", "WriteResult", "find_root"]
 
 
-class WriteResult(Record):
+class WriteResult(Record, frozen=True):
     """What a write did: the memory as written, its commit, what it superseded."""
 
-    __slots__ = ("memory", "commit", "superseded", "inbox", "message")
-    _frozen = True
-    _defaults = {"superseded": (), "inbox": False, "message": ""}
     memory: Memory
     commit: str | None
-    superseded: tuple[str, ...]
-    inbox: bool
-    message: str
+    superseded: tuple[str, ...] = ()
+    inbox: bool = False
+    message: str = ""
 
 
 class Vault(Repository):

@@ -38,7 +38,6 @@ _ANCHOR_HINT_RE = LazyPattern(r"[&*][^\s,\]\}]")
 class Document(Record):
     """A memory file's text split into its parts, kept verbatim for round-trips."""
 
-    __slots__ = ("path", "fmt", "bom", "newline", "head", "body", "meta")
     path: str
     fmt: str  # "md" or "yaml"
     bom: str

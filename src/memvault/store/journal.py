@@ -49,12 +49,10 @@ MORE = "more.jsonl"  # batches of new files a bulk write added after the note
 _TEMP_RE = re.compile(r"^\.(?P<name>.+)\.(?:recover|\d+\.\d+)\.tmp$")
 
 
-class Recovery(Record):
+class Recovery(Record, frozen=True):
     """What undoing an interrupted write did: paths put back, what failed, and where the
     note was moved when it could not all be undone (``force``)."""
 
-    __slots__ = ("restored", "problems", "kept")
-    _frozen = True
     restored: list[str]
     problems: list[str]
     kept: str | None

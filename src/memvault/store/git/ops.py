@@ -433,11 +433,9 @@ def root_commit(root: Path) -> str | None:
     return min(roots) if roots else None
 
 
-class Change(Record):
+class Change(Record, frozen=True):
     """One commit that touched a memory's file."""
 
-    __slots__ = ("sha", "author", "date", "message", "path")
-    _frozen = True
     sha: str
     author: str
     date: str
@@ -499,11 +497,9 @@ def history_by_pattern(root: Path, needle: str, limit: int = 50) -> list[Change]
     return out
 
 
-class FileEdit(Record):
+class FileEdit(Record, frozen=True):
     """A file one commit changed in place (or moved and changed): its text before and after."""
 
-    __slots__ = ("sha", "time", "path", "before", "after")
-    _frozen = True
     sha: str
     time: str  # committer time, ISO
     path: str
