@@ -7,6 +7,8 @@
 
 from __future__ import annotations
 
+from .values import TYPE_CHECKING
+
 # Exports load lazily (PEP 562): ``memvault add`` must not pay for the search stack.
 _EXPORTS = {
     "ConfigError": "errors",
@@ -27,7 +29,6 @@ _EXPORTS = {
     "WriteResult": "vault",
 }
 
-TYPE_CHECKING = False  # typing is not imported at run time (fast CLI start)
 if TYPE_CHECKING:  # pragma: no cover
     from typing import Any
 

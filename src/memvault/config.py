@@ -11,9 +11,8 @@ from pathlib import Path
 
 from .errors import ConfigError, yaml_message
 from .paths import CONFIG_CACHE_PATH, CONFIG_PATH
-from .values import Record
+from .values import TYPE_CHECKING, Record
 
-TYPE_CHECKING = False  # typing is not imported at run time (fast CLI start)
 if TYPE_CHECKING:  # pragma: no cover
     from typing import Any
 

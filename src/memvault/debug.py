@@ -28,9 +28,8 @@ from pathlib import Path
 
 from .errors import ConfigError, MemvaultError
 from .paths import DEBUG_STATE, user_cache_dir
-from .values import Record, field
+from .values import TYPE_CHECKING, Record, field
 
-TYPE_CHECKING = False  # typing is not imported at run time (`add` opens the vault through here)
 if TYPE_CHECKING:  # pragma: no cover
     from collections.abc import Iterator
     from typing import Any

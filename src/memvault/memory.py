@@ -12,9 +12,8 @@ import datetime as dt
 from collections.abc import Mapping
 
 from .errors import Problem
-from .values import LazyPattern, Record, field
+from .values import TYPE_CHECKING, LazyPattern, Record, field
 
-TYPE_CHECKING = False  # typing is not imported at run time (fast CLI start)
 if TYPE_CHECKING:  # pragma: no cover
     from collections.abc import Callable
     from typing import Any

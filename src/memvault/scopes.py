@@ -8,9 +8,8 @@ from __future__ import annotations
 
 import datetime as dt
 
-from .values import Record
+from .values import TYPE_CHECKING, Record
 
-TYPE_CHECKING = False
 if TYPE_CHECKING:  # pragma: no cover
     from collections.abc import Sequence
 

@@ -11,9 +11,8 @@ import re
 from collections.abc import Iterable, Mapping
 
 from .errors import ConfigError, SecretDetectedError
-from .values import Record
+from .values import TYPE_CHECKING, Record
 
-TYPE_CHECKING = False  # typing is not imported at run time (fast CLI start)
 if TYPE_CHECKING:  # pragma: no cover
     from typing import Any
 

@@ -27,9 +27,8 @@ from .scopes import AgentIdentity, Filters
 from .security import check_secrets, redact
 from .store.files import check_text, load_document, new_memory, render_new, update_text
 from .store.repository import Repository, find_root
-from .values import Record
+from .values import TYPE_CHECKING, Record
 
-TYPE_CHECKING = False  # typing is not imported at run time (fast CLI start)
 if TYPE_CHECKING:  # pragma: no cover
     from typing import Any, Unpack
 

@@ -12,9 +12,9 @@ from __future__ import annotations
 import contextlib
 import sys
 
+from ..values import TYPE_CHECKING
 from .common import console, emit_json, open_vault, parse_when, split_list, state
 
-TYPE_CHECKING = False  # typing is not imported at run time (fast CLI start)
 if TYPE_CHECKING:  # pragma: no cover
     from collections.abc import Iterator
     from typing import Any

@@ -22,9 +22,8 @@ from pathlib import Path
 
 from ..errors import Problem, ValidationError, yaml_message
 from ..memory import KEY_ORDER, Memory, format_time, to_plain, validate_meta
-from ..values import LazyPattern, Record
+from ..values import TYPE_CHECKING, LazyPattern, Record
 
-TYPE_CHECKING = False  # typing is not imported at run time (fast CLI start)
 if TYPE_CHECKING:  # pragma: no cover
     from typing import Any
 

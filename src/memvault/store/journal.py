@@ -34,11 +34,10 @@ from pathlib import Path
 
 from ..errors import JournalError, MemvaultError
 from ..paths import MARKER
-from ..values import Record
+from ..values import TYPE_CHECKING, Record
 from .catalog import sha256_bytes
 from .git import ops as gitstore
 
-TYPE_CHECKING = False  # typing is not imported at run time (fast CLI start)
 if TYPE_CHECKING:  # pragma: no cover
     from collections.abc import Iterable, Mapping
 

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from ...errors import GitError
 from ...paths import COMMITS_STATE_PATH
-from ...values import Record
+from ...values import TYPE_CHECKING, Record
 
 # Re-exported: callers reach the process layer through this module.
 from .process import GIT_ENV_VARS as GIT_ENV_VARS
@@ -23,7 +23,6 @@ from .process import Identity as Identity
 from .process import no_git_env as no_git_env
 from .process import run_git as run_git
 
-TYPE_CHECKING = False  # typing is not imported at run time (fast CLI start)
 if TYPE_CHECKING:  # pragma: no cover
     import datetime as dt
     from typing import Any

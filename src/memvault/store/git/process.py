@@ -13,9 +13,8 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from ...errors import GitError
-from ...values import Record
+from ...values import TYPE_CHECKING, Record
 
-TYPE_CHECKING = False  # typing is not imported at run time (fast CLI start)
 if TYPE_CHECKING:  # pragma: no cover
     import subprocess
 
