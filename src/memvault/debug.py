@@ -270,7 +270,6 @@ def keep(name: str, value: Any) -> None:
 
 def plain(value: Any, _depth: int = 0) -> Any:
     """``value`` as plain JSON data (times in memvault's format, records as mappings)."""
-    import dataclasses
     import datetime as dt
 
     if value is None or isinstance(value, (bool, int, float, str)):
@@ -285,10 +284,10 @@ def plain(value: Any, _depth: int = 0) -> Any:
         return {str(k): plain(v, _depth + 1) for k, v in value.items()}
     if isinstance(value, (list, tuple, set, frozenset)):
         return [plain(v, _depth + 1) for v in value]
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        fields = {f.name: getattr(value, f.name) for f in dataclasses.fields(value)}
+    if isinstance(value, Record):
+        fields = {name: getattr(value, name) for name in value._fields}
     elif callable(getattr(value, "as_dict", None)):
-        fields = value.as_dict()  # a Record (memvault.values)
+        fields = value.as_dict()
     else:
         return str(value)
     # the fields that say something: left at None/empty/False they restrict nothing

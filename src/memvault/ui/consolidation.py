@@ -7,11 +7,11 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import json
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from ..errors import MemvaultError, PermissionDeniedError
 from ..store.files import check_text
+from ..values import Record
 from .render import DiffLine, diff_lines
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -19,8 +19,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from ..vault import Vault
 
 
-@dataclass(frozen=True)
-class Preview:
+class Preview(Record, frozen=True):
     plan: Plan
     actions: list[Action]
     hidden: int  # actions on memories this identity may not see

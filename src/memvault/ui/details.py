@@ -4,12 +4,12 @@ see are never named: a link to one is counted, not shown."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from ..errors import MemvaultError
 from ..paths import ARCHIVE, INBOX
 from ..store.git import ops as gitstore
+from ..values import Record
 from .render import DiffLine, diff_lines
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -20,8 +20,7 @@ CHAIN_STEPS = 20  # links followed each way along a supersede chain
 HISTORY = 20  # commits shown
 
 
-@dataclass(frozen=True)
-class Link:
+class Link(Record, frozen=True):
     id: str
     title: str
     status: str
@@ -80,8 +79,7 @@ def chain(vault: Vault, memory: Memory) -> list[Link]:
     return [*before, Link(memory.id, memory.title, memory.status), *after]
 
 
-@dataclass(frozen=True)
-class Commit:
+class Commit(Record, frozen=True):
     sha: str
     author: str
     date: str
