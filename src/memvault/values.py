@@ -37,7 +37,7 @@ else:
         return lambda cls: cls
 
 
-_MISSING: Any = type("_Missing", (), {"__repr__": lambda self: "MISSING"})()
+_MISSING: Any = object()  # no default given
 
 # A class's __init__ reads its fields in a generic loop until it has built this many
 # instances; then __init__, __eq__ and __hash__ are compiled for the class (as dataclasses
@@ -82,10 +82,6 @@ def field(
     return Field(default, default_factory, compare, hash, repr)
 
 
-def _is_classvar(annotation: object) -> bool:
-    return str(annotation).startswith(("ClassVar", "typing.ClassVar"))
-
-
 def _key(names: tuple[str, ...]) -> Callable[[Any], Any]:
     """The values of ``names`` of an instance, for equality and the hash."""
     if not names:
@@ -121,8 +117,8 @@ class _RecordType(type):
             raise TypeError(f"{name}: frozen={frozen} differs from its base class's")
         own: list[str] = list(ns.get("__slots__", ()))
         for fname, annotation in ns.get("__annotations__", {}).items():
-            if _is_classvar(annotation):
-                continue
+            if str(annotation).startswith(("ClassVar", "typing.ClassVar")):
+                continue  # not a field, as in a dataclass
             value = ns.pop(fname, _MISSING)
             if fname not in specs:
                 own.append(fname)
