@@ -167,6 +167,26 @@ def test_compiled_after_enough_instances() -> None:
         Many()  # type: ignore[call-arg]
 
 
+def test_a_hash_does_not_change_when_the_methods_are_compiled() -> None:
+    class One(Record, frozen=True):
+        a: str
+
+    class Two(Record, frozen=True):
+        a: str
+        b: int = 0
+
+    class Zero(Record, frozen=True):
+        pass
+
+    before = [One("x"), Two("x", 1), Zero()]
+    held = set(before)
+    for cls in (One, Two, Zero):
+        values._compile(cls)
+    after = [One("x"), Two("x", 1), Zero()]
+    assert [hash(v) for v in before] == [hash(v) for v in after]
+    assert all(v in held for v in after)
+
+
 def test_a_class_keeps_the_methods_it_writes() -> None:
     class Own(Record):
         a: int

@@ -83,10 +83,13 @@ def field(
 
 
 def _key(names: tuple[str, ...]) -> Callable[[Any], Any]:
-    """The values of ``names`` of an instance, for equality and the hash."""
-    if not names:
-        return staticmethod(lambda self: ())  # read through the instance: not a method
-    return attrgetter(*names)
+    """The values of ``names`` of an instance, as a tuple, for equality and the hash (the
+    same tuple the compiled methods build: a hash must not change when they replace these)."""
+    if len(names) > 1:
+        return attrgetter(*names)
+    get = attrgetter(*names) if names else None
+    # staticmethod: read through the instance, not a method
+    return staticmethod(lambda self: (get(self),) if get else ())
 
 
 class _RecordType(type):
