@@ -28,7 +28,7 @@ ADAPTERS = (
 # store.lock is the one lock primitive: any layer may take a lock, so it counts as base.
 BASE = (
     "memvault.errors",
-    "memvault.record",
+    "memvault.values",
     "memvault.paths",
     "memvault.config",
     "memvault.threads",

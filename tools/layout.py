@@ -22,7 +22,8 @@ MAX_MODULE_LINES = 800
 MAX_FUNCTION_LINES = 80
 
 # The doors: each may import from the core only its public API (the ``memvault`` package:
-# the Vault, its value types, the shared vocabulary), the errors and the debug trace; and
+# the Vault, its value types, the shared vocabulary), the errors, the debug trace and how
+# value types are declared (``values``); and
 # any door (the CLI starts the MCP server, the inspector, the watcher, the git hooks).
 ADAPTERS = (
     "memvault.cli",
@@ -33,7 +34,7 @@ ADAPTERS = (
     "memvault.hooks",
     "memvault.integrations",
 )
-ADAPTER_MAY_IMPORT = ("memvault", "memvault.errors", "memvault.debug")
+ADAPTER_MAY_IMPORT = ("memvault", "memvault.errors", "memvault.debug", "memvault.values")
 # Packages with a boundary: what each may import from outside itself (prefixes).
 PACKAGE_MAY_IMPORT = {
     # files, git, journal, lock, catalog: the base, the memory model, and the embedder's
@@ -42,7 +43,7 @@ PACKAGE_MAY_IMPORT = {
         "memvault.config",
         "memvault.errors",
         "memvault.paths",
-        "memvault.record",
+        "memvault.values",
         "memvault.threads",
         "memvault.memory",
         "memvault.scopes",
@@ -53,7 +54,7 @@ PACKAGE_MAY_IMPORT = {
         "memvault.config",
         "memvault.errors",
         "memvault.paths",
-        "memvault.record",
+        "memvault.values",
         "memvault.debug",
         "memvault.memory",
         "memvault.language",

@@ -13,6 +13,8 @@ the git hooks and the watcher import only from here, ``memvault.errors`` and
 
 from __future__ import annotations
 
+from .values import TYPE_CHECKING
+
 # Exports load lazily (PEP 562): ``memvault add`` must not pay for the search stack.
 _EXPORTS = {
     "ConfigError": "errors",
@@ -83,7 +85,6 @@ _EXPORTS = {
     "drop_early": "store.git.early",
 }
 
-TYPE_CHECKING = False  # typing is not imported at run time (fast CLI start)
 if TYPE_CHECKING:  # pragma: no cover
     from typing import Any
 

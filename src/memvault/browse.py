@@ -16,11 +16,11 @@ import datetime as dt
 import threading
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from .index.drift import Stats, generation, stat_files
 from .store.git.ops import read_head
+from .values import Record
 
 if TYPE_CHECKING:  # pragma: no cover
     from .core import Core
@@ -33,8 +33,7 @@ PAGE_SIZE = 50
 LIVE = ("active", "disputed")  # shown when no status is chosen (as ``memvault list`` does)
 
 
-@dataclass(frozen=True)
-class Row:
+class Row(Record, frozen=True):
     """What the list shows of one memory, and what its filters read."""
 
     id: str
@@ -168,8 +167,7 @@ class Snapshot:
         return [(names[i], int(c)) for i, c in enumerate(counts) if c and names[i]]
 
 
-@dataclass(frozen=True)
-class Page:
+class Page(Record, frozen=True):
     """One page of the list: its rows, the total that matched, and the facet counts."""
 
     rows: Sequence[Row]

@@ -11,9 +11,8 @@ from pathlib import Path
 
 from .errors import ConfigError, yaml_message
 from .paths import CONFIG_CACHE_PATH, CONFIG_PATH
-from .record import Record
+from .values import TYPE_CHECKING, Record
 
-TYPE_CHECKING = False  # typing is not imported at run time (fast CLI start)
 if TYPE_CHECKING:  # pragma: no cover
     from typing import Any
 
@@ -92,10 +91,8 @@ def _merge(base: dict[str, Any], over: Mapping[str, Any]) -> dict[str, Any]:
 class Config(Record):
     """Settings as nested dicts; ``get("a.b")`` reads a dotted key."""
 
-    __slots__ = ("data", "path")
-    _defaults = {"path": None}
     data: dict[str, Any]
-    path: Path | None
+    path: Path | None = None
 
     def get(self, dotted: str, default: Any = None) -> Any:
         node: Any = self.data

@@ -24,13 +24,11 @@ from .memory import (
     validate_meta,
 )
 from .paths import CONFIG_PATH
-from .record import Record
-from .scopes import AgentIdentity, Filters
 from .security import check_secrets, redact
 from .store.files import check_text, load_document, new_memory, render_new, update_text
-from .store.repository import Repository, find_root
+from .store.repository import Repository
+from .values import TYPE_CHECKING, Record
 
-TYPE_CHECKING = False  # typing is not imported at run time (fast CLI start)
 if TYPE_CHECKING:  # pragma: no cover
     from typing import Any, Unpack
 
@@ -40,20 +38,17 @@ if TYPE_CHECKING:  # pragma: no cover
     from .transcripts import TurnWindow
     from .validate import ValidationResult
 
-__all__ = ["AgentIdentity", "Filters", "Repository", "Core", "WriteResult", "find_root"]
+__all__ = ["Core", "WriteResult"]
 
 
-class WriteResult(Record):
+class WriteResult(Record, frozen=True):
     """What a write did: the memory as written, its commit, what it superseded."""
 
-    __slots__ = ("memory", "commit", "superseded", "inbox", "message")
-    _frozen = True
-    _defaults = {"superseded": (), "inbox": False, "message": ""}
     memory: Memory
     commit: str | None
-    superseded: tuple[str, ...]
-    inbox: bool
-    message: str
+    superseded: tuple[str, ...] = ()
+    inbox: bool = False
+    message: str = ""
 
 
 class Core(Repository):

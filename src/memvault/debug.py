@@ -28,9 +28,8 @@ from pathlib import Path
 
 from .errors import ConfigError, MemvaultError
 from .paths import DEBUG_STATE, user_cache_dir
-from .record import Record
+from .values import TYPE_CHECKING, Record, field
 
-TYPE_CHECKING = False  # typing is not imported at run time (`add` opens the vault through here)
 if TYPE_CHECKING:  # pragma: no cover
     from collections.abc import Iterator
     from typing import Any
@@ -43,17 +42,14 @@ _OFF = ("0", "off", "false", "no")
 # --- the switch ---------------------------------------------------------------------------
 
 
-class Setting(Record):
+class Setting(Record, frozen=True):
     """Whether debug mode is on for a vault, and what decided it (env|user|default)."""
 
-    __slots__ = ("vault", "on", "source", "file", "since")
-    _defaults = {"since": None}
-    _frozen = True
     vault: Path
     on: bool
     source: str  # "env" ($MEMVAULT_DEBUG), "user" (the state file) or "default" (off)
     file: Path  # the per-user state file
-    since: str | None  # when `debug on` was run (the state file's record)
+    since: str | None = None  # when `debug on` was run (the state file's record)
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -141,14 +137,14 @@ class QueryTrace(Record):
     """One ranked query: its plan, timings per stage, and (until summarised) the raw
     candidates the ranking kept."""
 
-    __slots__ = ("query", "plan", "mark", "stages", "raw", "summary")
-    _factories = {"mark": time.perf_counter, "stages": list, "raw": dict, "summary": dict}
     query: str
     plan: dict[str, Any]
-    mark: float  # when the previous stage ended (perf_counter)
-    stages: list[tuple[str, float]]
-    raw: dict[str, Any]  # legs, found: objects of the ranking
-    summary: dict[str, Any]  # top candidates per leg, fused
+    mark: float = field(
+        default_factory=time.perf_counter
+    )  # when the previous stage ended (perf_counter)
+    stages: list[tuple[str, float]] = field(default_factory=list)
+    raw: dict[str, Any] = field(default_factory=dict)  # legs, found: objects of the ranking
+    summary: dict[str, Any] = field(default_factory=dict)  # top candidates per leg, fused
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -162,15 +158,12 @@ class QueryTrace(Record):
 class Trace(Record):
     """What one read command (or MCP tool call) did, for ``debug`` output."""
 
-    __slots__ = ("command", "started", "notes", "stages", "queries", "ms")
-    _factories = {"started": time.perf_counter, "notes": dict, "stages": list, "queries": list}
-    _defaults = {"ms": None}
     command: str
-    started: float
-    notes: dict[str, Any]
-    stages: list[tuple[str, float]]
-    queries: list[QueryTrace]
-    ms: float | None  # set when the trace ends
+    started: float = field(default_factory=time.perf_counter)
+    notes: dict[str, Any] = field(default_factory=dict)
+    stages: list[tuple[str, float]] = field(default_factory=list)
+    queries: list[QueryTrace] = field(default_factory=list)
+    ms: float | None = None  # set when the trace ends
 
     def as_dict(self) -> dict[str, Any]:
         total = self.ms if self.ms is not None else (time.perf_counter() - self.started) * 1000
@@ -277,7 +270,6 @@ def keep(name: str, value: Any) -> None:
 
 def plain(value: Any, _depth: int = 0) -> Any:
     """``value`` as plain JSON data (times in memvault's format, records as mappings)."""
-    import dataclasses
     import datetime as dt
 
     if value is None or isinstance(value, (bool, int, float, str)):
@@ -292,10 +284,10 @@ def plain(value: Any, _depth: int = 0) -> Any:
         return {str(k): plain(v, _depth + 1) for k, v in value.items()}
     if isinstance(value, (list, tuple, set, frozenset)):
         return [plain(v, _depth + 1) for v in value]
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        fields = {f.name: getattr(value, f.name) for f in dataclasses.fields(value)}
+    if isinstance(value, Record):
+        fields = {name: getattr(value, name) for name in value._fields}
     elif callable(getattr(value, "as_dict", None)):
-        fields = value.as_dict()  # a Record (memvault.record)
+        fields = value.as_dict()
     else:
         return str(value)
     # the fields that say something: left at None/empty/False they restrict nothing

@@ -12,9 +12,8 @@ import datetime as dt
 from collections.abc import Mapping
 
 from .errors import Problem
-from .record import LazyPattern, Record
+from .values import TYPE_CHECKING, LazyPattern, Record, field
 
-TYPE_CHECKING = False  # typing is not imported at run time (fast CLI start)
 if TYPE_CHECKING:  # pragma: no cover
     from collections.abc import Callable
     from typing import Any
@@ -162,32 +161,18 @@ def to_plain(value: Any, _depth: int = 0) -> Any:
     return str(value)
 
 
-class Memory(Record):
+class Memory(Record, frozen=True):
     """One memory, as read from its file (immutable).
 
     ``path`` is relative to the vault, with POSIX separators; ``meta`` is left out of the
     hash (a dict), not out of equality.
     """
 
-    __slots__ = ("id", "type", "path", "meta", "content")
-    _frozen = True
-    _unhashed = ("meta",)
-
     id: str
     type: str
     path: str
-    meta: Mapping[str, Any]
-    content: str
-
-    def __init__(
-        self, id: str, type: str, path: str, meta: Mapping[str, Any], content: str = ""
-    ) -> None:
-        put = object.__setattr__  # a scan builds 10,000 of these: no generic argument loop
-        put(self, "id", id)
-        put(self, "type", type)
-        put(self, "path", path)
-        put(self, "meta", meta)
-        put(self, "content", content)
+    meta: Mapping[str, Any] = field(hash=False)
+    content: str = ""
 
     def get(self, key: str, default: Any = None) -> Any:
         value = self.meta.get(key, default)

@@ -44,7 +44,6 @@ from __future__ import annotations
 import datetime as dt
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -53,6 +52,7 @@ from .memory import Memory, format_time, now_utc, parse_time
 from .paths import ARCHIVE, CONSOLIDATION_LOG, INBOX
 from .search.accesslog import KEEP_DAYS, read_log, read_reads
 from .store.git import ops as gitstore
+from .values import Record
 
 if TYPE_CHECKING:  # pragma: no cover
     from .core import Core
@@ -64,8 +64,7 @@ BOOKKEEPING = frozenset(
 )
 
 
-@dataclass(frozen=True)
-class Window:
+class Window(Record, frozen=True):
     """The period measured: ``start`` .. ``end``, ``days`` asked for."""
 
     days: int

@@ -15,17 +15,16 @@ import shutil
 import subprocess
 import sys
 import tempfile
-from dataclasses import dataclass, field
 from pathlib import Path
 
 from .core import Core
 from .errors import GitError, MemvaultError
 from .paths import ACCESS_LOG, ACCESS_LOG_HISTORY, INDEX_DIR
 from .store.git import ops as gitstore
+from .values import Record, field
 
 
-@dataclass
-class PurgeReport:
+class PurgeReport(Record):
     memory_id: str
     paths: list[str] = field(default_factory=list)
     remotes: list[str] = field(default_factory=list)

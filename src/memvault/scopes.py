@@ -8,24 +8,20 @@ from __future__ import annotations
 
 import datetime as dt
 
-from .record import Record
+from .values import TYPE_CHECKING, Record
 
-TYPE_CHECKING = False
 if TYPE_CHECKING:  # pragma: no cover
     from collections.abc import Sequence
 
     from .memory import Memory
 
 
-class AgentIdentity(Record):
+class AgentIdentity(Record, frozen=True):
     """Who is asking: scopes are enforced against this."""
 
-    __slots__ = ("agent", "team", "role")
-    _frozen = True
-    _defaults = {"agent": None, "team": None, "role": None}
-    agent: str | None
-    team: str | None
-    role: str | None
+    agent: str | None = None
+    team: str | None = None
+    role: str | None = None
 
     @property
     def is_librarian(self) -> bool:
@@ -44,43 +40,17 @@ class AgentIdentity(Record):
 class Filters(Record):
     """Filters shared by ``list`` and search. ``status`` None means active only, "any" all."""
 
-    __slots__ = (
-        "type",
-        "category",
-        "tags",
-        "scope",
-        "agent",
-        "status",
-        "since",
-        "until",
-        "include_archive",
-        "include_inbox",
-        "ids",
-    )
-    _defaults = {
-        "type": None,
-        "category": None,
-        "tags": (),
-        "scope": None,
-        "agent": None,
-        "status": None,
-        "since": None,
-        "until": None,
-        "include_archive": False,
-        "include_inbox": False,
-        "ids": (),
-    }
-    type: str | None
-    category: str | None
-    tags: Sequence[str]
-    scope: str | None
-    agent: str | None
-    status: str | None
-    since: dt.datetime | None
-    until: dt.datetime | None
-    include_archive: bool
-    include_inbox: bool
-    ids: Sequence[str]
+    type: str | None = None
+    category: str | None = None
+    tags: Sequence[str] = ()
+    scope: str | None = None
+    agent: str | None = None
+    status: str | None = None
+    since: dt.datetime | None = None
+    until: dt.datetime | None = None
+    include_archive: bool = False
+    include_inbox: bool = False
+    ids: Sequence[str] = ()
 
     def check(self) -> None:
         """Refuse a value no memory can have (``--status all`` matched nothing, silently):

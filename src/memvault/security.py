@@ -11,9 +11,8 @@ import re
 from collections.abc import Iterable, Mapping
 
 from .errors import ConfigError, SecretDetectedError
-from .record import Record
+from .values import TYPE_CHECKING, Record
 
-TYPE_CHECKING = False  # typing is not imported at run time (fast CLI start)
 if TYPE_CHECKING:  # pragma: no cover
     from typing import Any
 
@@ -64,11 +63,9 @@ PII_PATTERNS: dict[str, str] = {
 }
 
 
-class Finding(Record):
+class Finding(Record, frozen=True):
     """A credential-looking span: its kind and a short excerpt (never the whole secret)."""
 
-    __slots__ = ("kind", "excerpt")
-    _frozen = True
     kind: str
     excerpt: str
 

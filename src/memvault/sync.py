@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -21,6 +20,7 @@ from .errors import GitError
 from .paths import ALL_TREES
 from .store.git import ops as gitstore
 from .store.tree import is_memory_file
+from .values import Record, field
 
 if TYPE_CHECKING:
     import subprocess
@@ -43,8 +43,7 @@ class SyncConflictError(SyncError):
     """The rebase hit a conflict the merge driver cannot settle; it was aborted."""
 
 
-@dataclass(frozen=True)
-class Commit:
+class Commit(Record, frozen=True):
     sha: str
     subject: str
     author: str
@@ -53,8 +52,7 @@ class Commit:
         return {"sha": self.sha, "subject": self.subject, "author": self.author}
 
 
-@dataclass(frozen=True)
-class HandEdits:
+class HandEdits(Record, frozen=True):
     """Result of committing hand edits: the commit (or None) and what it held."""
 
     commit: str | None
@@ -71,8 +69,7 @@ class HandEdits:
         }
 
 
-@dataclass(frozen=True)
-class SyncReport:
+class SyncReport(Record, frozen=True):
     remote: str
     branch: str
     incoming: tuple[Commit, ...] = ()
@@ -199,8 +196,7 @@ def _choose_remote(root: Path, branch: str, remote: str | None) -> str:
     )
 
 
-@dataclass(frozen=True)
-class _Target:
+class _Target(Record, frozen=True):
     """Where a sync goes: this clone's branch and the remote branch it pulls and pushes."""
 
     branch: str
@@ -264,8 +260,7 @@ def _disputed_since(root: Path, before: str, paths: Iterable[str]) -> list[str]:
     return out
 
 
-@dataclass
-class _Pulled:
+class _Pulled(Record):
     """What the rebases of one sync brought in (a sync may rebase again after a lost race)."""
 
     incoming: list[Commit] = field(default_factory=list)

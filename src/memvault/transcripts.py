@@ -14,11 +14,11 @@ import datetime as dt
 import hashlib
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from .memory import Memory, format_time, now_utc, slugify
 from .store.files import Document, render_new, update_text
+from .values import Record
 
 Turn = tuple[str, str, dt.datetime | None, Mapping[str, Any] | None, str | None]
 _HEADER_RE = re.compile(
@@ -28,8 +28,7 @@ _HEADER_RE = re.compile(
 )
 
 
-@dataclass(frozen=True)
-class ParsedTurn:
+class ParsedTurn(Record, frozen=True):
     """One turn as written in a transcript file."""
 
     role: str

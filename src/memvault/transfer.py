@@ -16,7 +16,6 @@ import os
 import re
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
@@ -26,6 +25,7 @@ from .memory import ID_RE, TYPES, Memory, format_time, parse_time, slugify, to_p
 from .security import check_secrets
 from .store.bulk import BulkWrite
 from .store.files import check_text, new_memory, render_new
+from .values import Record, field
 
 FORMATS = ("auto", "jsonl", "markdown", "md", "yaml-episodes")
 # (records read, bytes read, bytes in the file): called every PROGRESS_EVERY records
@@ -42,8 +42,7 @@ _SAFE_PATH_RE = re.compile(
 )
 
 
-@dataclass
-class ImportReport:
+class ImportReport(Record):
     added: int = 0
     skipped: int = 0
     commit: str | None = None

@@ -11,8 +11,8 @@ so ``memvault add`` never pays for the search stack.
 from __future__ import annotations
 
 from .core import Core, WriteResult
+from .values import TYPE_CHECKING
 
-TYPE_CHECKING = False  # typing is not imported at run time (fast CLI start)
 if TYPE_CHECKING:  # pragma: no cover
     import datetime as dt
     from collections.abc import Iterable, Mapping, Sequence

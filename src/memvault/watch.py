@@ -28,11 +28,11 @@ import sys
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from . import ALL_TREES
+from .values import Record, field
 
 if TYPE_CHECKING:
     from watchdog.observers.api import BaseObserver, ObservedWatch
@@ -84,8 +84,7 @@ def relevant_path(root: Path, path: str | bytes | None, is_directory: bool = Fal
     return rel
 
 
-@dataclass
-class WatchStats:
+class WatchStats(Record):
     reindexes: int = 0
     commits: int = 0
     errors: int = 0

@@ -11,9 +11,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from .. import KIND_TYPE, debug, parse_when
+from ..values import TYPE_CHECKING
 from .common import emit_json, info, open_vault, print_table, read_text_arg, split_list
 
-TYPE_CHECKING = False  # typing is not imported at run time (fast CLI start)
 if TYPE_CHECKING:  # pragma: no cover
     from .. import MemoryFields
 

@@ -12,8 +12,8 @@ import sys
 from pathlib import Path
 
 from ..errors import MemvaultError
+from ..values import TYPE_CHECKING
 
-TYPE_CHECKING = False  # typing is not imported at run time (fast CLI start)
 if TYPE_CHECKING:  # pragma: no cover
     from typing import Any
 

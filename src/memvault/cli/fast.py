@@ -13,9 +13,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from ..values import TYPE_CHECKING
 from .options import FAST_COMMANDS, GLOBAL
 
-TYPE_CHECKING = False  # typing is not imported at run time (fast CLI start)
 if TYPE_CHECKING:  # pragma: no cover
     from collections.abc import Callable
     from typing import Any

@@ -11,8 +11,8 @@ beyond the standard library at import time; typer is imported inside
 from __future__ import annotations
 
 from .. import KIND_TYPE
+from ..values import TYPE_CHECKING
 
-TYPE_CHECKING = False  # typing is not imported at run time (fast CLI start)
 if TYPE_CHECKING:  # pragma: no cover
     import inspect
     from collections.abc import Callable

@@ -13,9 +13,9 @@ import contextlib
 import sys
 
 from .. import parse_when
+from ..values import TYPE_CHECKING
 from .common import console, emit_json, open_vault, split_list, state
 
-TYPE_CHECKING = False  # typing is not imported at run time (fast CLI start)
 if TYPE_CHECKING:  # pragma: no cover
     from collections.abc import Iterator
     from typing import Any

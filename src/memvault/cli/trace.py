@@ -11,8 +11,8 @@ from __future__ import annotations
 import sys
 
 from .. import debug
+from ..values import TYPE_CHECKING
 
-TYPE_CHECKING = False  # typing is not imported at run time (fast CLI start)
 if TYPE_CHECKING:  # pragma: no cover
     import contextvars
     from collections.abc import Mapping, Sequence

@@ -30,10 +30,10 @@ from __future__ import annotations
 
 import difflib
 import re
-from dataclasses import dataclass
 from functools import lru_cache
 
 from ..language import detect, lemma
+from ..values import Record
 
 VARIANT_RATIO = 0.65  # tuned on the 'tune' half of bench/data/consolidate.json
 OPENING_WORDS = 4  # this many same words first, then a replaced one: a template variant
@@ -125,8 +125,7 @@ STOPWORDS = frozenset(
 )
 
 
-@dataclass(frozen=True)
-class Word:
+class Word(Record, frozen=True):
     key: str  # what it compares by: stem, or the digits of a number
     slot: bool
     negation: bool
@@ -203,8 +202,7 @@ def words(text: str) -> tuple[Word, ...]:
     return tuple(out)
 
 
-@dataclass(frozen=True)
-class Difference:
+class Difference(Record, frozen=True):
     ratio: float  # difflib ratio of the two word sequences (1.0: the same words in order)
     variant: bool  # a template variant: same words in order, a content word replaced
     conflict: str  # why the two cannot say the same ("" if nothing found)

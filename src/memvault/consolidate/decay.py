@@ -13,10 +13,10 @@ from __future__ import annotations
 import datetime as dt
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from ..memory import Memory, format_time, now_utc
+from ..values import Record
 from .model import ARCHIVE_DIR, INBOX_DIR, Action, Plan, State
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -37,8 +37,7 @@ NEVER_ACCESSED_BOOST = (1.0, "never accessed")
 DEFAULT_ARCHIVE_BELOW = 0.1
 
 
-@dataclass(frozen=True)
-class Relevance:
+class Relevance(Record, frozen=True):
     value: float
     importance: int
     decay: str

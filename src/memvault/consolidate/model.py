@@ -10,11 +10,11 @@ from __future__ import annotations
 import datetime as dt
 from collections import defaultdict
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ..memory import Memory, format_time, parse_time
 from ..paths import ARCHIVE, INBOX
+from ..values import Record, field
 
 if TYPE_CHECKING:  # pragma: no cover
     import numpy as np
@@ -61,8 +61,7 @@ def id_set(value: Any) -> set[str]:
     return set(value if isinstance(value, list) else [value] if value else [])
 
 
-@dataclass
-class Action:
+class Action(Record):
     step: str
     memory_id: str
     path: str
@@ -83,8 +82,7 @@ class Action:
         }
 
 
-@dataclass
-class Plan:
+class Plan(Record):
     now: dt.datetime
     actions: list[Action] = field(default_factory=list)
     new_files: dict[str, str] = field(default_factory=dict)  # rel -> text (proposals, summaries)

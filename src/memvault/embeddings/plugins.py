@@ -17,11 +17,12 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass, field
 
 import pluggy
 
 from memvault.embeddings.base import Embedder
+
+from ..values import Record, field
 
 __all__ = [
     "PROJECT_NAME",
@@ -67,8 +68,7 @@ class EmbedderSpecs:
         """
 
 
-@dataclass
-class _State:
+class _State(Record):
     """Process-wide plugin state, guarded by ``lock``."""
 
     lock: threading.RLock = field(default_factory=threading.RLock)

@@ -14,11 +14,11 @@ import os
 import sys
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NoReturn
 
 from .. import run_git
+from ..values import Record
 
 CLIENT_TIMEOUT = 0.0  # client hooks: never make git wait for the index
 SERVER_TIMEOUT = 30.0  # post-receive: the pusher learns whether the shared index took it
@@ -62,8 +62,7 @@ def hook_timeout(config: GitConfig | None = None, default: float = CLIENT_TIMEOU
 Job = Callable[[], dict[str, Any]]
 
 
-@dataclass(frozen=True)
-class Outcome:
+class Outcome(Record, frozen=True):
     status: str  # ok | busy | error | background
     message: str = ""
     pid: int | None = None

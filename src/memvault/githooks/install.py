@@ -15,12 +15,12 @@ import re
 import shlex
 import sys
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
 from .. import run_git
 from ..errors import GitError
+from ..values import Record
 from .names import (
     ALL_HOOKS,
     BLOCKING_HOOKS,
@@ -43,8 +43,7 @@ _PLACEHOLDER_RE = re.compile(r"@[A-Z_]+@")
 # --- repository layout ---------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class RepoInfo:
+class RepoInfo(Record, frozen=True):
     """Where a repository keeps things, as git itself reports them."""
 
     bare: bool
@@ -154,8 +153,7 @@ def _write_shim(path: Path, text: str) -> None:
 # --- install / uninstall -------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class HookAction:
+class HookAction(Record, frozen=True):
     hook: str
     action: str  # installed | upgraded | unchanged | removed | restored | skipped
     path: str
@@ -165,8 +163,7 @@ class HookAction:
         return {"hook": self.hook, "action": self.action, "path": self.path, "detail": self.detail}
 
 
-@dataclass(frozen=True)
-class InstallReport:
+class InstallReport(Record, frozen=True):
     hooks_dir: str
     bare: bool
     actions: tuple[HookAction, ...]
@@ -310,8 +307,7 @@ def uninstall(path: Path, *, hooks: Sequence[str] | None = None) -> InstallRepor
 # --- status --------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class HookState:
+class HookState(Record, frozen=True):
     hook: str
     state: str  # installed | outdated | foreign | missing
     path: str
@@ -320,12 +316,8 @@ class HookState:
     python: str | None = None
     python_ok: bool = True
 
-    def as_dict(self) -> dict[str, Any]:
-        return asdict(self)
 
-
-@dataclass(frozen=True)
-class HooksStatus:
+class HooksStatus(Record, frozen=True):
     hooks_dir: str
     bare: bool
     hooks: tuple[HookState, ...]

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, NamedTuple
 
+from ..values import Record, field
 from . import pending, store
 from .handle import Index, Progress
 from .plan import ApplyStats, ChangeReport
@@ -59,8 +59,7 @@ class IndexedRow(NamedTuple):
     session: str | None
 
 
-@dataclass
-class _Batch:
+class _Batch(Record):
     """One application of a plan: the SQLite connection (inside its transaction), the
     Chroma writes to send afterwards, and what is left to embed."""
 

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
+from ..values import Record
 
-@dataclass(frozen=True)
-class IndexFilter:
+
+class IndexFilter(Record, frozen=True):
     """What a reader may get back, as SQL over the ``docs`` table (alias ``d``)."""
 
     types: tuple[str, ...] = ()

@@ -25,13 +25,13 @@ from __future__ import annotations
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ..memory import format_time, now_utc
 from ..paths import LOCK_PATH
 from ..store.catalog import ScanResult
 from ..store.lock import try_lock
+from ..values import Record, field
 from . import store
 from .apply import apply_changes
 from .handle import Index, Progress, open_indexes, say
@@ -61,8 +61,7 @@ REINDEX_WAIT = 30.0  # seconds `memvault reindex` waits for another builder
 WRITER_WAIT = 4.0  # ... a caller holding the vault lock (longer: that builder waits for it)
 
 
-@dataclass
-class Shadow:
+class Shadow(Record):
     """The index being built beside the live one (``shadow.json``)."""
 
     home: str
@@ -104,8 +103,7 @@ class Dropped(Exception):
     """The shadow index went away while it was being built (``reindex --full``, damage)."""
 
 
-@dataclass
-class Outcome:
+class Outcome(Record):
     """What one call of :func:`advance` did."""
 
     shadow: Shadow | None
@@ -277,7 +275,7 @@ def _start(
         format_time(now_utc()),
         spec_for(embedder.identity) or "",
     )
-    store.write_shadow(root, asdict(shadow))
+    store.write_shadow(root, shadow.as_dict())
     say(f"{why}; rebuilding the search index beside the old one, which serves until it is ready")
     return shadow
 
@@ -338,7 +336,7 @@ def _save(root: Path, sidx: Index, shadow: Shadow, progress: Progress | None) ->
     if current is None or current.home != shadow.home:
         raise Dropped
     shadow.done = int(sidx.conn.execute("SELECT count(*) FROM docs").fetchone()[0])
-    store.write_shadow(root, asdict(shadow))
+    store.write_shadow(root, shadow.as_dict())
     if progress is not None:
         progress(shadow.done, shadow.total)
 

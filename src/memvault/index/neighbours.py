@@ -30,9 +30,9 @@ from __future__ import annotations
 import time
 from collections import defaultdict
 from collections.abc import Callable, Hashable, Sequence
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from ..values import Record, field
 from .text import chunk_memory
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -49,8 +49,7 @@ MARGIN = 0.05
 BATCH = 256
 
 
-@dataclass
-class MemoryVectors:
+class MemoryVectors(Record):
     """One L2-normalised vector per memory, and where it came from."""
 
     matrix: np.ndarray
@@ -61,8 +60,7 @@ class MemoryVectors:
         return len(self.rowids)
 
 
-@dataclass
-class NeighbourReport:
+class NeighbourReport(Record):
     """How the neighbours were found (for the consolidation report and the benchmark)."""
 
     mode: str = "exact"

@@ -8,11 +8,11 @@ are easy to read and to test.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+
+from ..values import Record, field
 
 
-@dataclass(frozen=True)
-class DiskDoc:
+class DiskDoc(Record, frozen=True):
     """A memory file as it is now: ``sha`` of its bytes, ``text_hash`` of its indexed text.
 
     ``text_hash`` may be ``None`` when the file's ``sha`` equals the indexed one (no need
@@ -23,14 +23,12 @@ class DiskDoc:
     text_hash: str | None
 
 
-@dataclass(frozen=True)
-class IndexedDoc:
+class IndexedDoc(Record, frozen=True):
     sha: str
     text_hash: str
 
 
-@dataclass(frozen=True)
-class ChangeReport:
+class ChangeReport(Record, frozen=True):
     """What to do to bring the index in line with the files (all paths vault-relative).
 
     * ``added``: new files (embedded);
@@ -137,8 +135,7 @@ def plan_changes(disk: Mapping[str, DiskDoc], indexed: Mapping[str, IndexedDoc])
     )
 
 
-@dataclass
-class ApplyStats:
+class ApplyStats(Record):
     """What applying a plan did (for reports and the benchmark)."""
 
     embedded: int = 0  # chunks sent to the embedder

@@ -17,11 +17,11 @@ import re
 import weakref
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ..language import CYRILLIC, WORD, detect, keyword_words, normalise
 from ..store.catalog_tables import rows_in
+from ..values import Record
 from .filters import IndexFilter
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -161,8 +161,7 @@ def match_expression(tokens: Sequence[str], limit: int = 64) -> str | None:
     return " OR ".join('"' + t.replace('"', '""') + '"' for t in tokens[:limit])
 
 
-@dataclass
-class Candidate:
+class Candidate(Record):
     """One chunk found by either leg."""
 
     rowid: int

@@ -27,12 +27,12 @@ import datetime as dt
 import hashlib
 import json
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from ..language import detect, keyword_text
 from ..memory import Memory, as_list, parse_time
 from ..transcripts import ParsedTurn, parse_turns
+from ..values import Record
 
 # Bump when the text built for a memory changes: the manifest then forces a rebuild.
 TEXT_FORMAT = 4
@@ -55,8 +55,7 @@ CTX_WORDS = 120  # neighbour text kept per neighbour
 NEIGHBOURS = 2  # turns each side of a memory in the same session
 
 
-@dataclass(frozen=True)
-class Chunk:
+class Chunk(Record, frozen=True):
     n: int
     head: str
     body: str
@@ -92,8 +91,7 @@ class Chunk:
         return _hash(self.ctx_embed) if self.turn else ""
 
 
-@dataclass(frozen=True)
-class DocInfo:
+class DocInfo(Record, frozen=True):
     """One memory as the index stores it (the filter columns plus its chunks)."""
 
     path: str

@@ -8,7 +8,6 @@ from __future__ import annotations
 import sqlite3
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -18,6 +17,7 @@ from ..store.catalog import ScanResult, changed_since
 from ..store.catalog_tables import rows_in
 from ..store.git.ops import current_branch
 from ..store.git.status import DIRTY_LIMIT, GitView, git_view
+from ..values import Record, field
 from . import store
 from .apply import IndexedRow, apply_changes
 from .drift import Stats, generation
@@ -33,8 +33,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from ..store.repository import Repository
 
 
-@dataclass
-class ReindexReport:
+class ReindexReport(Record):
     """What a reindex did. ``summary()`` is one line for people."""
 
     changes: ChangeReport = field(default_factory=ChangeReport)
@@ -195,8 +194,7 @@ def indexed_rows(idx: Index, paths: list[str] | None = None) -> dict[str, Indexe
     return {p: IndexedRow(int(k), s, t, ty, se) for k, p, s, t, ty, se in rows}
 
 
-@dataclass
-class Planned:
+class Planned(Record):
     """A plan and what applying it needs: the text of what it (re)indexes (``infos``; for
     a ``lazy`` plan not yet of the added files), every file's sha, the index's rows."""
 
@@ -315,7 +313,7 @@ def sync(
     ).fetchone()
     if paths is not None:  # the plan saw the suspects only: the others are unchanged too
         touched = len(plan.added) + len(plan.changed) + len(plan.updated) + len(plan.moved)
-        plan = replace(plan, unchanged=max(0, int(memories) - touched))
+        plan = plan.replace(unchanged=max(0, int(memories) - touched))
     return ReindexReport(
         changes=plan,
         embedded=stats.embedded,

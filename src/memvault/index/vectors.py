@@ -6,11 +6,11 @@ from __future__ import annotations
 import sqlite3
 import threading
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ..errors import IndexError_
 from ..paths import MEMORY_TYPES as TYPES
+from ..values import Record, field
 from . import pending, store
 from .handle import Index, Progress
 from .pending import STEP, upsert
@@ -22,8 +22,7 @@ if TYPE_CHECKING:  # pragma: no cover
 EMBED_BATCH = 64
 
 
-@dataclass
-class ChromaOps:
+class ChromaOps(Record):
     """Vector writes collected while SQLite is updated, sent to Chroma per type.
 
     ``vector_ids`` turns chunk rowids into Chroma ids (:meth:`Index.vector_ids`): call

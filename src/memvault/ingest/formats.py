@@ -12,13 +12,13 @@ import hashlib
 import json
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from ..errors import MemvaultError, Problem, ValidationError
 from ..memory import format_time, parse_time
 from ..transcripts import Turn, header_value
+from ..values import Record, field
 
 FORMATS = ("auto", "jsonl", "claude")
 ROLES = ("user", "assistant", "system", "tool")
@@ -46,8 +46,7 @@ TEXT_BLOCKS = ("text", "input_text", "output_text")
 Objects = Sequence[tuple[int, dict[str, Any]]]  # (line number, JSON object)
 
 
-@dataclass
-class ParsedTranscript:
+class ParsedTranscript(Record):
     """The turns read from a file, each with its ``file:line``, and what went wrong."""
 
     turns: list[tuple[str, Turn]] = field(default_factory=list)  # (file:line, turn)

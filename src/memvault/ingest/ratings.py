@@ -11,18 +11,18 @@ import datetime as dt
 import re
 from collections import Counter
 from collections.abc import Iterator
-from dataclasses import dataclass
 from typing import Any
 
-from ..core import Core, Filters
+from ..core import Core
 from ..errors import ValidationError
 from ..memory import Memory, format_time, parse_time
+from ..scopes import Filters
 from ..transcripts import parse_turns
+from ..values import Record
 from .formats import RATINGS
 
 
-@dataclass(frozen=True)
-class RatedFilter:
+class RatedFilter(Record, frozen=True):
     """Which rated replies to keep: by agent, topic words (stemmed) and time window."""
 
     agent: str | None

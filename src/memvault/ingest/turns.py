@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import datetime as dt
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -12,11 +11,11 @@ from ..errors import PermissionDeniedError, Problem, ValidationError
 from ..memory import Memory
 from ..security import find_secrets
 from ..transcripts import Turn, parse_turns, transcript_id, turn_key
+from ..values import Record, field
 from .formats import RATINGS, ROLES, ParsedTranscript, clean_extra, read_transcript
 
 
-@dataclass
-class IngestReport:
+class IngestReport(Record):
     """What one ingest did: turns read from the file, added, already there, problems."""
 
     source: str

@@ -12,11 +12,11 @@ import difflib
 import os
 import shutil
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
 from ..errors import MemvaultError, ValidationError
+from ..values import Record, field
 from .entries import CLIENTS, SERVER, claude_settings, mcp_entry, slash_command
 from .merge import Json, merge_server, merge_settings, parse_json, render_json
 
@@ -24,8 +24,7 @@ SCOPES = ("project", "user")
 Action = Literal["create", "update", "unchanged"]
 
 
-@dataclass(frozen=True)
-class FileChange:
+class FileChange(Record, frozen=True):
     """One file of an install: where, what happens to it, its text before and after."""
 
     path: Path
@@ -46,8 +45,7 @@ class FileChange:
         return "".join(line if line.endswith("\n") else line + "\n" for line in lines)
 
 
-@dataclass
-class InstallReport:
+class InstallReport(Record):
     """What ``install`` did (or, on a dry run, would do) to each file, and notes for the user."""
 
     client: str
@@ -74,8 +72,7 @@ class InstallReport:
         }
 
 
-@dataclass(frozen=True)
-class Target:
+class Target(Record, frozen=True):
     """A file of a client's configuration and how memvault's part is merged into it."""
 
     path: Path

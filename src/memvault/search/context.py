@@ -13,10 +13,10 @@ from __future__ import annotations
 
 import math
 import time
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Unpack
 
 from ..errors import MemvaultError
+from ..values import Record, field
 from .accesslog import log_read
 from .engine import query_vector, run
 from .options import SearchOptions, build_filter, split_options
@@ -44,8 +44,7 @@ def tokens(text: str) -> int:
     return math.ceil(len(text) / 4)
 
 
-@dataclass(frozen=True)
-class ContextLine:
+class ContextLine(Record, frozen=True):
     section: str
     id: str
     text: str
@@ -56,8 +55,7 @@ class ContextLine:
         return tokens(self.text) + 1
 
 
-@dataclass(frozen=True)
-class ContextBlock:
+class ContextBlock(Record, frozen=True):
     """The rendered block (``text``), what is in it and what had to be left out."""
 
     query: str

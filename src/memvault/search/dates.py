@@ -6,7 +6,8 @@ from __future__ import annotations
 import datetime as dt
 import re
 from calendar import monthrange
-from dataclasses import dataclass
+
+from ..values import Record
 
 _MONTH_NAMES = (
     "january february march april may june july august september october november december"
@@ -21,8 +22,7 @@ _ISO_RE = re.compile(r"\b(\d{4})-(\d{2})(?:-(\d{2}))?\b")
 AFTER_DAYS = 14  # memories are often written days after what they tell
 
 
-@dataclass(frozen=True)
-class DateHint:
+class DateHint(Record, frozen=True):
     """A date the query names: a month (and day, and year when given)."""
 
     month: int

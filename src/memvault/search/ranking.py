@@ -25,13 +25,13 @@ import json
 import math
 import re
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from .. import debug
 from ..errors import MemvaultError
 from ..memory import Memory, now_utc
 from ..paths import CONFIG_PATH
+from ..values import Record, field
 from .dates import date_hint
 from .results import SearchHit, TurnRef, snippet
 
@@ -71,8 +71,7 @@ WEIGHTS: dict[str, float] = {
 }
 
 
-@dataclass(frozen=True)
-class Plan:
+class Plan(Record, frozen=True):
     """A query's resolved options (the public functions take keywords and build one)."""
 
     types: tuple[str, ...]
@@ -117,8 +116,7 @@ def weights(vault: Repository) -> dict[str, float]:
 _KEY = "search.weights"
 
 
-@dataclass
-class Found:
+class Found(Record):
     """One memory (or one turn of a transcript) among the candidates, scored as its best chunk."""
 
     key: int
@@ -137,8 +135,7 @@ class Found:
     boosts: dict[str, float] = field(default_factory=dict)
 
 
-@dataclass
-class Legs:
+class Legs(Record):
     """What both legs found for one query: per chunk its BM25 and cosines, per memory its row."""
 
     keyword: list[tuple[int, int, float]]  # (chunk rowid, doc key, bm25) best first

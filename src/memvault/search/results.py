@@ -5,15 +5,14 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
 from ..memory import Memory
+from ..values import Record, field
 from .routing import Route
 
 
-@dataclass(frozen=True)
-class TurnRef:
+class TurnRef(Record, frozen=True):
     """The turn of a transcript a hit found: its id, who said it, when."""
 
     id: str
@@ -25,8 +24,7 @@ class TurnRef:
         return {"id": self.id, "speaker": self.speaker, "role": self.role, "time": self.time}
 
 
-@dataclass(frozen=True)
-class SearchHit:
+class SearchHit(Record, frozen=True):
     """One memory found: what it is, where it lives, why it matched."""
 
     id: str
@@ -88,8 +86,7 @@ class SearchHit:
         return out
 
 
-@dataclass(frozen=True)
-class SearchResult:
+class SearchResult(Record, frozen=True):
     """The hits of one query (iterable), with the route taken and how long it took."""
 
     query: str

@@ -17,9 +17,9 @@ from __future__ import annotations
 
 import datetime as dt
 import re
-from dataclasses import dataclass
 
 from ..memory import KIND_TYPE, TYPES
+from ..values import Record
 
 INTENTS = ("episodic", "semantic", "procedural", "validate", "decision", "general")
 
@@ -225,8 +225,7 @@ TIMELINE = re.compile(
 )
 
 
-@dataclass(frozen=True)
-class Route:
+class Route(Record, frozen=True):
     """Where a query goes: ``intent``, the memory ``kind`` to prefer (None: all alike), whether
     to list results by time, and the cue that decided it."""
 

@@ -8,7 +8,6 @@ extra work.
 
 from __future__ import annotations
 
-import dataclasses
 import datetime as dt
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
@@ -30,13 +29,13 @@ def _iso(epoch: float) -> str:
 def filter_info(filt: IndexFilter) -> dict[str, Any]:
     """The filter applied inside both legs: every field that restricts something."""
     out: dict[str, Any] = {}
-    for f in dataclasses.fields(filt):
-        value = getattr(filt, f.name)
+    for name in filt._fields:
+        value = getattr(filt, name)
         if value in (None, (), ""):
             continue
-        if f.name in _TIMES and isinstance(value, (int, float)):
+        if name in _TIMES and isinstance(value, (int, float)):
             value = _iso(float(value))
-        out[f.name] = list(value) if isinstance(value, tuple) else value
+        out[name] = list(value) if isinstance(value, tuple) else value
     return out
 
 

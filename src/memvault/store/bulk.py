@@ -14,12 +14,12 @@ from __future__ import annotations
 import os
 
 from ..errors import MemvaultError
+from ..values import TYPE_CHECKING
 from . import journal
 from .catalog import sha256_hex
 from .files import atomic_write
 from .git import ops as gitstore
 
-TYPE_CHECKING = False  # typing is not imported at run time (fast CLI start)
 if TYPE_CHECKING:  # pragma: no cover
     from pathlib import Path
     from typing import Any, Protocol

@@ -27,7 +27,7 @@ from stat import S_ISDIR as _S_ISDIR
 from ..errors import Problem, ValidationError
 from ..memory import Memory, validate_meta
 from ..paths import ALL_TREES, CATALOG_PATH
-from ..record import Record
+from ..values import Record, field
 from .catalog_tables import (
     FileRow,
     connect,
@@ -94,12 +94,10 @@ class ScanResult(Record):
     """Every entry of a scan (by path), which paths it (re)parsed or dropped, and each
     file's ``(mtime_ns, size)`` as stat-ed before it was read."""
 
-    __slots__ = ("entries", "changed", "removed", "stats")
-    _factories = {"entries": dict, "changed": list, "removed": list, "stats": dict}
-    entries: dict[str, Entry]
-    changed: list[str]
-    removed: list[str]
-    stats: dict[str, tuple[int, int]]
+    entries: dict[str, Entry] = field(default_factory=dict)
+    changed: list[str] = field(default_factory=list)
+    removed: list[str] = field(default_factory=list)
+    stats: dict[str, tuple[int, int]] = field(default_factory=dict)
 
     @property
     def memories(self) -> list[Memory]:

@@ -17,9 +17,9 @@ from pathlib import Path
 
 from ..errors import Problem
 from ..memory import Memory
+from ..values import TYPE_CHECKING
 from .git.status import DIRTY_LIMIT
 
-TYPE_CHECKING = False  # typing is not imported at run time (fast CLI start)
 if TYPE_CHECKING:
     from typing import Any
 

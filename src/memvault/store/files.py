@@ -22,9 +22,8 @@ from pathlib import Path
 
 from ..errors import Problem, ValidationError, yaml_message
 from ..memory import KEY_ORDER, Memory, format_time, to_plain, validate_meta
-from ..record import LazyPattern, Record
+from ..values import TYPE_CHECKING, LazyPattern, Record
 
-TYPE_CHECKING = False  # typing is not imported at run time (fast CLI start)
 if TYPE_CHECKING:  # pragma: no cover
     from typing import Any
 
@@ -38,7 +37,6 @@ _ANCHOR_HINT_RE = LazyPattern(r"[&*][^\s,\]\}]")
 class Document(Record):
     """A memory file's text split into its parts, kept verbatim for round-trips."""
 
-    __slots__ = ("path", "fmt", "bom", "newline", "head", "body", "meta")
     path: str
     fmt: str  # "md" or "yaml"
     bom: str

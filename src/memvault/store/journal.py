@@ -34,11 +34,10 @@ from pathlib import Path
 
 from ..errors import JournalError, MemvaultError
 from ..paths import MARKER
-from ..record import Record
+from ..values import TYPE_CHECKING, Record
 from .catalog import sha256_bytes
 from .git import ops as gitstore
 
-TYPE_CHECKING = False  # typing is not imported at run time (fast CLI start)
 if TYPE_CHECKING:  # pragma: no cover
     from collections.abc import Iterable, Mapping
 
@@ -49,12 +48,10 @@ MORE = "more.jsonl"  # batches of new files a bulk write added after the note
 _TEMP_RE = re.compile(r"^\.(?P<name>.+)\.(?:recover|\d+\.\d+)\.tmp$")
 
 
-class Recovery(Record):
+class Recovery(Record, frozen=True):
     """What undoing an interrupted write did: paths put back, what failed, and where the
     note was moved when it could not all be undone (``force``)."""
 
-    __slots__ = ("restored", "problems", "kept")
-    _frozen = True
     restored: list[str]
     problems: list[str]
     kept: str | None

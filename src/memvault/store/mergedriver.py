@@ -29,13 +29,13 @@ import shlex
 import sys
 import tempfile
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from ..errors import ValidationError
 from ..memory import LIST_KEYS, parse_time
 from ..paths import ALL_TREES
+from ..values import Record
 from .files import Document, parse_text, update_text
 from .git import ops as gitstore
 from .tree import MEMORY_SUFFIXES
@@ -64,8 +64,7 @@ class _Missing:
 MISSING: Any = _Missing()
 
 
-@dataclass(frozen=True)
-class MergeResult:
+class MergeResult(Record, frozen=True):
     """The merged text and what happened. ``conflict``: markers left, git must stop."""
 
     text: str
@@ -74,8 +73,7 @@ class MergeResult:
     notes: tuple[str, ...] = ()
 
 
-@dataclass(frozen=True)
-class _Side:
+class _Side(Record, frozen=True):
     text: str
     doc: Document | None  # None when the text is not a parseable memory file
     label: str

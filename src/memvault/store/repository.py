@@ -25,6 +25,7 @@ from ..errors import (
 from ..memory import ID_RE, Memory, format_time, now_utc
 from ..paths import ALL_TREES, CONFIG_PATH, GENERATION_PATH, LOCK_PATH, MARKER
 from ..scopes import AgentIdentity, Filters
+from ..values import TYPE_CHECKING
 from . import journal
 from .bulk import sync_filesystem
 from .catalog import Catalog, ScanResult
@@ -32,7 +33,6 @@ from .files import atomic_write, check_text
 from .git import ops as gitstore
 from .lock import clear_stale_git_lock, file_lock
 
-TYPE_CHECKING = False  # typing is not imported at run time (fast CLI start)
 if TYPE_CHECKING:  # pragma: no cover
     from collections.abc import Iterator
     from typing import Any, Self

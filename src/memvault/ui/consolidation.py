@@ -7,19 +7,18 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import json
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from .. import check_text
 from ..errors import MemvaultError, PermissionDeniedError
+from ..values import Record
 from .render import DiffLine, diff_lines
 
 if TYPE_CHECKING:  # pragma: no cover
     from .. import Action, Plan, Vault
 
 
-@dataclass(frozen=True)
-class Preview:
+class Preview(Record, frozen=True):
     plan: Plan
     actions: list[Action]
     hidden: int  # actions on memories this identity may not see

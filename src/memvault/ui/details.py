@@ -4,11 +4,11 @@ see are never named: a link to one is counted, not shown."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from .. import ARCHIVE, INBOX
 from ..errors import MemvaultError
+from ..values import Record
 from .render import DiffLine, diff_lines
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -18,8 +18,7 @@ CHAIN_STEPS = 20  # links followed each way along a supersede chain
 HISTORY = 20  # commits shown
 
 
-@dataclass(frozen=True)
-class Link:
+class Link(Record, frozen=True):
     id: str
     title: str
     status: str
@@ -78,8 +77,7 @@ def chain(vault: Vault, memory: Memory) -> list[Link]:
     return [*before, Link(memory.id, memory.title, memory.status), *after]
 
 
-@dataclass(frozen=True)
-class Commit:
+class Commit(Record, frozen=True):
     sha: str
     author: str
     date: str

@@ -7,10 +7,11 @@ the second. The pages also forbid every script in their Content-Security-Policy.
 from __future__ import annotations
 
 import functools
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from markupsafe import Markup
+
+from ..values import Record
 
 if TYPE_CHECKING:  # pragma: no cover
     from markdown_it import MarkdownIt
@@ -54,8 +55,7 @@ def markdown(text: str) -> Markup:
     return Markup(clean(_markdown().render(text or "")))
 
 
-@dataclass(frozen=True)
-class TurnView:
+class TurnView(Record, frozen=True):
     """One turn of a transcript as the memory page shows it."""
 
     id: str
@@ -77,8 +77,7 @@ def turns(memory: Memory) -> list[TurnView]:
     ]
 
 
-@dataclass(frozen=True)
-class DiffLine:
+class DiffLine(Record, frozen=True):
     kind: str  # add, del, hunk, meta, same
     text: str
 

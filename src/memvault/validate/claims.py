@@ -11,16 +11,14 @@ classes come from :mod:`memvault.validate.lexicon`.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from ..language import CYRILLIC, detect, normalise
+from ..values import Record
 from . import lexicon as lx
 from .slots import read_slots
 from .words import IGNORED, Clause, Tok, clauses, month, tokens, weekday
 
 
-@dataclass(frozen=True)
-class Claim:
+class Claim(Record, frozen=True):
     text: str
     lang: str
     clauses: tuple[Clause, ...]

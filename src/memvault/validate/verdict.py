@@ -20,9 +20,7 @@ The verdict keeps its evidence: the deciding fact (``evidence_id``) and slot. Se
 
 from __future__ import annotations
 
-import dataclasses
 import time
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Unpack
 
 from ..errors import MemvaultError, NotFoundError
@@ -32,6 +30,7 @@ from ..search.options import FILTER_KEYS, ValidateOptions, build_filter, check_k
 from ..search.ranking import Plan
 from ..search.results import SearchHit, SearchResult, snippet
 from ..search.routing import strip_cue
+from ..values import Record
 from .claims import read
 from .weigh import Relation, weigh
 
@@ -44,8 +43,7 @@ VERDICTS = ("supported", "contradicted", "unknown")
 RELATIONS = {"supports": "supported", "contradicts": "contradicted"}
 
 
-@dataclass(frozen=True)
-class Evidence:
+class Evidence(Record, frozen=True):
     """A fact weighed against the statement: ``relation`` is supports|contradicts|related;
     ``in_force``: whether it may decide (active, or valid at ``as_of``)."""
 
@@ -71,8 +69,7 @@ class Evidence:
         }
 
 
-@dataclass(frozen=True)
-class ValidationResult:
+class ValidationResult(Record, frozen=True):
     """The verdict, why, the facts weighed, and the deciding fact (``evidence_id``) and
     slot; ``judge`` says whether a configured judge gave the verdict (status used|failed)."""
 
@@ -156,7 +153,7 @@ def validate(
     ms = (time.perf_counter() - started) * 1000
     if log:
         log_read(vault, "validate", statement, [e.hit.id for e in result.evidence], ms)
-    return dataclasses.replace(result, ms=ms)
+    return result.replace(ms=ms)
 
 
 def _order(e: Evidence) -> tuple[int, float]:
@@ -192,7 +189,7 @@ def _weigh_all(
         subject = memory.subject if memory is not None else None
         relation: Relation = weigh(claim, read(text), subject, _similarity(vault, hit))
         in_force = as_of or hit.status not in ("superseded", "archived")
-        shown = hit if explain else dataclasses.replace(hit, explain=None)
+        shown = hit if explain else hit.replace(explain=None)
         out.append(
             Evidence(
                 shown,
@@ -301,13 +298,11 @@ def _with_judge(
     try:
         answer = ask_judge(command, payload, timeout)
     except JudgeFailed as exc:
-        return dataclasses.replace(
-            result,
+        return result.replace(
             why=f"{result.why} (built-in verdict: the judge failed: {exc})",
             judge={"command": command, "status": "failed", "error": str(exc)},
         )
-    return dataclasses.replace(
-        result,
+    return result.replace(
         verdict=answer["verdict"],
         why=f"judge: {answer['why']}",
         evidence_id=answer["evidence_id"],

@@ -17,11 +17,10 @@ if so does it state the claim, rule it out, or leave it open?
 
 from __future__ import annotations
 
-import dataclasses
 import math
 from collections.abc import Callable
-from dataclasses import dataclass
 
+from ..values import Record
 from . import lexicon as lx
 from .claims import Claim
 from .words import PERMISSION, Clause, Quantity
@@ -38,8 +37,7 @@ CROSS_LANGUAGE = 0.5
 CROSS_LANGUAGE_WORDS = 0.34
 
 
-@dataclass(frozen=True)
-class Relation:
+class Relation(Record, frozen=True):
     """How one fact bears on a claim: ``kind`` supports|contradicts|related; ``slot`` the
     slot that decided (choice, number, version, date, time, weekday, name, permission,
     words); the claim's and the fact's values for it."""
@@ -99,7 +97,7 @@ def weigh(
     """The relation of ``fact`` to ``claim`` (see the module doc); ``similarity``: their
     embedding similarity scaled to 0..1 (None if unknown)."""
     relation, matched = _weigh(claim, fact, subject, similarity)
-    return dataclasses.replace(relation, matched=matched)
+    return relation.replace(matched=matched)
 
 
 def _weigh(
@@ -182,8 +180,7 @@ def _topic(
     return share
 
 
-@dataclass
-class _Values:
+class _Values(Record):
     matched: int
     matched_slots: list[tuple[str, str, str]]  # (slot, claim value, fact value)
     conflicts: list[tuple[str, str, str]]

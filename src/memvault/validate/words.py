@@ -5,11 +5,11 @@ words), numbers as written in four languages, and the slot types a clause is rea
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
 from functools import lru_cache
 
 from ..index.query import STOPWORDS
 from ..language import CYRILLIC, lemma
+from ..values import Record, field
 from . import lexicon as lx
 from .glossary import GLOSSARY
 
@@ -31,8 +31,7 @@ _CYRILLIC_ENDINGS = ("ами", "ях", "ах", "ов", "ів", "ом", "ой", "
 PERMISSION = "~permission"  # the content word standing for any permission word
 
 
-@dataclass(frozen=True)
-class Quantity:
+class Quantity(Record, frozen=True):
     """A number with its unit: ``value`` in the dimension's base unit (seconds, bytes,
     per second for a rate); ``dim`` is time|size|percent|money:<code>|rate|count|number;
     ``unit`` the counted nouns' lemmas (count and rate)."""
@@ -44,8 +43,7 @@ class Quantity:
     context: frozenset[str]
 
 
-@dataclass
-class Clause:
+class Clause(Record):
     """What one clause says (filled in by :func:`read`)."""
 
     words: set[str] = field(default_factory=set)  # content lemmas, entities included
@@ -64,8 +62,7 @@ class Clause:
     subject: set[str] = field(default_factory=set)  # content words before the predicate
 
 
-@dataclass
-class Tok:
+class Tok(Record):
     raw: str
     low: str
     lem: str

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from ...errors import GitError
 from ...paths import COMMITS_STATE_PATH
-from ...record import Record
+from ...values import TYPE_CHECKING, Record
 
 # Re-exported: callers reach the process layer through this module.
 from .process import GIT_ENV_VARS as GIT_ENV_VARS
@@ -23,7 +23,6 @@ from .process import Identity as Identity
 from .process import no_git_env as no_git_env
 from .process import run_git as run_git
 
-TYPE_CHECKING = False  # typing is not imported at run time (fast CLI start)
 if TYPE_CHECKING:  # pragma: no cover
     import datetime as dt
     from typing import Any
@@ -434,11 +433,9 @@ def root_commit(root: Path) -> str | None:
     return min(roots) if roots else None
 
 
-class Change(Record):
+class Change(Record, frozen=True):
     """One commit that touched a memory's file."""
 
-    __slots__ = ("sha", "author", "date", "message", "path")
-    _frozen = True
     sha: str
     author: str
     date: str
@@ -500,11 +497,9 @@ def history_by_pattern(root: Path, needle: str, limit: int = 50) -> list[Change]
     return out
 
 
-class FileEdit(Record):
+class FileEdit(Record, frozen=True):
     """A file one commit changed in place (or moved and changed): its text before and after."""
 
-    __slots__ = ("sha", "time", "path", "before", "after")
-    _frozen = True
     sha: str
     time: str  # committer time, ISO
     path: str

@@ -13,9 +13,8 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from ...errors import GitError
-from ...record import Record
+from ...values import TYPE_CHECKING, Record
 
-TYPE_CHECKING = False  # typing is not imported at run time (fast CLI start)
 if TYPE_CHECKING:  # pragma: no cover
     import subprocess
 
@@ -40,11 +39,9 @@ def no_git_env(extra: dict[str, str] | None = None) -> dict[str, str]:
     return env
 
 
-class Identity(Record):
+class Identity(Record, frozen=True):
     """Author and committer of memvault's commits."""
 
-    __slots__ = ("name", "email")
-    _frozen = True
     name: str
     email: str
 
@@ -105,7 +102,6 @@ def run_git(
 class GitResult(Record):
     """What ``subprocess.run`` returns, for the calls made without it."""
 
-    __slots__ = ("args", "returncode", "stdout", "stderr")
     args: list[str]
     returncode: int
     stdout: str

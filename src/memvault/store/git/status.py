@@ -15,7 +15,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from ...paths import ALL_TREES, GIT_FLAGS_PATH
-from ...record import Record
+from ...values import Record
 from .early import EARLY_FOR, differing, take_early
 from .ops import changed_between, git_dir, read_head, run_git, write_state_note
 
@@ -33,19 +33,16 @@ def dirty_paths(root: Path, early_ok: bool = False) -> list[str] | None:
     return sorted(found) if found is not None and len(found) <= DIRTY_LIMIT else None
 
 
-class GitView(Record):
+class GitView(Record, frozen=True):
     """What git said of the memory files before the index read them: HEAD, the paths that
     differ from it (``git status``; None: too many to keep), and every path whose file can
     differ from what the index holds (None: git can't tell, compare every file).
     ``taken_ns``: wall clock (ns) no later than the moment git status began."""
 
-    __slots__ = ("head", "differing", "suspects", "taken_ns")
-    _defaults = {"taken_ns": 0}
-    _frozen = True
     head: str
     differing: list[str] | None
     suspects: list[str] | None
-    taken_ns: int
+    taken_ns: int = 0
 
 
 def git_view(
