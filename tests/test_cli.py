@@ -1064,3 +1064,23 @@ def test_an_error_quoting_control_characters_stays_one_line(vault: Vault) -> Non
     lines = proc.stderr.splitlines()
     assert len(lines) == 1 and lines[0].startswith("Error: only: unknown step(s)"), lines
     assert "\\x1e" in lines[0] and "\\u2028" in lines[0]
+
+
+# --- search output ---------------------------------------------------------------------------
+
+
+def test_limit_zero_is_an_error_not_the_default(cli: Cli, v: Path) -> None:
+    ok(cli("--vault", v, "add", "fact", "The staging database is db-stg-2"))
+    for command in ("recall", "search", "fact", "procedure"):
+        line = one_line_error(cli("--vault", v, command, "staging", "--limit", "0"))
+        assert "limit: expected 1-" in line and "got 0" in line, (command, line)
+    hits = ok(cli("--vault", v, "recall", "staging", "--limit", "1", "--json")).json()["hits"]
+    assert len(hits) == 1
+
+
+def test_text_results_do_not_repeat_the_title(cli: Cli, v: Path) -> None:
+    text = "Deploy failed: the migration locked the users table"
+    ok(cli("--vault", v, "add", "episode", text, "--outcome", "failure"))
+    out = ok(cli("--vault", v, "recall", "what happened with the deploy?")).out
+    assert out.count("the migration locked the users table") == 1, out
+    assert "Outcome: failure" in out

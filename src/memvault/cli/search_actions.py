@@ -37,8 +37,11 @@ def given(**values: Any) -> SearchOptions:
             value = split_list(value)
         elif name in _TIMES:
             value = parse_when(value, _TIMES[name])
-        if value not in (None, [], False, ""):
-            out[_RENAMED.get(name, name)] = value
+        # ``0 in (False,)`` holds in Python: a number is compared by identity, so that
+        # ``--limit 0`` reaches the check (an error) instead of meaning "not given".
+        if value is None or value is False or (isinstance(value, list | str) and not value):
+            continue
+        out[_RENAMED.get(name, name)] = value
     return out  # type: ignore[return-value]  # SearchOptions' keys, fewer of them
 
 
@@ -56,6 +59,14 @@ def _opened() -> Iterator[Vault]:
         yield vault
     finally:
         drop_early(vault.root)
+
+
+def _after_title(snippet: str, title: str) -> str:
+    """The snippet without the title it starts with (a title is often the text's first
+    line): the heading line above already shows it."""
+    if title and snippet.startswith(title):
+        return snippet[len(title) :].lstrip(" :.;,-\u2013\u2014")
+    return snippet
 
 
 def _end_quickly() -> None:
@@ -171,8 +182,9 @@ def show_result(result: SearchResult, json_out: bool, explain: bool) -> None:
         )
         heading = f"{hit.turn.speaker} ({hit.title})" if hit.turn is not None else hit.title
         out.print(f"      {heading}", markup=False)
-        if hit.snippet and hit.snippet != hit.title:
-            out.print(f"      {hit.snippet}", markup=False, style="dim")
+        shown = _after_title(hit.snippet, hit.title) if hit.turn is None else hit.snippet
+        if shown:
+            out.print(f"      {shown}", markup=False, style="dim")
         if explain and hit.explain:
             out.print("      " + _explain_line(hit.explain), markup=False, style="cyan")
 
