@@ -1084,3 +1084,35 @@ def test_text_results_do_not_repeat_the_title(cli: Cli, v: Path) -> None:
     out = ok(cli("--vault", v, "recall", "what happened with the deploy?")).out
     assert out.count("the migration locked the users table") == 1, out
     assert "Outcome: failure" in out
+
+
+def test_procedure_used_both_spellings_and_ranking_by_success(cli: Cli, v: Path) -> None:
+    for pid in ("deploy-a", "deploy-b"):
+        ok(
+            cli(
+                "--vault",
+                v,
+                "add",
+                "procedure",
+                "Deploy the web app to production",
+                "--id",
+                pid,
+                "--step",
+                "Build the image",
+                "--step",
+                "Push it",
+                "--trigger",
+                "deploy",
+            )
+        )
+    for _ in range(3):
+        ok(cli("--vault", v, "procedure", "used", "deploy-a", "--outcome", "failure"))
+        ok(cli("-q", "--vault", v, "procedure-used", "deploy-b", "--outcome", "success"))
+    data = ok(cli("--vault", v, "procedure", "used", "deploy-b", "--outcome", "success", "--json"))
+    assert data.json()["times_used"] == 4 and data.json()["success_rate"] == 1.0
+    hits = ok(cli("--vault", v, "procedure", "how do I deploy the web app?", "--json")).json()
+    assert [h["id"] for h in hits["hits"]][:2] == ["deploy-b", "deploy-a"]
+    err = cli("--vault", v, "procedure", "used", "deploy-a", "--outcome", "maybe")
+    assert err.code == 2 and "success" in err.err and "failure" in err.err
+    # one word after `procedure` is still a search
+    ok(cli("--vault", v, "procedure", "used", "--json"))

@@ -43,7 +43,7 @@ READ_ONLY = {
     "recent_episodes",
     "insights",
 }
-WRITES = {"remember", "log_turn", "ingest"}
+WRITES = {"remember", "log_turn", "ingest", "procedure_used"}
 DESTRUCTIVE = {"forget", "consolidate"}
 ALL_TOOLS = READ_ONLY | WRITES | DESTRUCTIVE
 
@@ -858,5 +858,29 @@ def test_hand_edits_reach_a_running_server(root: Path) -> None:
             assert await eventually(s, "office cat Waffle", lambda ids: ids == ["cat"])
             path.unlink()
             assert await eventually(s, "office cat Waffle", lambda ids: "cat" not in ids)
+
+    run(main)
+
+
+def test_procedure_used_updates_the_procedure(root: Path) -> None:
+    async def main() -> None:
+        async with connect(root, agent="alice", team="web") as s:
+            proc = await call(
+                s,
+                "remember",
+                {"kind": "procedure", "content": "Roll back", "steps": ["Revert", "Redeploy"]},
+            )
+            before = commit_count(root)
+            first = await call(
+                s, "procedure_used", {"id": proc["id"], "outcome": "failure", "note": "no tag"}
+            )
+            second = await call(s, "procedure_used", {"id": proc["id"], "outcome": "success"})
+            assert (first["times_used"], first["success_rate"]) == (1, 0.0)
+            assert (second["times_used"], second["success_rate"]) == (2, 0.5)
+            assert commit_count(root) == before + 2
+            assert "failure: no tag" in git(root, "log", "-2", "--format=%s").splitlines()[1]
+            bad = await s.call_tool("procedure_used", {"id": proc["id"], "outcome": "maybe"})
+            assert bad.is_error
+            assert commit_count(root) == before + 2
 
     run(main)

@@ -664,3 +664,38 @@ def test_a_filter_value_no_memory_can_have_is_an_error(
     vault.add("semantic", "Something to list")
     with pytest.raises(ValidationError, match=re.escape(f"expected {valid}, got {value!r}")):
         vault.memories(Filters(**{key: value}))
+
+
+def test_procedure_used_updates_the_file_in_one_commit(vault: Vault) -> None:
+    proc = vault.add("procedural", "Roll back", steps=["Revert the tag", "Redeploy"]).memory
+    before = commit_count(vault.root)
+    vault.procedure_used(proc.id, "success")
+    vault.procedure_used(proc.id, "failure", note="the tag was gone")
+    third = vault.procedure_used(proc.id, "success").memory
+    assert third.meta["times_used"] == 3 and third.meta["success_rate"] == 0.667
+    assert third.meta["last_used"]
+    assert commit_count(vault.root) == before + 3 and is_clean(vault.root)
+    assert "failure: the tag was gone" in git(vault.root, "log", "-2", "--format=%s")
+    text = (vault.root / proc.path).read_text(encoding="utf-8")
+    assert "times_used: 3" in text and "success_rate: 0.667" in text
+    assert vault.get(proc.id).content == proc.content  # the body is untouched
+
+
+def test_procedure_used_refuses_other_kinds_and_outcomes(vault: Vault) -> None:
+    fact = vault.add("semantic", "The staging database is db-stg-2").memory
+    proc = vault.add("procedural", "Roll back", steps=["Revert"]).memory
+    before = commit_count(vault.root)
+    with pytest.raises(ValidationError, match="not a procedure"):
+        vault.procedure_used(fact.id, "success")
+    with pytest.raises(ValidationError, match="success|failure"):
+        vault.procedure_used(proc.id, "worked")
+    with pytest.raises(NotFoundError):
+        vault.procedure_used("no-such-procedure", "success")
+    assert commit_count(vault.root) == before
+
+
+def test_a_hand_written_count_without_a_rate_starts_the_rate_now(vault: Vault) -> None:
+    proc = vault.add("procedural", "Roll back", steps=["Revert"]).memory
+    vault.update(proc.id, {"times_used": 7}, "counted by hand")
+    used = vault.procedure_used(proc.id, "failure").memory
+    assert used.meta["times_used"] == 8 and used.meta["success_rate"] == 0.0

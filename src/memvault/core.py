@@ -41,6 +41,9 @@ if TYPE_CHECKING:  # pragma: no cover
 __all__ = ["Core", "WriteResult"]
 
 
+USE_OUTCOMES = ("success", "failure")  # how a followed procedure went
+
+
 class WriteResult(Record, frozen=True):
     """What a write did: the memory as written, its commit, what it superseded."""
 
@@ -270,6 +273,38 @@ class Core(Repository):
             text = update_text(doc, changes, content)
             sha = self.commit_files({memory.path: text}, f"memvault: update {memory_id}: {message}")
         return WriteResult(check_text(text, memory.path), sha, message=message)
+
+    def record_use(self, memory_id: str, outcome: str, note: str = "") -> WriteResult:
+        """A procedure was followed: ``times_used`` + 1, ``success_rate`` over the recorded
+        uses, ``last_used`` now; one commit whose message carries the outcome and the note.
+
+        A procedure used before without a ``success_rate`` (written by hand) starts its rate
+        from this use: earlier uses have no known outcome."""
+        if outcome not in USE_OUTCOMES:
+            raise ValidationError(
+                f"expected {'|'.join(USE_OUTCOMES)}, got {outcome!r}", key="outcome"
+            )
+        with self.locked():
+            memory = self.get(memory_id)
+            if memory.type != "procedural":
+                raise ValidationError(
+                    f"{memory_id} is {memory.type}, not a procedure", memory.path, "type"
+                )
+            used = int(memory.meta.get("times_used") or 0)
+            rate = memory.meta.get("success_rate")
+            known, wins = (used, float(rate) * used) if rate is not None else (0, 0.0)
+            wins += outcome == "success"
+            now = format_time(now_utc())
+            changes = {
+                "times_used": used + 1,
+                "success_rate": round(wins / (known + 1), 3),
+                "last_used": now,
+            }
+            doc = load_document(self.root / memory.path, memory.path)
+            text = update_text(doc, changes)
+            msg = f"memvault: used {memory_id}: {outcome}" + (f": {_short(note)}" if note else "")
+            sha = self.commit_files({memory.path: text}, msg)
+        return WriteResult(check_text(text, memory.path), sha, message=msg)
 
     def replace_text(self, memory_id: str, text: str, message: str) -> WriteResult:
         """Replace a memory file's whole text (``edit``); validated before anything is written."""

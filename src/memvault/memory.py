@@ -68,9 +68,10 @@ KEY_ORDER = (
     "steps",
     "success_rate",
     "times_used",
+    "last_used",
     "source",
 )
-TIME_KEYS = ("created", "updated", "valid_from", "valid_to", "last_accessed")
+TIME_KEYS = ("created", "updated", "valid_from", "valid_to", "last_accessed", "last_used")
 LIST_KEYS = ("tags", "related", "trigger", "steps")
 
 
@@ -380,6 +381,7 @@ FIELDS: dict[str, Check] = {
     "steps": _steps,
     "success_rate": _float_range(0.0, 1.0),
     "times_used": _int_range(0, None),
+    "last_used": _time,
 }
 
 

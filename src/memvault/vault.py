@@ -165,6 +165,12 @@ class Vault:
         those keys are rewritten; one commit. ``touch``: set ``updated`` too."""
         return self._core.update(memory_id, changes, message, content=content, touch=touch)
 
+    def procedure_used(self, memory_id: str, outcome: str, note: str = "") -> WriteResult:
+        """Record that a procedure was followed and how it went (``success``|``failure``):
+        ``times_used``, ``success_rate`` and ``last_used`` are updated (one commit), and
+        ``procedure`` ranks by success rate among matches."""
+        return self._core.record_use(memory_id, outcome, note)
+
     def replace_text(self, memory_id: str, text: str, message: str) -> WriteResult:
         """Replace a memory's whole file with ``text`` (validated first; one commit)."""
         return self._core.replace_text(memory_id, text, message)

@@ -78,6 +78,21 @@ def one_line(message: str) -> str:
 LONG_RUNNING = frozenset({"mcp", "ui", "watch", "serve"})
 
 
+_VALUED_GLOBALS = frozenset(("--vault", "-V", "--agent", "--team", "--role"))
+
+
+def _procedure_used(argv: list[str]) -> list[str]:
+    """``procedure used ID ...`` is the ``procedure-used`` command (``procedure`` itself
+    takes one query, so two words can't be a search)."""
+    i = 0
+    while i < len(argv) and argv[i].startswith("-"):
+        i += 2 if argv[i] in _VALUED_GLOBALS else 1
+    ident = argv[i + 2] if len(argv) > i + 2 else "-"
+    if argv[i : i + 2] == ["procedure", "used"] and not ident.startswith("-"):
+        return [*argv[:i], "procedure-used", *argv[i + 2 :]]
+    return argv
+
+
 def main(argv: list[str] | None = None) -> int:
     """Console entry point; returns (and exits with) the process exit code."""
     if argv is None:
@@ -85,8 +100,8 @@ def main(argv: list[str] | None = None) -> int:
         argv = [_clean_arg(a) for a in sys.argv[1:]]
         exit_after = True
         # One short process, which may hold a whole vault's memories at once: the cyclic
-        # collector's passes over them were 25-35 % of `list` and `doctor` at 100,000
-        # memories (docs/scale.md). Collect rarely; the process ends soon anyway.
+        # collector's passes over them are a large share of `list` and `doctor` on a big
+        # vault (docs/scale.md). Collect rarely; the process ends soon anyway.
         if not LONG_RUNNING.intersection(argv[:3]):
             import gc
 
@@ -99,6 +114,7 @@ def main(argv: list[str] | None = None) -> int:
     state.exit_now = False
     from .trace import begin, finish
 
+    argv = _procedure_used(argv)
     token = begin(argv)  # debug mode: a trace of a read command, printed on stderr
     try:
         from .fast import parse

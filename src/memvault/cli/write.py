@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import enum
 import os
 import subprocess
 import sys
@@ -112,6 +113,36 @@ def forget(
         return
     result = vault.forget(memory_id, reason)
     print(f"forgot {memory_id} ({result.memory.path})")
+
+
+class Outcome(enum.StrEnum):
+    success = "success"
+    failure = "failure"
+
+
+@app.command("procedure-used")
+def procedure_used(
+    memory_id: str = typer.Argument(..., metavar="ID", help="The procedure's id."),
+    outcome: Outcome = typer.Option(..., "--outcome", help="How it went: success|failure."),
+    note: str = typer.Option("", "--note", help="What happened (kept in the commit message)."),
+    json_out: bool = typer.Option(False, "--json", help="Print the updated counters as JSON."),
+) -> None:
+    """Record that a procedure was followed and how it went: its times_used, success_rate
+    and last_used are updated (one commit), and `procedure` ranks better-working procedures
+    first. Also spelled `memvault procedure used ID ...`.
+
+    Example: memvault procedure used roll-back --outcome failure --note "tag was gone"
+    """
+    result = open_vault().procedure_used(memory_id, outcome.value, note)
+    meta = result.memory.meta
+    counters = {k: meta.get(k) for k in ("times_used", "success_rate", "last_used")}
+    if json_out:
+        emit_json({"id": result.memory.id, **counters, "commit": result.commit})
+        return
+    print(
+        f"{result.memory.id}\tused {counters['times_used']} time(s), success rate "
+        f"{counters['success_rate']}"
+    )
 
 
 @app.command()

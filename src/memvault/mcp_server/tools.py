@@ -25,6 +25,7 @@ def define_tools(vault: Vault) -> list[ToolSpec]:
         (read.recall, READ, "Recall memories"),
         (read.fact, READ, "Look up facts"),
         (read.procedure, READ, "Find a procedure"),
+        (write.procedure_used, WRITE, "Record a procedure's use"),
         (read.validate, READ, "Validate a statement"),
         (read.context, READ, "Memory context block"),
         (read.show, READ, "Show a memory"),

@@ -6,7 +6,7 @@ types below are the schema the model sees (see :mod:`.args`).
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Literal
 
 from mcp.types import CallToolResult
 from pydantic import Field
@@ -125,6 +125,13 @@ TurnQuery = Annotated[
 
 # --- forget, ingest ---------------------------------------------------------------------
 
+UseOutcome = Annotated[
+    Literal["success", "failure"], Field(description="How following the procedure went.")
+]
+UseNote = Annotated[
+    str,
+    Field(max_length=2000, description="What happened, in a sentence (kept in the commit)."),
+]
 ForgetId = Annotated[str, Field(min_length=1, max_length=128, description="The memory's id.")]
 Reason = Annotated[
     str,
@@ -272,6 +279,19 @@ class WriteTools:
             )
         res = vault.forget(id, reason)
         return result({"forgot": id, "path": res.memory.path, "commit": res.commit})
+
+    def procedure_used(
+        self, id: ForgetId, outcome: UseOutcome, note: UseNote = ""
+    ) -> CallToolResult:
+        """Report that you followed a procedure (found with `procedure`) and how it went.
+
+        Call it after you carry out a procedure's steps: success or failure. It updates the
+        procedure's times_used, success_rate and last_used (one git commit), so procedures that
+        work rank first next time and ones that keep failing get reviewed."""
+        res = self.vault.procedure_used(id, outcome, note)
+        meta = res.memory.meta
+        counters = {k: meta.get(k) for k in ("times_used", "success_rate", "last_used")}
+        return result({"id": res.memory.id, **counters, "commit": res.commit})
 
     def ingest(
         self, path: TranscriptPath, session: IngestSession = None, format: FormatArg = "auto"
