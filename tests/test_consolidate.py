@@ -235,6 +235,34 @@ def test_promotion_needs_three_episodes(vault: Vault) -> None:
     assert len(inbox(vault.core)) == 1
 
 
+def test_a_rejected_proposal_stays_rejected_until_new_evidence(vault: Vault) -> None:
+    texts = [
+        "Deploy failed on Friday because the migration locked the users table",
+        "Deploy failed on Friday because the migration locked the orders table",
+        "The deploy on Friday failed: migration locked a table again",
+        "Friday deploy failed again, the migration locked the invoices table",
+    ]
+    for text in texts[:3]:
+        episode(vault, text, tags=["deploy"])
+    consolidate(vault.core, now=weeks(1), only=["promote"])
+    (proposal,) = inbox(vault.core)
+    lib = Vault.open(vault.root, role="librarian")
+    reject(lib.core, proposal.id, "a coincidence, not a pattern")
+    log = (vault.root / ".memvault" / "reviews.log").read_text(encoding="utf-8")
+    entry = json.loads(log.splitlines()[-1])
+    assert entry["verdict"] == "rejected" and entry["id"] == proposal.id
+    assert sorted(entry["derived_from"]) == sorted(proposal.meta["derived_from"])
+    assert ".memvault/reviews.log" in git(vault.root, "show", "--name-only", "--format=", "HEAD")
+    for _ in range(2):  # the same episodes: not proposed again, run after run
+        result, _ = consolidate(vault.core, now=weeks(2), only=["promote"])
+        assert [a for a in result.actions if a.step == "promote"] == []
+        assert inbox(vault.core) == []
+    episode(vault, texts[3], tags=["deploy"])  # new evidence
+    consolidate(vault.core, now=weeks(3), only=["promote"])
+    (again,) = inbox(vault.core)
+    assert len(again.meta["derived_from"]) == 4
+
+
 def test_a_chain_of_look_alikes_drifting_apart_is_not_a_pattern(
     vault: Vault, monkeypatch: pytest.MonkeyPatch
 ) -> None:

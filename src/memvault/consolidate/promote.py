@@ -18,6 +18,7 @@ from collections import defaultdict
 from typing import TYPE_CHECKING, Any
 
 from ..memory import Memory, format_time, slugify
+from ..review import rejected_evidence
 from ..store.files import render_new
 from .compare import compare
 from .model import INBOX_DIR, Action, Owner, Plan, Progress, State, owner, union_strings
@@ -37,8 +38,15 @@ def plan_promote(vault: Core, state: State, result: Plan, progress: Progress | N
     ]
     proposed = {str(m.meta.get("derived_key")) for m in state.memories if m.meta.get("derived_key")}
     taken = {m.id for m in state.memories}
-    _propose_procedures(vault, result, episodes, proposed, taken)
-    _propose_patterns(vault, state, result, episodes, proposed, taken, progress)
+    rejected = rejected_evidence(vault.root)
+    _propose_procedures(vault, result, episodes, proposed, taken, rejected)
+    _propose_patterns(vault, state, result, episodes, proposed, taken, rejected, progress)
+
+
+def _was_rejected(ids: list[str], rejected: list[frozenset[str]]) -> bool:
+    """A reviewer rejected a proposal drawn from these episodes (or more): without an
+    episode of its own since, it is not proposed again."""
+    return any(rejected_set.issuperset(ids) for rejected_set in rejected)
 
 
 def derived_key(kind: str, ids: list[str]) -> str:
@@ -47,7 +55,12 @@ def derived_key(kind: str, ids: list[str]) -> str:
 
 
 def _propose_procedures(
-    vault: Core, result: Plan, episodes: list[Memory], proposed: set[str], taken: set[str]
+    vault: Core,
+    result: Plan,
+    episodes: list[Memory],
+    proposed: set[str],
+    taken: set[str],
+    rejected: list[frozenset[str]],
 ) -> None:
     minimum = int(vault.config.get("consolidate.promote_min_episodes", 3))
     by_steps: dict[tuple[tuple[str, ...], Owner], list[Memory]] = defaultdict(list)
@@ -60,7 +73,7 @@ def _propose_procedures(
             continue
         ids = sorted(m.id for m in members)
         derived = derived_key("steps", ids)
-        if derived in proposed:
+        if derived in proposed or _was_rejected(ids, rejected):
             continue
         first = min(members, key=lambda m: m.id)
         title = f"Procedure seen in {len(members)} episodes: {first.title}"[:80]
@@ -81,6 +94,7 @@ def _propose_patterns(
     episodes: list[Memory],
     proposed: set[str],
     taken: set[str],
+    rejected: list[frozenset[str]],
     progress: Progress | None,
 ) -> None:
     minimum = int(vault.config.get("consolidate.promote_min_episodes", 3))
@@ -100,7 +114,7 @@ def _propose_patterns(
         members = [episodes[i] for i in positions]
         ids = sorted(m.id for m in members)
         derived = derived_key("pattern", ids)
-        if derived in proposed:
+        if derived in proposed or _was_rejected(ids, rejected):
             continue
         central = members[int(np.argmax(sub @ sub.mean(axis=0)))]
         tags = union_strings(members, "tags")
