@@ -304,3 +304,17 @@ def test_consolidation_preview_and_apply(vault: Vault, serve: Any) -> None:
     history = _text(librarian.client.get("/m/kickoff/history"))
     assert "memvault: consolidate (" in history and "memvault: add episodic kickoff" in history
     assert "rename to archive/episodic/2020/01/kickoff.md" in history
+
+
+def test_inspector_searches_are_not_reads(vault: Vault, serve: Any) -> None:
+    from memvault.paths import ACCESS_LOG
+
+    log = vault.root / ACCESS_LOG
+    vault.recall("rate limit")  # an agent's read: logged
+    before = log.read_text(encoding="utf-8")
+    assert '"rate"' in before
+    running: Running = serve(vault)
+    for mode in ("recall", "search", "fact", "procedure"):
+        page = running.client.get(f"/search?q=rate+limit+requests&mode={mode}").text
+        assert 'id="hits"' in page
+    assert log.read_text(encoding="utf-8") == before  # browsing moved no read count

@@ -320,3 +320,24 @@ def test_bench_slice_with_the_real_model(real_model: None, tmp_path: Path) -> No
     }
     assert figures["accuracy"] >= 0.8, [(r["id"], r["verdict"], r["why"]) for r in rows]
     assert figures["false_supported_rate"] <= 0.1
+
+
+def test_only_the_deciding_fact_counts_as_read(vault: Vault) -> None:
+    from memvault.paths import ACCESS_LOG
+
+    vault.add("semantic", "The API rate limit is 100 requests per second", id="rate")
+    vault.add("semantic", "The API timeout is 30 seconds", id="timeout")
+    vault.add("semantic", "The API is served from eu-west-1", id="region")
+
+    def last_read() -> dict[str, Any]:
+        lines = (vault.root / ACCESS_LOG).read_text(encoding="utf-8").splitlines()
+        entry: dict[str, Any] = json.loads(lines[-1])
+        return entry
+
+    decided = vault.validate("The API rate limit is 200 requests per second")
+    assert decided.verdict == "contradicted" and decided.evidence_id == "rate"
+    assert len(decided.evidence) > 1  # several facts weighed ...
+    assert last_read()["ids"] == ["rate"]  # ... one used
+    unknown = vault.validate("The moon is made of cheese")
+    assert unknown.verdict == "unknown"
+    assert last_read()["ids"] == []

@@ -84,7 +84,14 @@ def search(request: Request) -> Response:
     limit = number(query.get("limit"), "limit", 1, 100, 20)
     result = None
     if q:
-        options: dict[str, Any] = {"limit": limit, "explain": True, "include_archive": archive}
+        # A person browsing is not an agent using a memory: no read is logged, so the
+        # inspector never moves read counts or relevance.
+        options: dict[str, Any] = {
+            "limit": limit,
+            "explain": True,
+            "include_archive": archive,
+            "log": False,
+        }
         if kind and mode in ("recall", "search"):
             options["kind"] = kind
         if scope:

@@ -152,7 +152,10 @@ def validate(
         result = _with_judge(vault, str(command), result, options.get("as_of"))
     ms = (time.perf_counter() - started) * 1000
     if log:
-        log_read(vault, "validate", statement, [e.hit.id for e in result.evidence], ms)
+        # Only the fact that decided the verdict was used; the others were merely weighed
+        # (an "unknown" uses none), so they gain no read count from it.
+        used = [result.evidence_id] if result.evidence_id and result.verdict != "unknown" else []
+        log_read(vault, "validate", statement, used, ms)
     return result.replace(ms=ms)
 
 
