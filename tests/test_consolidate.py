@@ -315,6 +315,25 @@ def test_review_accept_and_reject(vault: Vault) -> None:
     assert "reject" in last_message(vault.root)
 
 
+def test_weekly_runs_distill_a_transcript_before_it_is_archived(vault: Vault) -> None:
+    for i in range(6):
+        vault.log(
+            "s9",
+            "user" if i % 2 == 0 else "assistant",
+            f"Turn {i}: staging now runs on db-stg-3 and on-call rotates on Mondays.",
+            when=T0 + dt.timedelta(minutes=i),
+        )
+    transcript = vault.get("session-s9")
+    for week in range(1, 7):  # weekly consolidation, as a team runs it
+        consolidate(vault.core, now=weeks(week))
+        current = vault.get("session-s9")
+        summarised = any(m.id == "summary-session-s9" for m in vault.all_memories())
+        if current.path.startswith("archive/"):
+            assert summarised, f"archived in week {week} before it was distilled"
+    assert vault.get("session-s9").path == f"archive/{transcript.path}"
+    assert "db-stg-3" in vault.get("summary-session-s9").content + vault.get("session-s9").content
+
+
 def test_distillation_summarises_old_transcripts(vault: Vault) -> None:
     when = T0
     for i in range(8):

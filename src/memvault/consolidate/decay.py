@@ -140,7 +140,10 @@ def plan_decay(
                 what = f"relevance {old if old is not None else '-'} → {rounded}"
                 why = rel.explain().splitlines()[0]
                 result.actions.append(Action("decay", m.id, m.path, what, why, changes))
-        if m.status == "active" and rel.rate < 1.0 and rel.value < threshold:
+        # A transcript leaves by distillation only: archived for low relevance first, it
+        # would never be summarised, and what was said in it never becomes knowledge.
+        undistilled = m.category == "transcript"
+        if m.status == "active" and rel.rate < 1.0 and rel.value < threshold and not undistilled:
             why = f"relevance {rel.value:.3f} < {threshold} (archive_below)"
             state.archive(m, result, "decay", why)
         elif (
@@ -169,6 +172,11 @@ def why(vault: Core, memory_id: str, now: dt.datetime | None = None) -> str:
         lines.append(
             f"  below archive_below {threshold}: archived; "
             "using it (--include-archive) brings it back"
+        )
+    elif rel.value < threshold and m.category == "transcript":
+        lines.append(
+            f"  below archive_below {threshold}: a transcript is archived once it is distilled"
+            " (consolidate.distill_after_days after its last turn)"
         )
     elif rel.value < threshold:
         lines.append(f"  below archive_below {threshold}: the next consolidation archives it")
