@@ -869,7 +869,12 @@ def test_pause_and_resume(cli: Cli, v: Path) -> None:
     ok(cli("--vault", v, "resume", "--scope", "team"))
     assert Vault.open(v).config.get("paused") == []
     ok(cli("--vault", v, "add", "fact", "back to work"))
-    assert one_line_error(cli("--vault", v, "pause", "--scope", "everything"))
+    before = commit_count(v)
+    for verb in ("pause", "resume"):
+        line = one_line_error(cli("--vault", v, verb, "--scope", "everything"))
+        assert "expected self|team|global" in line, (verb, line)
+    resumed = ok(cli("--vault", v, "resume", "--scope", "team"))  # not paused: nothing to do
+    assert "was not paused" in resumed.out and commit_count(v) == before
 
 
 # --- errors at the boundary -----------------------------------------------------------------------

@@ -274,27 +274,26 @@ def _with_import_bar(work: Any) -> Any:
 
 
 @app.command()
-def pause(scope: str = typer.Option(..., "--scope", help="self|team|global.")) -> None:
+def pause(
+    scope: str = typer.Option(..., "--scope", help="self|team|global."),
+    why: str = typer.Option("", "--why", help="Why (kept in the commit message)."),
+) -> None:
     """Stop capture for a scope: writes to it are refused until 'resume'.
 
-    Example: memvault pause --scope self
+    Example: memvault pause --scope self --why "pairing with a customer"
     """
-    vault = open_vault()
-    paused = list(vault.config.get("paused") or [])
-    if scope not in ("self", "team", "global"):
-        raise MemvaultError(f"expected self|team|global, got {scope!r}", key="scope")
-    if scope not in paused:
-        vault.set_config("paused", [*paused, scope], f"pause capture for scope {scope}")
-    print(f"capture paused for scope {scope}")
+    sha = open_vault().pause(scope, why)
+    print(f"capture paused for scope {scope}" + ("" if sha else " (it already was)"))
 
 
 @app.command()
-def resume(scope: str = typer.Option(..., "--scope", help="self|team|global.")) -> None:
+def resume(
+    scope: str = typer.Option(..., "--scope", help="self|team|global."),
+    why: str = typer.Option("", "--why", help="Why (kept in the commit message)."),
+) -> None:
     """Resume capture for a paused scope.
 
     Example: memvault resume --scope self
     """
-    vault = open_vault()
-    paused = [s for s in (vault.config.get("paused") or []) if s != scope]
-    vault.set_config("paused", paused, f"resume capture for scope {scope}")
-    print(f"capture resumed for scope {scope}")
+    sha = open_vault().resume(scope, why)
+    print(f"capture resumed for scope {scope}" + ("" if sha else " (it was not paused)"))
