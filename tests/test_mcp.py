@@ -884,3 +884,18 @@ def test_procedure_used_updates_the_procedure(root: Path) -> None:
             assert commit_count(root) == before + 2
 
     run(main)
+
+
+def test_a_secret_refusal_speaks_mcp_not_cli(root: Path) -> None:
+    async def main() -> None:
+        async with connect(root, agent="alice", team="web") as s:
+            before = commit_count(root)
+            res = await s.call_tool(
+                "remember", {"kind": "fact", "content": "the key is AKIAABCDEFGHIJKLMNOP"}
+            )
+            text = res.content[0].text  # type: ignore[union-attr]
+            assert res.is_error and "refused" in text
+            assert "--allow-secrets" not in text and "can't override" in text
+            assert commit_count(root) == before
+
+    run(main)

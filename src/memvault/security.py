@@ -121,7 +121,7 @@ def check_secrets(
         first = findings[0]
         raise SecretDetectedError(
             f"looks like a {first.kind} ({first.excerpt}); refused. "
-            "Remove it, allow-list it in security.allow, or pass --allow-secrets",
+            "Remove it, or allow-list it in security.allow",
             where,
             "content",
         )

@@ -15,7 +15,7 @@ import os
 import sys
 from pathlib import Path
 
-from ..errors import MemvaultError
+from ..errors import MemvaultError, SecretDetectedError
 from ..values import TYPE_CHECKING
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -125,7 +125,9 @@ def main(argv: list[str] | None = None) -> int:
         else:
             code = _run_typer(argv)
     except MemvaultError as exc:
-        print(f"Error: {one_line(str(exc))}", file=sys.stderr)
+        # Each door says how to override a refusal its own way: here, with a flag.
+        hint = ", or pass --allow-secrets" if isinstance(exc, SecretDetectedError) else ""
+        print(f"Error: {one_line(str(exc))}{hint}", file=sys.stderr)
         code = exc.exit_code
     except KeyboardInterrupt:
         print("Interrupted.", file=sys.stderr)

@@ -36,7 +36,7 @@ from mcp.types import (
 )
 
 from .. import Vault, debug
-from ..errors import MemvaultError, NotFoundError
+from ..errors import MemvaultError, NotFoundError, SecretDetectedError
 from .args import READ
 from .changes import ChangeAnnouncer
 from .resources import InvalidCursor, ResourceList
@@ -178,6 +178,13 @@ class Session:
                     if reads and debug.enabled(self.vault.root):
                         return traced(self.vault, fn, args, kwargs)
                     return fn(*args, **kwargs)
+                except SecretDetectedError as exc:
+                    # A tool has no override: the agent leaves the credential out (or a
+                    # person allow-lists it), said in MCP's terms rather than the CLI's.
+                    raise ToolError(
+                        f"{exc}; an agent can't override this: write it without the"
+                        " credential, or ask the user to allow-list it"
+                    ) from exc
                 except MemvaultError as exc:
                     raise ToolError(str(exc)) from exc
                 except ToolError:
