@@ -124,6 +124,37 @@ def test_unknown_host_is_refused(vault: Vault, serve: Any) -> None:
     assert response.status_code == 400
 
 
+def test_host_names_match_in_any_case(vault: Vault, serve: Any) -> None:
+    running: Running = serve(vault)
+    port = running.server.port
+    for host in (f"LOCALHOST:{port}", f"LocalHost:{port}", f"127.0.0.1:{port}"):
+        assert running.client.get("/", headers={"Host": host}).status_code == 200, host
+
+
+@pytest.mark.parametrize("path", ["//evil.example/", "/\\evil.example/", "///evil.example/x"])
+def test_the_token_redirect_stays_on_this_server(vault: Vault, serve: Any, path: str) -> None:
+    running: Running = serve(vault)
+    token = running.server.token
+    response = running.client.get(f"{running.server.base}{path}?token={token}")
+    location = response.headers.get("location", "")
+    assert response.status_code == 303, response.text
+    assert location.startswith("/") and not location.startswith(("//", "/\\")), location
+
+
+def test_a_wildcard_bind_answers_to_the_machines_names(vault: Vault) -> None:
+    from memvault.ui import Server, machine_names
+
+    server = Server(vault, host="0.0.0.0", port=0)
+    try:
+        names = machine_names()
+        assert names  # the host name at least
+        for name in (*names, "127.0.0.1", "localhost", "0.0.0.0"):
+            assert f"{name.lower()}:{server.port}" in server.guard.hosts, name
+        assert f"attacker.example:{server.port}" not in server.guard.hosts
+    finally:
+        server.socket.close()
+
+
 @pytest.mark.parametrize(
     "path",
     [

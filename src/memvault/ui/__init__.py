@@ -48,6 +48,22 @@ def open_vault_for_ui(vault: Vault) -> Vault:
     )
 
 
+def machine_names() -> set[str]:
+    """The names and addresses other machines may reach this one by: its host name, its
+    fully qualified name, and every address those resolve to (no network is asked beyond
+    the resolver)."""
+    import socket
+
+    names = {socket.gethostname(), socket.getfqdn()}
+    for name in list(names):
+        try:
+            found = socket.getaddrinfo(name, None)
+        except OSError:
+            continue
+        names.update(str(info[4][0]) for info in found)
+    return {n for n in names if n}
+
+
 class Server:
     """The inspector on ``host:port`` (0: a free port), served by uvicorn."""
 
@@ -69,7 +85,12 @@ class Server:
         self.socket.listen(128)  # connections wait in the backlog until uvicorn serves them
         self.port = int(self.socket.getsockname()[1])
         self.token = token or new_token()
-        names = {*LOCAL_NAMES, host} if host in ("127.0.0.1", "localhost", "::1") else {host}
+        if host in ("0.0.0.0", "::"):  # every address of this machine: its names answer
+            names = {*LOCAL_NAMES, host, *machine_names()}
+        elif host in ("127.0.0.1", "localhost", "::1"):
+            names = {*LOCAL_NAMES, host}
+        else:
+            names = {host}
         self.guard = Guard(self.token, self.port, names)
         self.session = Session(open_vault_for_ui(vault), self.guard)
         self._server: uvicorn.Server | None = None

@@ -72,13 +72,14 @@ class Guard:
         self.port = port
         self.cookie = f"memvault_ui_{port}"  # cookies ignore ports: one name per server
         self.csrf = hmac.new(token.encode(), b"csrf", "sha256").hexdigest()
-        self.hosts = {f"{h}:{port}" for h in hosts} | {f"[{h}]:{port}" for h in hosts if ":" in h}
+        names = {h.lower() for h in hosts}
+        self.hosts = {f"{h}:{port}" for h in names} | {f"[{h}]:{port}" for h in names if ":" in h}
 
     def origins(self) -> set[str]:
         return {f"http://{h}" for h in self.hosts}
 
     def check_host(self, request: Request) -> None:
-        host = request.headers.get("host", "")
+        host = request.headers.get("host", "").lower()  # host names are case-insensitive
         if host not in self.hosts:
             raise Refusal(400, f"refused: this server answers to {sorted(self.hosts)[0]} only")
 
@@ -137,7 +138,10 @@ class Guard:
             if not hmac.compare_digest(token, self.token):
                 raise Refusal(403, "refused: wrong token; use the URL 'memvault ui' printed")
             kept = [(k, v) for k, v in request.query_params.multi_items() if k != "token"]
-            target = request.url.path + (f"?{urlencode(kept)}" if kept else "")
+            # One leading slash: "//evil.example/?token=..." must not send the browser (with
+            # its new cookie's page) to another site; browsers read "/\\" as "//" too.
+            path = "/" + request.url.path.lstrip("/\\")
+            target = path + (f"?{urlencode(kept)}" if kept else "")
             response = RedirectResponse(target, 303)  # the token leaves the address bar
             response.set_cookie(self.cookie, self.token, httponly=True, samesite="strict", path="/")
             return response
