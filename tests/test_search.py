@@ -451,3 +451,13 @@ def test_importing_the_cli_stays_light() -> None:
         [sys.executable, "-c", code], capture_output=True, text=True, check=True
     ).stdout
     assert out.strip() == "[]"
+
+
+def test_a_snippet_of_one_long_line_is_cut(vault: Vault) -> None:
+    from memvault.search.results import SNIPPET_CHARS
+
+    blob = "minified:" + "x" * 20_000
+    vault.add("semantic", f"Bundle {blob}", title="The bundled script", id="bundle")
+    (hit,) = [h for h in vault.search("bundled script minified").hits if h.id == "bundle"]
+    assert len(hit.snippet) <= SNIPPET_CHARS and hit.snippet.endswith("…")
+    assert hit.snippet.startswith("Bundle minified:xxx")

@@ -126,8 +126,21 @@ _DATE_PREFIX = re.compile(r"^\[[^\]]{1,40}\]\s*")
 _WORD = re.compile(r"\w+", re.UNICODE)
 
 
+SNIPPET_CHARS = 320  # a snippet is a glance: a line with no spaces is still cut here
+
+
 def snippet(text: str, tokens: Sequence[str], width: int = 32) -> str:
-    """About ``width`` words of ``text`` around the first query word it contains."""
+    """About ``width`` words of ``text`` around the first query word it contains, at most
+    :data:`SNIPPET_CHARS` characters (a minified line or a pasted blob has no words to
+    stop at)."""
+    return _cut(_words_around(text, tokens, width))
+
+
+def _cut(text: str) -> str:
+    return text if len(text) <= SNIPPET_CHARS else text[: SNIPPET_CHARS - 2].rstrip() + " …"
+
+
+def _words_around(text: str, tokens: Sequence[str], width: int) -> str:
     text = _DATE_PREFIX.sub("", text.strip())
     words = text.split()
     if len(words) <= width:
