@@ -72,6 +72,7 @@ WRITE_COMMANDS = (
     "add",
     "log",
     "forget",
+    "procedure-used",
     "import",
     "ingest",
     "consolidate",

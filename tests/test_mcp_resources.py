@@ -331,11 +331,15 @@ def test_every_tool_returns_its_structured_content_as_its_json_text(
                 "remember", {"kind": "fact", "content": "The API limit is 100/s", "subject": "api"}
             )
             gone = await s.call_tool("remember", {"kind": "fact", "content": "A wrong fact"})
+            proc = await s.call_tool(
+                "remember", {"kind": "procedure", "content": "Deploy", "steps": ["Build", "Push"]}
+            )
             calls: list[tuple[str, dict[str, Any]]] = [
                 ("log_turn", {"session": "s1", "text": "Hi", "rating": "helpful", "query": "Q?"}),
                 ("recall", {"query": "API limit"}),
                 ("fact", {"query": "API limit"}),
                 ("procedure", {"query": "how do I deploy?"}),
+                ("procedure_used", {"id": proc.structured_content["id"], "outcome": "success"}),  # type: ignore[index]
                 ("validate", {"statement": "The API limit is 100/s"}),
                 ("context", {"query": "API", "budget": 500}),
                 ("show", {"id": fact.structured_content["id"]}),  # type: ignore[index]
@@ -347,6 +351,7 @@ def test_every_tool_returns_its_structured_content_as_its_json_text(
                 ("insights", {}),
             ]
             results = {"remember": fact}
+            assert not proc.is_error
             for name, args in calls:
                 results[name] = await s.call_tool(name, args)
             assert set(results) == ALL_TOOLS
