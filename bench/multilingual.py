@@ -4,6 +4,7 @@
     python bench/multilingual.py --languages en       # the English-only setup (MiniLM)
     python bench/multilingual.py --split tune --json
     python bench/multilingual.py --embedder fake --data other.json --workdir /tmp/mlb
+    python bench/multilingual.py --data path/to/public/multilingual --sample 400 --json
 
 The data file holds ``{"passages": [{"id", "lang", "text"}], "queries": [{"id", "lang",
 "kind": "same|cross|mixed", "q", "relevant": [passage ids], "split": "tune|heldout"}]}``
@@ -31,6 +32,22 @@ Reported, in percent, overall, by query language, by kind and by language x kind
 Two baselines run in the same process on the same passages: plain BM25 (SQLite FTS5,
 ``unicode61 remove_diacritics 2``, OR of the query's words) and plain dense (the same
 embedder's ``embed_documents``/``embed_query``, cosine, top 10).
+
+Besides, from the same vault: memvault's own **keyword leg** alone and **vector leg** alone
+(what :func:`memvault.search.ranking.gather` finds for the query, a memory ranked as its best
+chunk) and their **reciprocal-rank fusion** (RRF, k=60): the plain fusion recall has to beat.
+
+**Public sets** (``bench/public_retrieval.py`` reads them; where to get each:
+``docs/retrieval.md``): ``--data`` names a folder holding XQuAD (``xquad.ru.json`` and
+``xquad.en.json``: Russian and English questions -> Russian paragraphs), FaQuAD
+(``faquad.pt.json``: pt -> pt) and NTREX-128 (``ntrex.*``: an English or Russian sentence ->
+its Ukrainian document; English -> Russian and Portuguese documents), or one of those files.
+Each task gets a vault of its own, made as above except that the passages are imported in
+one commit (``memvault import``: hundreds of commits would be most of the run) and every
+query is asked through ``vault.recall`` as for our set. Queries are split tune/test by a
+fixed hash of their passage's id; ``--sample N`` asks at most N queries per task, query
+language and split (seed ``--seed``); the figures say n. Plain BM25 runs beside, and our
+own set in the same process unless ``--no-own``.
 
 ``--json`` prints one JSON object and nothing else on stdout (progress goes to stderr).
 The exit code is 1 if any query raised, 2 if the run could not start.
@@ -67,6 +84,8 @@ _WORD_RE = re.compile(r"\w+")
 _ID_BAD_RE = re.compile(r"[^a-z0-9]+")
 
 Ranker = Callable[[str], list[str]]
+RRF_K = 60  # reciprocal-rank fusion's constant (Cormack et al. 2009)
+LEGS = ("keyword_leg", "dense_leg", "rrf")
 
 
 # --- data ----------------------------------------------------------------------------------
@@ -144,7 +163,7 @@ def score(ranked: Sequence[str], relevant: Iterable[str]) -> tuple[float, float]
     return recall, rr
 
 
-def reindex_summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
+def summarize(rows: list[dict[str, Any]]) -> dict[str, Any]:
     """Percent figures overall, by_lang, by_kind and by_lang_kind from per-query rows."""
 
     def agg(group: list[dict[str, Any]]) -> dict[str, Any]:
@@ -291,6 +310,47 @@ def dense_ranker(passages: list[dict[str, Any]], spec: str) -> tuple[Ranker, flo
     return rank, embedded
 
 
+def leg_rankers(vault: Any, ids: dict[str, str]) -> dict[str, Ranker]:
+    """memvault's own two legs, each alone, and their reciprocal-rank fusion (k=60): the
+    keyword leg (FTS5 BM25 over the index's lemmatised words, the query's stopwords out) and
+    the vector leg (cosine to each chunk), as :func:`memvault.search.ranking.gather` runs
+    them for a search with no filter; a memory ranks as its best chunk."""
+    from memvault.index import ensure_fresh
+    from memvault.index import query as iq
+    from memvault.search.engine import dense_vector
+    from memvault.search.options import build_filter
+    from memvault.search.ranking import Plan, gather, weights
+
+    last: dict[str, dict[str, list[str]]] = {}
+
+    def legs(q: str) -> dict[str, list[str]]:
+        if q in last:
+            return last[q]
+        idx = ensure_fresh(vault.core)
+        types, filt = build_filter(vault.core, {})
+        plan = Plan(types=types, filt=filt, limit=LIMIT)
+        with idx.lock:
+            found = gather(
+                idx, iq.query_tokens(q), dense_vector(vault.core, idx, q), plan, weights(vault.core)
+            )
+
+        def order(leg: list[tuple[int, int, float]]) -> list[str]:
+            names = (found.rows[doc].id for _, doc, _ in leg if doc in found.rows)
+            return [ids[m] for m in dict.fromkeys(names) if m in ids]
+
+        keyword, vector = order(found.keyword), order(found.vector)
+        fused: dict[str, float] = {}
+        for ranking in (keyword, vector):
+            for rank, pid in enumerate(ranking, 1):
+                fused[pid] = fused.get(pid, 0.0) + 1.0 / (RRF_K + rank)
+        rrf = sorted(fused, key=lambda pid: -fused[pid])
+        last.clear()
+        last[q] = {"keyword_leg": keyword, "dense_leg": vector, "rrf": rrf}
+        return last[q]
+
+    return {name: (lambda q, name=name: legs(q)[name]) for name in LEGS}
+
+
 # --- run -----------------------------------------------------------------------------------
 
 
@@ -305,11 +365,12 @@ def ms(values: list[float], q: float) -> float:
     return round(1000 * values[min(len(values) - 1, int(q * len(values)))], 1)
 
 
-def run(args: argparse.Namespace) -> tuple[dict[str, Any], int]:
-    passages, all_queries = load_data(Path(args.data))
+def run_own(args: argparse.Namespace, path: Path) -> tuple[dict[str, Any], int]:
+    """A set of our own format (the module doc): every system's figures and the exit code."""
+    passages, all_queries = load_data(path)
     queries = select_split(all_queries, args.split)
     if not queries:
-        raise SystemExit(f"no queries in split {args.split!r} of {args.data}")
+        raise SystemExit(f"no queries in split {args.split!r} of {path}")
     log(f"{len(passages)} passages, {len(queries)} queries (split {args.split})")
     errors: list[dict[str, str]] = []
     timing: dict[str, Any] = {}
@@ -332,6 +393,11 @@ def run(args: argparse.Namespace) -> tuple[dict[str, Any], int]:
         log(f"  add {added:.1f} s, reindex {indexed:.1f} s; asking {len(queries)} queries ...")
         rows, qtimes = evaluate(queries, recall_ranker(vault, ids), "memvault", errors)
         timing.update(recall_p50_ms=ms(qtimes, 0.5), recall_p95_ms=ms(qtimes, 0.95))
+        log("memvault's legs alone, and their RRF ...")
+        legs = {
+            name: evaluate(queries, rank, name, errors)[0]
+            for name, rank in leg_rankers(vault, ids).items()
+        }
         log("baselines: BM25 ...")
         bm25_rows, _ = evaluate(queries, bm25_ranker(passages), "bm25", errors)
         log(f"baselines: dense ({spec}) ...")
@@ -339,8 +405,18 @@ def run(args: argparse.Namespace) -> tuple[dict[str, Any], int]:
         dense_rows, dtimes = evaluate(queries, rank, "dense", errors)
         timing.update(dense_embed_s=round(embedded, 1), dense_query_p50_ms=ms(dtimes, 0.5))
     timing["total_s"] = round(time.perf_counter() - wall, 1)
-    result = reindex_summary(rows)
-    result["baselines"] = {"bm25": reindex_summary(bm25_rows), "dense": reindex_summary(dense_rows)}
+    result = summarize(rows)
+    result["baselines"] = {name: summarize(got) for name, got in legs.items()}
+    result["baselines"].update(bm25=summarize(bm25_rows), dense=summarize(dense_rows))
+    every = {"memvault": rows, **legs, "bm25": bm25_rows, "dense": dense_rows}
+    split_of = {q["id"]: q.get("split") for q in queries}
+    result["by_split"] = {  # overall R@5 and MRR@10 of every system, per split of the queries
+        split: {
+            name: summarize([r for r in got if split_of[r["id"]] == split])["overall"]
+            for name, got in every.items()
+        }
+        for split in ("tune", "heldout")
+    }
     result.update(
         split=args.split,
         embedder=spec if args.embedder else f"{spec} (chosen by init --language)",
@@ -348,25 +424,194 @@ def run(args: argparse.Namespace) -> tuple[dict[str, Any], int]:
         settings={key: value for key, value in args.set},
         n_queries=len(queries),
         n_passages=len(passages),
-        data=str(args.data),
+        data=str(path),
         timing=timing,
         errors=errors,
     )
     return result, 1 if errors else 0
 
 
+# --- public sets ---------------------------------------------------------------------------
+
+# No plain dense baseline here: the vector leg alone is one (the same embedder's cosine, a
+# memory as its best chunk), and embedding every passage twice would double the run.
+SYSTEMS = ("memvault", *LEGS, "bm25")
+PUBLIC_SPLITS = ("tune", "test")
+
+
+def sample_queries(queries: list[dict[str, Any]], size: int, seed: int) -> list[dict[str, Any]]:
+    """At most ``size`` queries per query language and split, drawn with a fixed seed."""
+    import random
+
+    groups: dict[tuple[str, str], list[dict[str, Any]]] = defaultdict(list)
+    for q in queries:
+        groups[(q["lang"], q["split"])].append(q)
+    out: list[dict[str, Any]] = []
+    for key in sorted(groups):
+        group = groups[key]
+        if size and len(group) > size:
+            group = random.Random(f"{seed}:{key[0]}:{key[1]}").sample(group, size)
+        out += sorted(group, key=lambda q: q["id"])
+    return out
+
+
+def import_vault(
+    folder: Path, passages: list[dict[str, Any]], args: argparse.Namespace
+) -> tuple[Any, dict[str, str], float, float]:
+    """A vault holding every passage as a fact, imported in one commit as ``memvault import``
+    does (a public set's hundreds of passages, one commit each, would be most of the run).
+    Returns (vault, {memory id: passage id}, seconds importing, seconds indexing)."""
+    from memvault import Vault
+
+    vault = Vault.init(folder, languages=args.languages.split(","))
+    if args.embedder:
+        vault.set_config("embedder", args.embedder, "bench embedder")
+    for key, value in args.set:
+        vault.set_config(key, value, f"bench setting {key}")
+    ids = memory_ids([p["id"] for p in passages])
+    by_pid = {pid: mid for mid, pid in ids.items()}
+    source = folder.parent / "passages.jsonl"
+    with source.open("w", encoding="utf-8") as f:
+        for p in passages:
+            record = {"type": "semantic", "id": by_pid[p["id"]], "tags": [p["lang"]]}
+            f.write(json.dumps({**record, "content": p["text"]}, ensure_ascii=False) + "\n")
+    started = time.perf_counter()
+    report = vault.import_file(source, "jsonl")
+    if report.problems or report.added != len(passages):
+        raise SystemExit(
+            f"{folder}: imported {report.added}/{len(passages)}: {report.problems[:3]}"
+        )
+    imported = time.perf_counter() - started
+    started = time.perf_counter()
+    vault.reindex()
+    return vault, ids, imported, time.perf_counter() - started
+
+
+def run_task(task: dict[str, Any], base: Path, args: argparse.Namespace) -> dict[str, Any]:
+    """One public task in a vault of its own: every system on its sampled queries."""
+    passages = task["passages"]
+    queries = sample_queries(task["queries"], args.sample, args.seed)
+    log(f"{task['name']}: {len(passages)} passages, {len(queries)} queries; importing ...")
+    vault, ids, imported, indexed = import_vault(base / task["name"] / "vault", passages, args)
+    spec = str(vault.config.get("embedder") or "default")
+    errors: list[dict[str, str]] = []
+    rankers: dict[str, Ranker] = {"memvault": recall_ranker(vault, ids)}
+    rankers.update(leg_rankers(vault, ids))
+    rankers["bm25"] = bm25_ranker(passages)
+    figures: dict[str, Any] = {}
+    for name, rank in rankers.items():
+        log(f"  {name} ...")
+        rows, times = evaluate(queries, rank, name, errors)
+        figures[name] = {
+            split: summarize([r for r, q in zip(rows, queries, strict=True) if q["split"] == split])
+            for split in PUBLIC_SPLITS
+        }
+        if name == "memvault":
+            figures[name]["p50_ms"] = ms(times, 0.5)
+    return {
+        "passages": len(passages),
+        "queries": {s: sum(q["split"] == s for q in queries) for s in PUBLIC_SPLITS},
+        "queries_in_set": {s: sum(q["split"] == s for q in task["queries"]) for s in PUBLIC_SPLITS},
+        "embedder": spec,
+        "systems": figures,
+        "timing": {"import_s": round(imported, 1), "index_s": round(indexed, 1)},
+        "errors": errors,
+    }
+
+
+def run(args: argparse.Namespace) -> tuple[dict[str, Any], int]:
+    """Our own set alone, or the public sets at ``--data`` and our own set beside them."""
+    sys.path.insert(0, str(ROOT / "bench"))
+    from public_retrieval import read
+
+    path = Path(args.data)
+    if not path.exists():
+        raise SystemExit(f"{path}: no such file or folder")
+    tasks = read(path)
+    if tasks is None:
+        return run_own(args, path)
+    wanted = set(args.task or [])
+    tasks = [t for t in tasks if not wanted or t["name"] in wanted]
+    result: dict[str, Any] = {
+        "data": str(path),
+        "sample": {"per_language_and_split": args.sample or None, "seed": args.seed},
+        "languages": args.languages,
+        "settings": {key: value for key, value in args.set},
+        "tasks": {},
+    }
+    wall = time.perf_counter()
+    with contextlib.ExitStack() as stack:
+        if args.workdir:
+            Path(args.workdir).mkdir(parents=True, exist_ok=True)
+            base = Path(tempfile.mkdtemp(prefix="multilingual-", dir=args.workdir))
+        else:
+            base = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="mv-multiling-")))
+        stack.enter_context(contextlib.redirect_stdout(sys.stderr))
+        for t in tasks:
+            result["tasks"][t["name"]] = run_task(t, base, args)
+    code = 1 if any(t["errors"] for t in result["tasks"].values()) else 0
+    if not args.no_own:
+        log(f"our own set ({DEFAULT_DATA.name}) ...")
+        own, own_code = run_own(args, DEFAULT_DATA)
+        result["own"] = own
+        code = code or own_code
+    result["total_s"] = round(time.perf_counter() - wall, 1)
+    return result, code
+
+
+def render_public(result: dict[str, Any]) -> str:
+    names = {
+        "memvault": "memvault",
+        "keyword_leg": "keyword",
+        "dense_leg": "dense leg",
+        "rrf": "RRF k=60",
+        "bm25": "BM25",
+    }
+    head = f"{'':28}{'n':>5}" + "".join(f"{names[s]:>10}" for s in SYSTEMS)
+    lines = [
+        "R@5 (%): memvault = vault.recall(limit=10); keyword / dense leg = memvault's own legs "
+        "alone; RRF k=60 of the two; BM25 = plain FTS5 unicode61. "
+        f"Sample: {result['sample']}",
+        head,
+    ]
+    for name, t in result["tasks"].items():
+        systems = t["systems"]
+        for split in PUBLIC_SPLITS:
+            for lang, fig in systems["memvault"][split]["by_lang"].items():
+                cells = "".join(
+                    f"{fmt(systems[s][split]['by_lang'][lang]['R@5']):>10}" for s in SYSTEMS
+                )
+                label = f"{name} {lang} ({split})"
+                lines.append(f"{label:28}{fig['n']:>5}{cells}")
+    if "own" in result:
+        own = result["own"]
+        systems_own = {"memvault": own, **own["baselines"]}
+        cells = "".join(f"{fmt(systems_own[s]['overall']['R@5']):>10}" for s in SYSTEMS)
+        lines.append(f"{'own set, all':28}{own['overall']['n']:>5}{cells}")
+        for split, figures in own["by_split"].items():
+            cells = "".join(f"{fmt(figures[s]['R@5']):>10}" for s in SYSTEMS)
+            lines.append(f"{'own set, ' + split:28}{figures['memvault']['n']:>5}{cells}")
+    lines.append(f"total {result['total_s']} s")
+    return "\n".join(lines)
+
+
 def render(result: dict[str, Any]) -> str:
+    b = result["baselines"]
     systems = [
         ("memvault", result),
-        ("BM25", result["baselines"]["bm25"]),
-        ("dense", result["baselines"]["dense"]),
+        ("keyword", b["keyword_leg"]),
+        ("dense leg", b["dense_leg"]),
+        ("RRF k=60", b["rrf"]),
+        ("BM25", b["bm25"]),
+        ("dense", b["dense"]),
     ]
-    head = f"{'':14}{'n':>5}" + "".join(f"  {name:>8} R@5 MRR@10" for name, _ in systems)
+    head = f"{'':14}{'n':>5}" + "".join(f"  {name:>9} R@5 MRR@10" for name, _ in systems)
     lines = [
         f"multilingual retrieval: {result['n_queries']} queries (split {result['split']}), "
         f"{result['n_passages']} passages; embedder {result['embedder']}",
-        "R@5 and MRR@10 in percent; memvault = vault.recall(limit=10); BM25 = FTS5 unicode61; "
-        "dense = same embedder, cosine",
+        "R@5 and MRR@10 in percent; memvault = vault.recall(limit=10); keyword / dense leg = "
+        "memvault's own legs alone, RRF k=60 of the two; BM25 = FTS5 unicode61; dense = same "
+        "embedder, cosine",
         "",
         head,
     ]
@@ -379,7 +624,7 @@ def render(result: dict[str, Any]) -> str:
             for key in path:
                 node = node[key]
             n = node["n"]
-            cells.append(f"  {'':>8} {fmt(node['R@5']):>4} {fmt(node['MRR@10']):>6}")
+            cells.append(f"  {'':>9} {fmt(node['R@5']):>4} {fmt(node['MRR@10']):>6}")
         return f"{label:14}{n:>5}" + "".join(cells)
 
     lines.append(line("overall", ("overall",)))
@@ -418,7 +663,30 @@ def fmt(value: float | None) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--data", default=str(DEFAULT_DATA), help="Data file (default: %(default)s).")
+    ap.add_argument(
+        "--data",
+        default=str(DEFAULT_DATA),
+        help="A data file of our own format (default: %(default)s), or a folder (or file) of "
+        "public sets: xquad.ru.json (+ xquad.en.json), faquad.pt.json, ntrex.*.",
+    )
+    ap.add_argument(
+        "--task",
+        action="append",
+        help="Public sets: only this task (xquad, faquad, ntrex-uk, ntrex-ru, ntrex-pt); "
+        "repeatable.",
+    )
+    ap.add_argument(
+        "--sample",
+        type=int,
+        default=0,
+        metavar="N",
+        help="Public sets: at most N queries per task, query language and split, drawn with "
+        "--seed (default: all).",
+    )
+    ap.add_argument("--seed", type=int, default=0, help="Seed of --sample (default: 0).")
+    ap.add_argument(
+        "--no-own", action="store_true", help="Public sets: leave out our own set's figures."
+    )
     ap.add_argument(
         "--languages",
         default="en,pt,ru,uk",
@@ -459,9 +727,11 @@ def main(argv: list[str] | None = None) -> int:
     if args.json:
         print(json.dumps(result, ensure_ascii=False))
     else:
-        print(render(result))
+        print(render_public(result) if "tasks" in result else render(result))
     if code:
-        log(f"{len(result['errors'])} query error(s); first: {result['errors'][0]}")
+        errors = [*result.get("errors", []), *result.get("own", {}).get("errors", [])]
+        errors += [e for t in result.get("tasks", {}).values() for e in t["errors"]]
+        log(f"{len(errors)} query error(s); first: {errors[:1]}")
     return code
 
 
