@@ -229,6 +229,22 @@ def test_explain_breaks_the_score_down(vault: Vault) -> None:
     assert hit.as_dict()["explain"]["score"] == pytest.approx(hit.score, abs=1e-3)
 
 
+def test_a_weak_best_keyword_match_is_not_a_full_point(vault: Vault) -> None:
+    """Keyword scores are divided by the best match's or by a full match of the query
+    (each word once, average length), whichever is larger: a best match holding one word of
+    a three-word question is worth its share, a match of every word about a full point
+    (exactly one at average length)."""
+    vault.add("semantic", "Grafana dashboards live in the ops folder", id="grafana")
+    vault.add("semantic", "Coffee machine is on floor two", id="coffee")
+    vault.add("semantic", "Deploys happen on Tuesdays after the standup", id="deploys")
+    vault.add("semantic", "Backups run nightly to the cold store", id="backups")
+    weak = vault.search("grafana kubernetes terraform", explain=True, log=False)
+    top = next(h for h in weak if h.id == "grafana").explain["keyword"]
+    assert top["rank"] == 1 and 0 < top["normalised"] < 0.5
+    full = vault.search("grafana dashboards", explain=True, log=False)[0].explain["keyword"]
+    assert full["rank"] == 1 and full["normalised"] > 0.9
+
+
 @pytest.mark.parametrize(
     "query",
     [
@@ -335,10 +351,12 @@ def test_context_packs_the_template_within_budget(vault: Vault) -> None:
         steps=["snapshot", "migrate", "verify"],
         id="proc-migrate",
     )
+    # Lines that match the whole task, too many for a small budget. (Lines sharing only
+    # its words found everywhere, "billing postgres", would be noise: under the floor.)
     for i in range(30):
         vault.add(
             "semantic",
-            f"Billing postgres detail number {i} " + "lorem ipsum " * 20,
+            f"Billing postgres migration detail number {i} " + "lorem ipsum " * 20,
             id=f"detail-{i}",
         )
     block = vault.context("migrate billing postgres", budget=2000, log=False)

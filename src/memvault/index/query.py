@@ -13,6 +13,7 @@ results.
 
 from __future__ import annotations
 
+import math
 import re
 import weakref
 from collections.abc import Iterator, Sequence
@@ -154,11 +155,32 @@ def dense_query(index: Index, query: str) -> str:
     return stripped if WORD.search(stripped) else query
 
 
-def match_expression(tokens: Sequence[str], limit: int = 64) -> str | None:
+MAX_QUERY_WORDS = 64  # words of the keyword OR-query (the rest are left out)
+
+
+def match_expression(tokens: Sequence[str], limit: int = MAX_QUERY_WORDS) -> str | None:
     """An FTS5 OR-query of quoted tokens: valid whatever characters the query holds."""
     if not tokens:
         return None
     return " OR ".join('"' + t.replace('"', '""') + '"' for t in tokens[:limit])
+
+
+def full_match(index: Index, tokens: Sequence[str]) -> float:
+    """The BM25 score, as FTS5 computes it for :func:`match_expression` of ``tokens``, of a
+    chunk of average length that holds each of the words once: the sum of their idf.
+
+    The fusion divides the keyword leg's scores by the best match's or by this, whichever is
+    larger (:mod:`memvault.search.ranking`): a best match on one rare word of the question
+    is then worth its share of a full match, not a full point (``docs/retrieval.md``). The
+    counts come from the index (cached until its next write).
+    """
+    rows = index.fts_rows()
+    total = 0.0
+    for token in tokens[:MAX_QUERY_WORDS]:
+        hits = index.term_docs(token)
+        # FTS5's own idf, floored as FTS5 floors it (sqlite/ext/fts5/fts5_aux.c)
+        total += max(math.log((rows - hits + 0.5) / (hits + 0.5)), 1e-6)
+    return total
 
 
 class Candidate(Record):

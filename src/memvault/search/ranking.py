@@ -9,9 +9,10 @@
    is embedded without the names of the vault's speakers: who said a turn is the speaker
    term's job (:func:`memvault.index.query.dense_query`);
 4. the union of both legs' top lists is fused:
-   ``bm25 / best bm25 + 2.0 * cosine + 0.5 (query names the speaker) + 0.3 (dated within
-   a date or period the query names) - 0.15 x the share of a turn's sentences that are
-   questions``; a memory scores as its best chunk;
+   ``bm25 / max(best bm25, full match) + 2.0 * cosine + 0.5 (query names the speaker) + 0.3
+   (dated within a date or period the query names) - 0.15 x the share of a turn's sentences
+   that are questions``, where a full match is the BM25 of a chunk of average length holding
+   each query word once (the sum of their idf); a memory scores as its best chunk;
 5. boosts multiply that: importance, recency (episodes), decayed relevance, success rate
    and trigger words (procedures), and the route's preference for one kind of memory.
 
@@ -45,7 +46,7 @@ if TYPE_CHECKING:  # pragma: no cover
 
 # Fusion and boost weights (config ``search.weights.*`` overrides them).
 WEIGHTS: dict[str, float] = {
-    "dense": 2.0,  # cosine weight against max-normalised BM25
+    "dense": 2.0,  # cosine weight against BM25 scaled to the best (or a full) match
     # The cosine an embedder gives unrelated texts, scaled out of the dense term (default:
     # the embedder's own ``similarity_floor``; 0 for MiniLM, whose cosines spread from 0).
     "dense_floor": 0.0,
@@ -148,10 +149,20 @@ class Legs(Record):
     rows: dict[int, DocRow] = field(default_factory=dict)  # doc key -> its columns
     turns: dict[int, TurnRow] = field(default_factory=dict)  # chunk -> its turn (transcripts)
     dense_query: str = ""  # the text the vector leg embedded (shown by --explain)
+    # BM25 of a chunk of average length holding each query word once (index.query.full_match)
+    full_match: float = 0.0
 
     @property
     def best_bm25(self) -> float:
         return max(self.bm25.values(), default=0.0)
+
+    def keyword_term(self, bm25: float) -> float:
+        """A chunk's BM25 on the fusion's scale: divided by the best match's, or by a full
+        match of the query (each word once, average length) when the best falls short of
+        one. A weak best match (one rare word of the question) no longer counts as a full
+        point against the vector leg (``docs/retrieval.md``)."""
+        scale = max(self.best_bm25, self.full_match)
+        return bm25 / scale if scale > 0 else 0.0
 
 
 def gather(
@@ -170,7 +181,8 @@ def gather(
     pool = max(50, int(w["pool"] * plan.limit))
     if plan.speaker or plan.role:
         pool *= 4  # filtered after the legs: look further down their lists
-    expr = iq.match_expression(iq.drop_common(idx, tokens, w["common_share"]))
+    kept = iq.drop_common(idx, tokens, w["common_share"])
+    expr = iq.match_expression(kept)
     kw = iq.keyword_leg(idx, expr, plan.filt, pool) if expr else []
     debug.lap("keyword leg")  # debug mode's timings (a no-op when it is off)
     qvec = vector() if callable(vector) else vector
@@ -180,7 +192,7 @@ def gather(
         vec = exact_vector_leg(idx, qvec, plan.types, plan.filt, pool)
         how = f"exact (vector store error: {type(exc).__name__})"
     debug.lap("vector leg")
-    legs = Legs(kw, vec, how)
+    legs = Legs(kw, vec, how, full_match=iq.full_match(idx, kept) if kw else 0.0)
     for rowid, doc, score in kw:
         legs.bm25[rowid] = score
         legs.doc_of[rowid] = doc
@@ -231,7 +243,6 @@ def fuse(
     legs: Legs, tokens: Sequence[str], query: str, plan: Plan, w: Mapping[str, float]
 ) -> list[Found]:
     """Every memory's fused score (its best chunk's), before boosts."""
-    best_bm25 = legs.best_bm25
     names = set(tokens)
     kw_rank: dict[int, int] = {}
     for rank, (_, key, _) in enumerate(legs.keyword, 1):
@@ -263,7 +274,7 @@ def fuse(
         )
         # Cosine is clipped at 0 so that the multiplicative boosts stay monotone.
         base = (
-            (bm25 / best_bm25 if best_bm25 > 0 else 0.0)
+            legs.keyword_term(bm25)
             + w["dense"] * dense_term(cos, w["dense_floor"])
             + (w["speaker"] if named else 0.0)
             + (w["date"] if dated else 0.0)
@@ -401,13 +412,12 @@ def rank(
 
 def explanation(found: Found, legs: Legs) -> dict[str, Any]:
     """The score breakdown ``--explain`` shows."""
-    best = legs.best_bm25
     ctx = found.context_cosine
     return {
         "keyword": {
             "rank": found.kw_rank,
             "bm25": round(found.bm25, 4),
-            "normalised": round(found.bm25 / best, 4) if best > 0 else 0.0,
+            "normalised": round(legs.keyword_term(found.bm25), 4),
         },
         "vector": {
             "rank": found.vec_rank,
