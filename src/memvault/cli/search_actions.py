@@ -170,7 +170,8 @@ def show_result(result: SearchResult, json_out: bool, explain: bool) -> None:
         bits.append(f"{route.order} order")
         print(", ".join(bits) + f"; {result.ms:.0f} ms", file=sys.stderr)
     if not result.hits:
-        print("no matching memories", file=sys.stderr)
+        hint = " (--min-score lowers it)" if result.below_floor else ""
+        print(f"{result.reason}{hint}", file=sys.stderr)
         return
     out = console()
     for n, hit in enumerate(result.hits, 1):
