@@ -87,7 +87,9 @@ def test_context_injects_nothing_off_topic(stocked: Vault) -> None:
 
 
 def test_cli_says_nothing_relevant_and_json_carries_the_flag(
-    stocked: Vault, cli, chdir  # type: ignore[no-untyped-def]
+    stocked: Vault,
+    cli,
+    chdir,  # type: ignore[no-untyped-def]
 ) -> None:
     chdir(stocked.root)
     text = cli("recall", "zzzqqq blorf wibble", "--min-score", "0.95")

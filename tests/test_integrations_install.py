@@ -19,6 +19,7 @@ import pytest
 from memvault import Vault
 from memvault.integrations.entries import (
     INGEST_HOOK,
+    PROMPT_HOOK,
     SESSION_START,
     claude_settings,
     mcp_entry,
@@ -102,6 +103,7 @@ def test_claude_code_project_install_writes_the_three_files(
     }
     assert hooks == {
         "SessionStart": [SESSION_START],
+        "UserPromptSubmit": [PROMPT_HOOK],
         "PreCompact": [INGEST_HOOK],
         "SessionEnd": [INGEST_HOOK],
     }

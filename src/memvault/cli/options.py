@@ -344,8 +344,16 @@ PROCEDURE = Command(
 )
 CONTEXT = Command(
     "context",
-    (Argument("query", "The task at hand, in a few words.", required=True, metavar="QUERY"),),
+    (Argument("query", "The task at hand, in a few words.", metavar="QUERY"),),
     (
+        Option(
+            "hook",
+            ("--hook",),
+            "flag",
+            "Read a Claude Code hook's JSON from stdin (UserPromptSubmit: the prompt; "
+            "SessionStart: the project) and print its hookSpecificOutput; nothing when "
+            "nothing is relevant. Never fails the hook.",
+        ),
         Option(
             "budget",
             ("--budget", "-b"),

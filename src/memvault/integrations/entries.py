@@ -48,7 +48,10 @@ READ_ONLY_COMMANDS = (
 )
 ASK_COMMANDS = ("forget", "ingest")
 
-SESSION_START = 'memvault -q context "$(basename "$CLAUDE_PROJECT_DIR")" --budget 1500 || true'
+# Both read the hook's JSON on stdin: the prompt, or the project's folder (README title, git
+# remote, recent files) at a session start. Nothing is printed when nothing is relevant.
+SESSION_START = "memvault -q context --hook --budget 1500 || true"
+PROMPT_HOOK = "memvault -q context --hook --budget 600 || true"
 INGEST_HOOK = "memvault -q ingest --hook --format claude >/dev/null || true"
 
 
@@ -86,19 +89,27 @@ def mcp_entry(
     return {"command": "memvault", "args": server_args(vault, agent, team, role)}
 
 
-def claude_settings(vault: str, agent: str) -> dict[str, Any]:
+def claude_settings(
+    vault: str, agent: str, team: str | None = None, role: str | None = None
+) -> dict[str, Any]:
     """What memvault adds to Claude Code's settings.json.
 
     ``env`` reaches every command Claude Code runs (the slash command's ``memvault`` calls
     and the hooks); the allow list names the read-only tools and commands one by one; the
-    hooks inject context at session start and ingest the transcript before a compaction
-    and at session end, failing open.
+    hooks inject context at session start and for every prompt (nothing when nothing is
+    relevant), and ingest the transcript before a compaction and at session end, failing
+    open. The team and role reach the hooks through ``env``, as the MCP server's arguments.
     """
     allow = [tool_rule(t) for t in READ_ONLY_TOOLS] + [command_rule(c) for c in READ_ONLY_COMMANDS]
     ask = [tool_rule(t) for t in ASK_TOOLS] + [command_rule(c) for c in ASK_COMMANDS]
     ingest = [{"hooks": [{"type": "command", "command": INGEST_HOOK, "timeout": 60}]}]
+    env = {"MEMVAULT_VAULT": vault, "MEMVAULT_AGENT": agent}
+    if team:
+        env["MEMVAULT_TEAM"] = team
+    if role:
+        env["MEMVAULT_ROLE"] = role
     return {
-        "env": {"MEMVAULT_VAULT": vault, "MEMVAULT_AGENT": agent},
+        "env": env,
         "permissions": {"allow": allow, "ask": ask},
         "hooks": {
             "SessionStart": [
@@ -106,6 +117,9 @@ def claude_settings(vault: str, agent: str) -> dict[str, Any]:
                     "matcher": "startup|resume|clear|compact",
                     "hooks": [{"type": "command", "command": SESSION_START, "timeout": 30}],
                 }
+            ],
+            "UserPromptSubmit": [
+                {"hooks": [{"type": "command", "command": PROMPT_HOOK, "timeout": 15}]}
             ],
             "PreCompact": ingest,
             "SessionEnd": ingest,

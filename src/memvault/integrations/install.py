@@ -109,7 +109,7 @@ def targets(
     if client == "cursor":
         base = project if scope == "project" else home
         return [json_target(base / ".cursor" / "mcp.json", server)]
-    settings = claude_settings(vault, agent)
+    settings = claude_settings(vault, agent, team, role)
 
     def merged_settings(doc: Json, where: str, notes: list[str]) -> Json:
         return merge_settings(doc, settings, where, notes)
