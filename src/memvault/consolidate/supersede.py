@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from ..memory import Memory, format_time
+from ..conflicts import superseded_keys
+from ..memory import Memory
 from .model import Action, Plan, State, id_set, owner
 
 
@@ -25,11 +26,7 @@ def _supersede(state: State, result: Plan, subject: str, facts: list[Memory]) ->
     winner, losers = facts[-1], facts[:-1]
     win_from = winner.time("valid_from") or winner.created or result.now
     for old in losers:
-        changes = {
-            "status": "superseded",
-            "valid_to": format_time(win_from),
-            "superseded_by": winner.id,
-        }
+        changes = superseded_keys(winner.id, win_from)
         state.change(old, changes)
         what = f"superseded by {winner.id}"
         why = f"same subject '{subject}', older valid_from"
