@@ -108,7 +108,9 @@ class Core(Repository):
         ``fields`` takes any front-matter key (category, tags, importance, scope, subject,
         valid_from, trigger, steps, outcome, session, source, ...; see the README's "The
         vault"); unknown keys are kept.
-        A fact with a ``subject`` supersedes the active fact on that subject (one commit).
+        A fact with a ``subject`` supersedes the active fact on that subject; without one,
+        the fact in force it gives a new value of is inferred (:mod:`memvault.conflicts`),
+        and a dispute is recorded when that is unsure (one commit).
         """
         if type not in TYPES:
             raise ValidationError(f"expected one of {'|'.join(TYPES)}, got {type!r}", key="type")
@@ -157,33 +159,15 @@ class Core(Repository):
             problems = validate_meta(meta, rel)
             if problems:
                 raise ValidationError(problems[0].message, rel, problems[0].key, problems)
-            writes: dict[str, str] = {}
-            superseded: list[str] = []
-            disputed: list[str] = []
-            why_superseded = ""
-            if needs_rivals:
-                rivals = [e.memory for e in self.catalog.with_subject(meta["subject"])]
-                writes, superseded = self._supersede_for(
-                    meta, _subject_rivals(meta, [m for m in rivals if m is not None])
-                )
-                why_superseded = f"same subject '{meta['subject']}'"
-            elif inferred:
-                writes, superseded, disputed, why_superseded = self._apply_conflicts(meta, inferred)
+            writes, superseded, disputed, why_superseded = self._rival_writes(
+                meta, needs_rivals, inferred
+            )
             writes[rel] = render_new(meta, content)
             # validated above and rendered by us: parse it back only when we can't vouch for it
             memory = new_memory(meta, content, rel) or check_text(writes[rel], rel)
-            what = f"add {type} {meta['id']}"
             why = message or (title or content.splitlines()[0] if content else "")
-            msg = f"memvault: {what}" + (f": {_short(why)}" if why else "")
-            if superseded:
-                msg += f"\n\nSupersedes {', '.join(superseded)} ({why_superseded})."
-            if disputed:
-                msg += (
-                    f"\n\nDisputes {', '.join(disputed)}: may state another value of the same "
-                    "thing, not sure (memvault dispute list)."
-                )
-            if inbox:
-                msg += "\n\nScope 'global' needs the librarian role: proposed in inbox/ for review."
+            msg = f"memvault: add {type} {meta['id']}" + (f": {_short(why)}" if why else "")
+            msg += _lifecycle_note(superseded, why_superseded, disputed, inbox)
             sha = self.commit_files(writes, msg, known={rel: memory})
         return WriteResult(memory, sha, tuple(superseded), inbox, msg, tuple(disputed))
         return WriteResult(memory, sha, tuple(superseded), inbox, msg)
@@ -234,6 +218,21 @@ class Core(Repository):
         if "status" not in meta:
             meta["status"] = "active"
         return meta
+
+    def _rival_writes(
+        self, meta: dict[str, Any], by_subject: bool, inferred: list[Conflict]
+    ) -> tuple[dict[str, str], list[str], list[str], str]:
+        """What a new fact does to the facts about the same thing: the rewrites, the ids it
+        supersedes, the ids it disputes, and why (the subject, or what was inferred)."""
+        if by_subject:
+            rivals = [e.memory for e in self.catalog.with_subject(meta["subject"])]
+            writes, superseded = self._supersede_for(
+                meta, _subject_rivals(meta, [m for m in rivals if m is not None])
+            )
+            return writes, superseded, [], f"same subject '{meta['subject']}'"
+        if inferred:
+            return self._apply_conflicts(meta, inferred)
+        return {}, [], [], ""
 
     def _inferred_conflicts(self, meta: dict[str, Any], content: str) -> list[Conflict]:
         """The facts in force a subject-less fact supersedes or disputes (``supersede.infer``:
@@ -582,6 +581,22 @@ class Core(Repository):
             commit = self.commit_files({CONFIG_PATH: new_text}, f"memvault: {message}")
             self.config.set(dotted, value)
         return commit
+
+
+def _lifecycle_note(superseded: list[str], why: str, disputed: list[str], inbox: bool) -> str:
+    """What a write's commit message says beyond the memory: what it superseded and why,
+    what it disputes, where it went."""
+    note = ""
+    if superseded:
+        note += f"\n\nSupersedes {', '.join(superseded)} ({why})."
+    if disputed:
+        note += (
+            f"\n\nDisputes {', '.join(disputed)}: may state another value of the same "
+            "thing, not sure (memvault dispute list)."
+        )
+    if inbox:
+        note += "\n\nScope 'global' needs the librarian role: proposed in inbox/ for review."
+    return note
 
 
 def _subject_rivals(meta: Mapping[str, Any], memories: list[Memory]) -> list[Memory]:
