@@ -163,6 +163,7 @@ def test_the_rule_reads_a_new_value_of_one_thing(old: str, new: str) -> None:
 RUN_TOGETHER = [
     ("Rate limit: staging 200 rps", "Rate limit: production 500 rps"),
     ("Current on-call: team A, Mondays", "Current on-call: team B, Fridays"),
+    ("notes on the cluster, part 1", "notes on the cluster, part 2"),
 ]
 
 

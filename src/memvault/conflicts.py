@@ -76,6 +76,8 @@ def judge(new: str, old: str) -> tuple[str, str, str] | None:
     if relation.kind == "related" and relation.slot in ("qualifier", "subject"):
         return None  # validate's slots: about another thing ("staging" / "production")
     shape = diff.contradiction
+    if shape == "value" and _numbered_label(old, new):
+        return None  # "notes on the cluster, part 2": a label naming another thing
     if shape and (relation.kind == "contradicts" or shape != "swap"):
         # one sentence pattern, only the value replaced (or flipped), after the words
         # that say what it is about
@@ -88,6 +90,21 @@ def judge(new: str, old: str) -> tuple[str, str, str] | None:
         why = relation.why if relation.kind == "contradicts" else f"{shape}, worded apart"
         return "dispute", relation.slot if relation.kind == "contradicts" else shape, why
     return None
+
+
+def _numbered_label(old: str, new: str) -> bool:
+    """The one difference is a whole number closing the sentence right after a word ("part
+    2", "plan number 7"): it names which thing, it is not a value of it."""
+    from .consolidate.compare import words
+
+    a, b = words(old), words(new)
+    if len(a) != len(b) or len(a) < 2:
+        return False
+    diff = [i for i, (x, y) in enumerate(zip(a, b, strict=True)) if x.key != y.key]
+    if diff != [len(a) - 1] or not (a[-1].key.isdigit() and b[-1].key.isdigit()):
+        return False
+    before = old.split()[-2] if len(old.split()) >= 2 else ""
+    return before.isalpha() and a[-2].content and not a[-2].slot  # not "September 12"
 
 
 def candidate_cosine(vault: Repository) -> float:
