@@ -1,9 +1,10 @@
-"""The gates of bench/consolidate.py: a harness fails when what it guards
+"""The gates of bench/consolidate.py and bench/scale.py: a harness fails when what it guards
 fails. Fast: the scoring and gating code on planted results, no model, no vault."""
 
 from __future__ import annotations
 
 import importlib.util
+import sys
 from pathlib import Path
 from types import ModuleType, SimpleNamespace
 from typing import Any
@@ -22,6 +23,7 @@ def load(name: str) -> ModuleType:
 
 
 cons = load("consolidate")
+scale = load("scale")
 
 
 # --- bench/consolidate.py ----------------------------------------------------------------
@@ -117,3 +119,30 @@ def test_each_counter_fails_the_run(merge: str, dispute: str, propose: bool, key
     disputes = b.expect["contra"] + (b.expect[dispute] if dispute != "contra" else [])
     missed = cons.check(outcome(b, merges, disputes, propose))
     assert any(line.startswith(f"{key} ") for line in missed), missed
+
+
+# --- bench/scale.py ----------------------------------------------------------------------
+
+
+def test_a_failing_command_stops_the_run(tmp_path: Path) -> None:
+    run = scale.Runner({}, tmp_path)
+    with pytest.raises(SystemExit, match="exited 1"):
+        run.run("doctor", [sys.executable, "-c", "raise SystemExit(1)"])
+
+
+def test_an_empty_recall_fails_the_run(tmp_path: Path) -> None:
+    run = scale.Runner({}, tmp_path)
+    run.mv = [sys.executable, "-c", "print('{\"hits\": []}')"]  # answers every question empty
+    hits: list[int] = []
+    run.recall(tmp_path, "What pet does Gina have?", hits)
+    assert hits == [0]
+    figures = {"recall_hits_min": 0, **{k: 1.0 for k in scale.TARGETS}, "import_per_s": 900.0}
+    assert scale.verdicts({"sizes": {"1000": figures}}) == [
+        "recall_hits_min = 0 at 1000 (target >= 1)"
+    ]
+    figures["recall_hits_min"] = 3
+    assert scale.verdicts({"sizes": {"1000": figures}}) == []
+    del figures["doctor_s"]
+    assert scale.verdicts({"sizes": {"1000": figures}}) == [
+        "doctor_s n/a: not measured (target <= 15.0)"
+    ]
