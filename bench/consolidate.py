@@ -431,7 +431,7 @@ def main(argv: list[str] | None = None) -> int:
         os.environ["MEMVAULT_EMBEDDER"] = args.embedder
     out = run(args.n, args.seed, args.inject_fault, args.keep, args.exact_below)
     missed = check(out) + [f"{key}: printed without a target" for key in ungated(out)]
-    out["ok"], out["missed"] = not missed, missed
+    out["ok"], out["missed"], out["targets"] = not missed, missed, TARGETS
     if args.json:
         print(json.dumps(out, ensure_ascii=False))
     else:

@@ -387,6 +387,7 @@ def main(argv: list[str] | None = None) -> None:
     if "10000" in report["sizes"] and "100000" in report["sizes"]:
         report["growth_10k_to_100k"] = growth(report["sizes"]["10000"], report["sizes"]["100000"])
     report["missed"] = verdicts(report)
+    report["targets"] = {"at_largest": TARGETS, "at_every_size": EVERY_SIZE}
     if args.json:
         print(json.dumps(report, indent=2))
     else:
