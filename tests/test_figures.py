@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import importlib.util
 from pathlib import Path
 
@@ -36,3 +37,18 @@ def test_every_figure_says_what_it_measures_and_where_it_comes_from() -> None:
     assert "best turn over 50 hits" in block  # the session R@5 definition, beside it
     for name, command in figures.COMMANDS.items():
         assert f"`{command}`" in block and f"docs/figures/{name}.json" in block
+
+
+def test_the_session_definition_matches_the_bench() -> None:
+    """The table says "best turn over 50 hits": 50 must be what bench/locomo.py asks."""
+    source = (ROOT / "bench" / "locomo.py").read_text(encoding="utf-8")
+    tree = ast.parse(source)
+    results = next(
+        node.value
+        for node in tree.body
+        if isinstance(node, ast.Assign)
+        and any(isinstance(t, ast.Name) and t.id == "RESULTS" for t in node.targets)
+    )
+    assert ast.literal_eval(results) == figures.RECALL_LIMIT
+    assert "limit=RESULTS" in source or "limit=50" in source
+    assert "sessions ranked by their best-ranked turn" in " ".join(source.split())
