@@ -18,7 +18,13 @@ def load(name: str) -> ModuleType:
     spec = importlib.util.spec_from_file_location(f"bench_{name}", BENCH / f"{name}.py")
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    path = list(sys.path)
+    try:
+        spec.loader.exec_module(module)
+    finally:
+        # the benches put bench/ first on sys.path; its mcp.py, search.py and validate.py
+        # would then shadow real modules for every later test in this process
+        sys.path[:] = path
     return module
 
 
