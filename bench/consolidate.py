@@ -24,15 +24,24 @@ built with the vault's default embedder (all-MiniLM-L6-v2) by ``Vault.reindex`` 
 runs it. ``seconds`` is both together; ``index_seconds`` and ``consolidate_seconds`` each.
 
 The consolidation thresholds were tuned on the ``tune`` half of the planted items (even
-positions in the data file); figures are printed for the ``test`` half (odd positions) and
-for both. The run exits 1 when a target is missed:
+positions in the data file); the ``test`` half (odd positions) is held out. Every figure
+printed has a target (``TARGETS``), and the run exits 1 when one is missed:
 
-    dup_recall >= 0.9, dup_precision >= 0.98, dispute_precision >= 0.9, seconds <= 60,
-    recurrence proposal recall = 1, 0 recurrences merged, 0 merges across scopes.
+* dup_recall >= 0.9, dup_precision >= 0.98, dispute_recall >= 0.9, dispute_precision >= 0.9
+  for the whole run, for each half on its own and for each language: the tune half shows the
+  thresholds do what they were chosen for, the held-out half that it holds beyond them;
+* none merged of the recurrences, the pairs in two scopes, the look-alikes and the
+  contradictions; at most 10 % of the look-alikes disputed; every recurrence proposed and
+  every planted subject fact superseded; proposal precision >= 0.1 (a regression floor);
+  seconds <= 60 (index and consolidation, on a quiet machine).
+
+A ratio with nothing to count (no merges, no disputes) is n/a and misses its target: no
+merges is not a perfect precision. A number printed without a target fails the run too.
 
 ``--inject-fault`` breaks consolidation on purpose to show the bench notices:
 ``no-dedup`` (dedup step left out), ``no-promote`` (promotion left out),
-``merge-recurrences`` (episodes days apart count as one event).
+``merge-recurrences`` (episodes days apart count as one event), ``no-disputes`` (no pair is
+similar enough to dispute).
 
     python bench/consolidate.py --json
     python bench/consolidate.py --n 2000 --json               # quick
@@ -68,16 +77,44 @@ OWNERS = [
     {"scope": "global"},
 ]
 NOW = dt.datetime(2026, 12, 15, tzinfo=dt.UTC)
-FAULTS = ("no-dedup", "no-promote", "merge-recurrences")
-TARGETS = {
+FAULTS = ("no-dedup", "no-promote", "merge-recurrences", "no-disputes")
+# One target per quality figure, the same for the whole run, each half and each language:
+# the thresholds were tuned to reach these on the tune half, and the held-out half and every
+# language must reach them too for the claim to hold (a miss there exits 1: it is not loosened).
+QUALITY = {
     "dup_recall": (">=", 0.9),
     "dup_precision": (">=", 0.98),
+    "dispute_recall": (">=", 0.9),
     "dispute_precision": (">=", 0.9),
-    "seconds": ("<=", 60.0),
-    "recurrence_proposal_recall": (">=", 1.0),
+}
+SPLITS = ("tune", "test")
+LANGUAGES = ("en", "pt", "ru", "uk")
+TARGETS: dict[str, tuple[str, float]] = {
+    **QUALITY,
+    # "must never" counters
     "recurrences_merged": ("<=", 0),
     "cross_scope_merges": ("<=", 0),
+    "lookalikes_merged": ("<=", 0),
+    "contradictions_merged": ("<=", 0),
+    # a look-alike disputed is a wrong dispute: the share dispute_precision tolerates (0.1)
+    "lookalike_dispute_rate": ("<=", 0.1),
+    "recurrence_proposal_recall": (">=", 1.0),
+    "supersede_recall": (">=", 1.0),
+    # A floor against regressions, not a quality target: filler episodes told in one routine
+    # sentence are proposed as patterns too (docs/consolidation.md); 0.17 at 10,000 memories.
+    "recurrence_proposal_precision": (">=", 0.1),
+    "seconds": ("<=", 60.0),
+    **{f"by_split.{s}.{k}": v for s in SPLITS for k, v in QUALITY.items()},
+    **{f"by_language.{g}.{k}": v for g in LANGUAGES for k, v in QUALITY.items()},
 }
+# Numbers printed that are not figures of their own: counts behind a gated ratio, the parts
+# and conditions of ``seconds``. ``ungated`` fails on any other number left without a target.
+CONTEXT = {
+    "n", "merges", "disputes", "proposals", "lookalikes_disputed", "index_seconds",
+    "consolidate_seconds", "cpu_seconds", "index_cpu_seconds", "consolidate_cpu_seconds",
+    "load_avg_1m", "build_files_s", "index_embedded", "planted", "neighbours", "summary",
+    "paraphrases", "contradictions",
+}  # fmt: skip
 
 
 def stamp(when: dt.datetime) -> str:
@@ -203,8 +240,10 @@ def _cpu() -> float:
     return t.user + t.system + t.children_user + t.children_system
 
 
-def _ratio(good: int, total: int) -> float:
-    return round(good / total, 4) if total else 1.0
+def _ratio(good: int, total: int) -> float | None:
+    """``good / total``; None (n/a, which fails its gate) when there is nothing to count:
+    no merges is not a perfect precision."""
+    return round(good / total, 4) if total else None
 
 
 def score(b: Builder, result: Any, proposals: list[Any], ids: set[str]) -> dict[str, Any]:
@@ -230,6 +269,7 @@ def score(b: Builder, result: Any, proposals: list[Any], ids: set[str]) -> dict[
     out["cross_scope_merges"] = sum(1 for p in b.expect["cross"] if frozenset(p) in merged)
     out["lookalikes_merged"] = sum(1 for p in b.expect["look"] if frozenset(p) in merged)
     out["lookalikes_disputed"] = sum(1 for p in b.expect["look"] if frozenset(p) in disputed)
+    out["lookalike_dispute_rate"] = _ratio(out["lookalikes_disputed"], len(b.expect["look"]))
     out["contradictions_merged"] = sum(1 for p in contra if p & cluster and p in merged)
     series = [frozenset(s) for s in b.expect["rec"]]
     out["recurrences_merged"] = sum(1 for s in series if s & cluster)
@@ -267,8 +307,8 @@ def score(b: Builder, result: Any, proposals: list[Any], ids: set[str]) -> dict[
             "dispute_precision": _ratio(len(d & c), len(d)),
         }
 
-    out["by_split"] = {s: part(lambda i, s=s: b.split.get(i) == s) for s in ("tune", "test")}
-    langs = sorted(set(b.lang.values()))
+    out["by_split"] = {s: part(lambda i, s=s: b.split.get(i) == s) for s in SPLITS}
+    langs = sorted(set(b.lang.values()) | set(LANGUAGES))
     out["by_language"] = {g: part(lambda i, g=g: b.lang.get(i) == g) for g in langs}
     return out
 
@@ -289,6 +329,8 @@ def run(
             vault.set_config("index.exact_below", exact_below, "bench: how neighbours are found")
         if fault == "merge-recurrences":
             vault.set_config("consolidate.same_event_hours", 24 * 365, "bench: inject a fault")
+        if fault == "no-disputes":  # no pair is similar enough to dispute
+            vault.set_config("consolidate.dispute_similarity", 2.0, "bench: inject a fault")
         vault = Vault.open(root)
         load = os.getloadavg()[0]
         t, c = time.perf_counter(), _cpu()
@@ -329,13 +371,40 @@ def run(
     return out
 
 
-def check(out: dict[str, Any]) -> list[str]:
+def lookup(out: dict[str, Any], path: str) -> Any:
+    """``out["by_split"]["test"]["dup_recall"]`` for ``"by_split.test.dup_recall"``; None
+    when a part is missing."""
+    value: Any = out
+    for key in path.split("."):
+        value = value.get(key) if isinstance(value, dict) else None
+    return value
+
+
+def check(out: dict[str, Any], targets: dict[str, tuple[str, float]] = TARGETS) -> list[str]:
+    """Every target missed, one line each. A figure that could not be measured (n/a: nothing
+    to count, or missing from the output) misses its target."""
     missed = []
-    for key, (op, target) in TARGETS.items():
-        value = out[key]
-        if not (value >= target if op == ">=" else value <= target):
+    for key, (op, target) in targets.items():
+        value = lookup(out, key)
+        if not isinstance(value, int | float) or isinstance(value, bool):
+            missed.append(f"{key} n/a: nothing to measure (target {op} {target})")
+        elif not (value >= target if op == ">=" else value <= target):
             missed.append(f"{key} {value} (target {op} {target})")
     return missed
+
+
+def ungated(out: dict[str, Any], prefix: str = "") -> list[str]:
+    """Numbers in the output with neither a target nor a place in ``CONTEXT``."""
+    loose = []
+    for key, value in out.items():
+        path = f"{prefix}{key}"
+        if key in CONTEXT or path in TARGETS:
+            continue
+        if isinstance(value, dict):
+            loose += ungated(value, path + ".")
+        elif isinstance(value, int | float) and not isinstance(value, bool):
+            loose.append(path)
+    return loose
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -361,26 +430,37 @@ def main(argv: list[str] | None = None) -> int:
     if args.embedder:
         os.environ["MEMVAULT_EMBEDDER"] = args.embedder
     out = run(args.n, args.seed, args.inject_fault, args.keep, args.exact_below)
-    missed = check(out)
-    out["ok"], out["missed"] = not missed, missed
+    missed = check(out) + [f"{key}: printed without a target" for key in ungated(out)]
+    out["ok"], out["missed"], out["targets"] = not missed, missed, TARGETS
     if args.json:
         print(json.dumps(out, ensure_ascii=False))
     else:
-        print(
-            f"consolidate {out['n']} memories ({out['embedder']}): {out['seconds']} s "
-            f"(index {out['index_seconds']} s + consolidate {out['consolidate_seconds']} s; "
-            f"CPU {out['cpu_seconds']} s; load {out['load_avg_1m']})"
-        )
-        for key in ("dup_recall", "dup_precision", "dispute_recall", "dispute_precision",
-                    "recurrence_proposal_recall", "recurrence_proposal_precision",
-                    "recurrences_merged", "lookalikes_merged", "lookalikes_disputed",
-                    "cross_scope_merges", "supersede_recall"):  # fmt: skip
-            print(f"  {key:32s} {out[key]}")
-        print(f"  held-out half: {out['by_split']['test']}")
-        print(f"  summary: {out['summary']}")
+        print(report(out))
     for line in missed:
         print(f"MISSED: {line}", file=sys.stderr)
     return 1 if missed else 0
+
+
+def report(out: dict[str, Any]) -> str:
+    """The text output: every gated figure with its target, the whole run, each half, each
+    language."""
+    lines = [
+        f"consolidate {out['n']} memories ({out['embedder']}): {out['seconds']} s "
+        f"(index {out['index_seconds']} s + consolidate {out['consolidate_seconds']} s; "
+        f"CPU {out['cpu_seconds']} s; load {out['load_avg_1m']})"
+    ]
+    for key, (op, target) in TARGETS.items():
+        if "." not in key:
+            value = out.get(key)
+            lines.append(f"  {key:32s} {'n/a' if value is None else value}  ({op} {target})")
+    lines.append(f"  {'':32s} " + " ".join(f"{k:>18s}" for k in QUALITY))
+    parts = [(f"{s} half", out["by_split"][s]) for s in SPLITS]
+    parts += [(f"language {g}", out["by_language"][g]) for g in sorted(out["by_language"])]
+    for name, part in parts:
+        cells = [part.get(k) for k in QUALITY]
+        lines.append(f"  {name:32s} " + " ".join(f"{'n/a' if v is None else v:>18}" for v in cells))
+    lines.append(f"  summary: {out['summary']}")
+    return "\n".join(lines)
 
 
 if __name__ == "__main__":

@@ -29,6 +29,15 @@ command. Targets at 100,000 (exit 1 when one is missed): ``import_per_s`` >= 500
 ``add_vs_git`` <= 2.0, ``recall_cold_s`` <= 1.0, ``doctor_s`` <= 15, ``consolidate_s`` <= 600;
 growth <= 12x, or <= 15x for keys holding ``reindex`` or ``consolidate``.
 
+Every command must succeed (a non-zero exit stops the run with exit 1: ``doctor`` finding a
+problem included) and say something: every ``recall`` (cold, warm, after the adds) must
+return at least one hit (``recall_hits_min``, gated >= 1 at every size), ``list --json``
+must list every memory imported, ``show`` must print the memory asked for.
+
+``--inject-fault`` breaks a run on purpose to show the bench notices: ``doctor-fails`` (an
+invalid memory file before ``doctor``), ``recall-empty`` (every recall asked as of
+1900-01-01, when nothing was true yet: hits empty, exit 0).
+
 The machine is shared: compare ratios measured in the same run; ``load`` records the load
 average before and after each size.
 
@@ -58,6 +67,7 @@ sys.path.insert(0, str(ROOT / "bench"))
 
 from scaledata import records  # noqa: E402
 
+FAULTS = ("doctor-fails", "recall-empty")
 TARGETS = {
     "import_per_s": (">=", 500.0),
     "add_vs_git": ("<=", 2.0),
@@ -65,6 +75,8 @@ TARGETS = {
     "doctor_s": ("<=", 15.0),
     "consolidate_s": ("<=", 600.0),
 }
+# Gated at every size, not only the largest: content, not speed.
+EVERY_SIZE = {"recall_hits_min": (">=", 1)}
 GROWTH_KEYS = (
     "import_s",
     "add_s",
@@ -98,13 +110,14 @@ import json, sys, time
 from memvault import Vault
 vault = Vault.open(sys.argv[1])
 questions = json.loads(sys.argv[2])
-vault.recall(questions[0], log=False)
+as_of = sys.argv[3] or None
+first = vault.recall(questions[0], log=False, as_of=as_of)
 out = []
 for q in questions[1:]:
     start = time.perf_counter()
-    vault.recall(q, log=False)
-    out.append(time.perf_counter() - start)
-print(json.dumps(out))
+    hits = vault.recall(q, log=False, as_of=as_of)
+    out.append([time.perf_counter() - start, len(hits)])
+print(json.dumps({"seconds": [s for s, _ in out], "hits": [len(first)] + [n for _, n in out]}))
 """
 
 
@@ -130,11 +143,13 @@ def _env(embedder: str | None) -> dict[str, str]:
 
 
 class Runner:
-    """Runs commands, timing each and keeping its peak resident memory."""
+    """Runs commands, timing each and keeping its peak resident memory; every command must
+    exit 0 (or a code listed in ``ok``), else the run stops with exit 1."""
 
-    def __init__(self, env: dict[str, str], work: Path) -> None:
+    def __init__(self, env: dict[str, str], work: Path, fault: str | None = None) -> None:
         self.env = env
         self.work = work
+        self.fault = fault
         self.rss: dict[str, float] = {}
         exe = Path(sys.executable).parent / "memvault"
         self.mv = [str(exe)] if exe.exists() else [sys.executable, "-m", "memvault"]
@@ -161,6 +176,15 @@ class Runner:
     def memvault(self, name: str, vault: Path, *args: str, ok: tuple[int, ...] = (0,)) -> float:
         return self.run(name, [*self.mv, "--vault", str(vault), *args], ok=ok)[0]
 
+    def recall(self, vault: Path, question: str, hits: list[int], name: str = "recall") -> float:
+        """Seconds of one ``memvault recall --json``; the number of hits goes to ``hits``."""
+        args = ["--as-of", "1900-01-01"] if self.fault == "recall-empty" else []
+        seconds, out = self.run(
+            name, [*self.mv, "--vault", str(vault), "recall", question, "--json", *args]
+        )
+        hits.append(len(json.loads(out)["hits"]))
+        return seconds
+
     def git(self, cwd: Path, *args: str) -> str:
         return self.run("git", ["git", *args], cwd=cwd)[1]
 
@@ -179,20 +203,32 @@ def build(run: Runner, size: int, data: Path, vault: Path) -> dict[str, float]:
     return {"import_s": import_s, "import_per_s": size / import_s, "reindex_full_s": full_s}
 
 
-def everyday(run: Runner, vault: Path, ids: list[str], repeat: int) -> dict[str, float]:
+def everyday(run: Runner, vault: Path, ids: list[str], repeat: int, size: int) -> dict[str, float]:
     """list, show, recall cold and warm, add against git, the recall after adds, doctor."""
     rng = random.Random(5)
     run.memvault("warmup", vault, "list", "--json")  # page cache, catalog
     out: dict[str, float] = {}
-    out["list_s"] = _median([run.memvault("list", vault, "list", "--json") for _ in range(3)])
-    out["show_s"] = _median(
-        [run.memvault("show", vault, "show", rng.choice(ids)) for _ in range(repeat)]
+    lists = [run.run("list", [*run.mv, "--vault", str(vault), "list", "--json"]) for _ in range(3)]
+    out["list_s"] = _median([seconds for seconds, _ in lists])
+    out["list_count"] = len(json.loads(lists[0][1]))
+    if out["list_count"] < size:
+        raise SystemExit(f"list --json listed {out['list_count']} of {size} memories imported")
+    shows = []
+    for mid in (rng.choice(ids) for _ in range(repeat)):
+        seconds, text = run.run("show", [*run.mv, "--vault", str(vault), "show", mid])
+        if f"({mid}," not in text:
+            raise SystemExit(f"show {mid} did not print it:\n{text[:500]}")
+        shows.append(seconds)
+    out["show_s"] = _median(shows)
+    hits: list[int] = []
+    out["recall_cold_s"] = _median([run.recall(vault, q, hits) for q in QUESTIONS[:repeat]])
+    as_of = "1900-01-01" if run.fault == "recall-empty" else ""
+    warm = run.run(
+        "recall_warm", [sys.executable, "-c", WARM, str(vault), json.dumps(QUESTIONS), as_of]
     )
-    out["recall_cold_s"] = _median(
-        [run.memvault("recall", vault, "recall", q, "--json") for q in QUESTIONS[:repeat]]
-    )
-    warm = run.run("recall_warm", [sys.executable, "-c", WARM, str(vault), json.dumps(QUESTIONS)])
-    out["recall_warm_s"] = _median(json.loads(warm[1]))
+    warm_out = json.loads(warm[1])
+    out["recall_warm_s"] = _median(warm_out["seconds"])
+    hits += warm_out["hits"]
     adds, gits = [], []
     for i in range(repeat):  # interleaved: both see the same repository and load
         text = f"Scale bench fact {i}: the {rng.choice(['ledger', 'search'])} cache holds {i} GB"
@@ -206,8 +242,12 @@ def everyday(run: Runner, vault: Path, ids: list[str], repeat: int) -> dict[str,
         gits.append(time.perf_counter() - start)
     out["add_s"], out["git_s"] = _median(adds), _median(gits)
     out["add_vs_git"] = out["add_s"] / out["git_s"]
-    out["recall_after_add_s"] = run.memvault("recall", vault, "recall", QUESTIONS[0], "--json")
-    out["doctor_s"] = run.memvault("doctor", vault, "doctor", "--json", ok=(0, 1))
+    out["recall_after_add_s"] = run.recall(vault, QUESTIONS[0], hits)
+    out["recall_hits_min"] = min(hits)
+    if run.fault == "doctor-fails":
+        bad = "---\nid: scale-bench-broken\ntype: semantic\nimportance: 99\n---\n\nBroken\n"
+        (vault / "semantic" / "facts" / "scale-bench-broken.md").write_text(bad)
+    out["doctor_s"] = run.memvault("doctor", vault, "doctor", "--json")
     return out
 
 
@@ -267,17 +307,19 @@ def sync(run: Runner, vault: Path, work: Path) -> dict[str, float]:
     }
 
 
-def measure(size: int, base: Path, embedder: str | None, repeat: int) -> dict[str, Any]:
+def measure(
+    size: int, base: Path, embedder: str | None, repeat: int, fault: str | None = None
+) -> dict[str, Any]:
     work = base / str(size)
     work.mkdir(parents=True)
-    run = Runner(_env(embedder), work)
+    run = Runner(_env(embedder), work, fault)
     vault, data = work / "vault", work / "data.jsonl"
     load_before = os.getloadavg()[0]
     result: dict[str, Any] = {"memories": size}
     result.update(build(run, size, data, vault))
     with open(data, encoding="utf-8") as lines:
         ids = [json.loads(line)["id"] for line in itertools.islice(lines, 0, size, 97)]
-    result.update(everyday(run, vault, ids, repeat))
+    result.update(everyday(run, vault, ids, repeat, size))
     result.update(maintenance(run, vault, max(3, repeat // 2), result["git_s"]))
     result.update(sync(run, vault, work))
     result["rss_mb"] = {k: round(v, 1) for k, v in sorted(run.rss.items()) if k != "git"}
@@ -291,12 +333,20 @@ def growth(small: dict[str, Any], big: dict[str, Any]) -> dict[str, float]:
 
 
 def verdicts(report: dict[str, Any]) -> list[str]:
-    """Targets missed (at the largest size measured, and in the 10k -> 100k growth)."""
+    """Targets missed (at the largest size measured, and in the 10k -> 100k growth; content
+    at every size). A target's figure missing from the output misses it."""
     missed = []
+    for size, figures in report["sizes"].items():
+        for key, (op, limit) in EVERY_SIZE.items():
+            value = figures.get(key)
+            if value is None or not (value >= limit if op == ">=" else value <= limit):
+                missed.append(f"{key} = {value} at {size} (target {op} {limit})")
     largest = report["sizes"][max(report["sizes"], key=int)]
     for key, (op, limit) in TARGETS.items():
         value = largest.get(key)
-        if value is not None and not (value >= limit if op == ">=" else value <= limit):
+        if value is None:
+            missed.append(f"{key} n/a: not measured (target {op} {limit})")
+        elif not (value >= limit if op == ">=" else value <= limit):
             missed.append(f"{key} = {value:.3g} (target {op} {limit})")
     for key, ratio in report.get("growth_10k_to_100k", {}).items():
         limit = 15.0 if ("reindex" in key or "consolidate" in key) else 12.0
@@ -305,7 +355,7 @@ def verdicts(report: dict[str, Any]) -> list[str]:
     return missed
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
@@ -315,17 +365,21 @@ def main() -> None:
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     parser.add_argument("--dir", type=Path, help="build the vaults here (default: a temp folder)")
     parser.add_argument("--keep", action="store_true", help="keep the vaults afterwards")
-    args = parser.parse_args()
+    parser.add_argument("--inject-fault", choices=FAULTS, help="break a run on purpose")
+    args = parser.parse_args(argv)
     sizes = [int(s) for s in args.sizes.split(",") if s.strip()]
     import compileall
 
     compileall.compile_dir(str(ROOT / "src" / "memvault"), quiet=1)  # as pip does on install
     base = args.dir or Path(tempfile.mkdtemp(prefix="memvault-scale-"))
     report: dict[str, Any] = {"cpus": os.cpu_count(), "embedder": args.embedder or "vault default"}
+    report["fault"] = args.inject_fault
     report["sizes"] = {}
     try:
         for size in sizes:
-            report["sizes"][str(size)] = measure(size, base, args.embedder, args.repeat)
+            report["sizes"][str(size)] = measure(
+                size, base, args.embedder, args.repeat, args.inject_fault
+            )
             print(f"size {size}: done", file=sys.stderr)
     finally:
         if not args.keep and args.dir is None:
@@ -333,6 +387,7 @@ def main() -> None:
     if "10000" in report["sizes"] and "100000" in report["sizes"]:
         report["growth_10k_to_100k"] = growth(report["sizes"]["10000"], report["sizes"]["100000"])
     report["missed"] = verdicts(report)
+    report["targets"] = {"at_largest": TARGETS, "at_every_size": EVERY_SIZE}
     if args.json:
         print(json.dumps(report, indent=2))
     else:

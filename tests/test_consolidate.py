@@ -187,6 +187,9 @@ def test_a_recurring_problem_is_not_merged_away_but_proposed(vault: Vault) -> No
 
 
 def test_facts_with_different_numbers_are_disputed_not_merged(vault: Vault) -> None:
+    # written without the write's own conflict check (by hand, or before it existed): the
+    # dedup step is what disputes them
+    vault.config.set("supersede.infer", False)
     x = vault.add("semantic", "The cache TTL is 300 seconds for the users endpoint").memory.id
     y = vault.add("semantic", "The cache TTL is 600 seconds for the users endpoint").memory.id
     result, _ = consolidate(vault.core, only=["dedup"])
@@ -626,6 +629,7 @@ def test_ann_dedup_is_idempotent_with_a_frozen_now(vault: Vault) -> None:
     vault = _chroma_mode(vault)
     for i in range(3):
         episode(vault, DUP_TEXT + " again" * i, created=f"2026-01-01T0{i + 1}:00:00Z")
+    vault.config.set("supersede.infer", False)  # the dedup step disputes them, not the write
     vault.add("semantic", "The cache TTL is 300 seconds for the users endpoint")
     vault.add("semantic", "The cache TTL is 600 seconds for the users endpoint")
     first, sha = consolidate(vault.core, now=weeks(2))

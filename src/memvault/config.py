@@ -39,6 +39,12 @@ DEFAULTS: dict[str, Any] = {
         "distill_after_days": 30,
         "summarizer_command": None,
     },
+    # a dispute nobody resolved for this long: the newer fact wins at the next consolidation
+    # ('never' keeps it for a review); docs/lifecycle.md
+    "disputes": {"newer_wins_after": "14d"},
+    # facts without a subject supersede by inference (docs/lifecycle.md); similarity: the
+    # cosine a fact in force must reach to be compared (default: measured per embedder)
+    "supersede": {"infer": True, "similarity": None},
     # validate's own judge (an LLM behind a command; docs/validate.md), and its time limit
     "validate": {"judge_command": None, "judge_timeout": 60},
     "security": {"secrets": "refuse", "allow": [], "patterns": [], "redact": {}},

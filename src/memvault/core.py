@@ -32,6 +32,7 @@ from .values import TYPE_CHECKING, Record
 if TYPE_CHECKING:  # pragma: no cover
     from typing import Any, Unpack
 
+    from .conflicts import Conflict
     from .index import ReindexReport
     from .index.handle import Progress
     from .search import ContextBlock, SearchOptions, SearchResult, ValidateOptions
@@ -52,6 +53,7 @@ class WriteResult(Record, frozen=True):
     superseded: tuple[str, ...] = ()
     inbox: bool = False
     message: str = ""
+    disputed: tuple[str, ...] = ()  # facts it may contradict, recorded as a dispute
 
 
 class Core(Repository):
@@ -106,7 +108,9 @@ class Core(Repository):
         ``fields`` takes any front-matter key (category, tags, importance, scope, subject,
         valid_from, trigger, steps, outcome, session, source, ...; see the README's "The
         vault"); unknown keys are kept.
-        A fact with a ``subject`` supersedes the active fact on that subject (one commit).
+        A fact with a ``subject`` supersedes the active fact on that subject; without one,
+        the fact in force it gives a new value of is inferred (:mod:`memvault.conflicts`),
+        and a dispute is recorded when that is unsure (one commit).
         """
         if type not in TYPES:
             raise ValidationError(f"expected one of {'|'.join(TYPES)}, got {type!r}", key="type")
@@ -124,12 +128,19 @@ class Core(Repository):
         content = self._redact(scope, content)
         inbox = scope == "global" and not self.identity.is_librarian
         needs_rivals = type == "semantic" and bool(meta.get("subject")) and not inbox
+        # No subject: the facts it may replace are inferred (memvault.conflicts). The index is
+        # read before the writer lock is taken (a search may bring the index up to date).
+        inferred = (
+            self._inferred_conflicts(meta, content)
+            if type == "semantic" and not meta.get("subject") and not inbox
+            else []
+        )
         with self.locked():
             # A subject needs every fact's current subject, and an id chosen by hand is
             # checked against every file as it is now (ids edited in place too): the catalog
             # is brought up to date. A generated slug only needs to know which files exist,
             # which folder mtimes tell (quick sync).
-            if needs_rivals or id:
+            if needs_rivals or id or inferred:
                 self.sync_catalog()
             else:
                 self.catalog.quick_sync()
@@ -148,22 +159,17 @@ class Core(Repository):
             problems = validate_meta(meta, rel)
             if problems:
                 raise ValidationError(problems[0].message, rel, problems[0].key, problems)
-            writes: dict[str, str] = {}
-            superseded: list[str] = []
-            if needs_rivals:
-                rivals = [e.memory for e in self.catalog.with_subject(meta["subject"])]
-                writes, superseded = self._supersede_for(meta, [m for m in rivals if m is not None])
+            writes, superseded, disputed, why_superseded = self._rival_writes(
+                meta, needs_rivals, inferred
+            )
             writes[rel] = render_new(meta, content)
             # validated above and rendered by us: parse it back only when we can't vouch for it
             memory = new_memory(meta, content, rel) or check_text(writes[rel], rel)
-            what = f"add {type} {meta['id']}"
             why = message or (title or content.splitlines()[0] if content else "")
-            msg = f"memvault: {what}" + (f": {_short(why)}" if why else "")
-            if superseded:
-                msg += f"\n\nSupersedes {', '.join(superseded)} (same subject '{meta['subject']}')."
-            if inbox:
-                msg += "\n\nScope 'global' needs the librarian role: proposed in inbox/ for review."
+            msg = f"memvault: add {type} {meta['id']}" + (f": {_short(why)}" if why else "")
+            msg += _lifecycle_note(superseded, why_superseded, disputed, inbox)
             sha = self.commit_files(writes, msg, known={rel: memory})
+        return WriteResult(memory, sha, tuple(superseded), inbox, msg, tuple(disputed))
         return WriteResult(memory, sha, tuple(superseded), inbox, msg)
 
     def _redact(self, scope: str, text: str) -> str:
@@ -213,43 +219,84 @@ class Core(Repository):
             meta["status"] = "active"
         return meta
 
+    def _rival_writes(
+        self, meta: dict[str, Any], by_subject: bool, inferred: list[Conflict]
+    ) -> tuple[dict[str, str], list[str], list[str], str]:
+        """What a new fact does to the facts about the same thing: the rewrites, the ids it
+        supersedes, the ids it disputes, and why (the subject, or what was inferred)."""
+        if by_subject:
+            rivals = [e.memory for e in self.catalog.with_subject(meta["subject"])]
+            writes, superseded = self._supersede_for(
+                meta, _subject_rivals(meta, [m for m in rivals if m is not None])
+            )
+            return writes, superseded, [], f"same subject '{meta['subject']}'"
+        if inferred:
+            return self._apply_conflicts(meta, inferred)
+        return {}, [], [], ""
+
+    def _inferred_conflicts(self, meta: dict[str, Any], content: str) -> list[Conflict]:
+        """The facts in force a subject-less fact supersedes or disputes (``supersede.infer``:
+        false turns it off). An index that can't be read leaves the write as it was."""
+        from .conflicts import find_conflicts
+
+        if self.config.get("supersede.infer", True) is False:
+            return []
+        return find_conflicts(self, meta, content)
+
+    def _apply_conflicts(
+        self, meta: dict[str, Any], conflicts: list[Conflict]
+    ) -> tuple[dict[str, str], list[str], list[str], str]:
+        """Supersede (or dispute) the inferred rivals that are still in force now that the
+        lock is held: the writes, the ids superseded, the ids disputed, and why."""
+        from .conflicts import disputed_keys
+
+        live: list[tuple[Conflict, Memory]] = []
+        for c in conflicts:
+            try:
+                now = self.get(c.memory.id)
+            except NotFoundError:
+                continue  # forgotten meanwhile
+            if now.status in ("active", "disputed") and now.path == c.memory.path:
+                live.append((c, now))
+        rivals = [m for c, m in live if c.action == "supersede"]
+        writes, superseded = self._supersede_for(meta, rivals)
+        why = "; ".join(f"{c.memory.id}: {c.why}" for c, _ in live if c.memory.id in superseded)
+        disputed: list[str] = []
+        now_text = format_time(now_utc())
+        for c, old in live:
+            if c.action != "dispute" or superseded:
+                continue  # a value it surely replaces settles what it is about
+            doc = load_document(self.root / old.path, old.path)
+            writes[old.path] = update_text(
+                doc, {**disputed_keys(old, meta["id"]), "updated": now_text}
+            )
+            disputed.append(old.id)
+        if disputed:
+            related = [str(r) for r in meta.get("related") or []]
+            meta["related"] = sorted({*related, *disputed})
+            meta["status"] = "disputed"
+        return writes, superseded, disputed, f"inferred: {why}" if why else ""
+
     def _supersede_for(
-        self, meta: dict[str, Any], memories: list[Memory]
+        self, meta: dict[str, Any], rivals: list[Memory]
     ) -> tuple[dict[str, str], list[str]]:
-        """Facts sharing ``subject`` (same scope/owner): newest ``valid_from`` wins."""
+        """The new fact (``meta``) against facts about the same thing: newest ``valid_from``
+        wins; the older keeps its file as a tombstone, linked both ways."""
+        from .conflicts import superseded_keys
+
         writes: dict[str, str] = {}
         superseded: list[str] = []
         new_from = parse_time(meta.get("valid_from")) or now_utc()
-        rivals = [
-            m
-            for m in memories
-            if m.type == "semantic"
-            and m.subject == meta["subject"]
-            and m.status == "active"
-            and m.scope == meta.get("scope")
-            and (m.scope != "self" or m.agent == meta.get("agent"))
-            and (m.scope != "team" or m.team == meta.get("team"))
-        ]
         now_text = format_time(now_utc())
         for old in rivals:
             old_from = old.time("valid_from") or old.created or new_from
             doc = load_document(self.root / old.path, old.path)
             if old_from <= new_from:
-                writes[old.path] = update_text(
-                    doc,
-                    {
-                        "status": "superseded",
-                        "valid_to": format_time(new_from),
-                        "superseded_by": meta["id"],
-                        "updated": now_text,
-                    },
-                )
+                writes[old.path] = update_text(doc, superseded_keys(meta["id"], new_from, now_text))
                 superseded.append(old.id)
             else:
                 # The new fact is older than what we know: it enters history as superseded.
-                meta["status"] = "superseded"
-                meta["valid_to"] = format_time(old_from)
-                meta["superseded_by"] = old.id
+                meta.update(superseded_keys(old.id, old_from))
         if superseded:
             meta["supersedes"] = superseded[0] if len(superseded) == 1 else superseded
         return writes, superseded
@@ -534,6 +581,33 @@ class Core(Repository):
             commit = self.commit_files({CONFIG_PATH: new_text}, f"memvault: {message}")
             self.config.set(dotted, value)
         return commit
+
+
+def _lifecycle_note(superseded: list[str], why: str, disputed: list[str], inbox: bool) -> str:
+    """What a write's commit message says beyond the memory: what it superseded and why,
+    what it disputes, where it went."""
+    note = ""
+    if superseded:
+        note += f"\n\nSupersedes {', '.join(superseded)} ({why})."
+    if disputed:
+        note += (
+            f"\n\nDisputes {', '.join(disputed)}: may state another value of the same "
+            "thing, not sure (memvault dispute list)."
+        )
+    if inbox:
+        note += "\n\nScope 'global' needs the librarian role: proposed in inbox/ for review."
+    return note
+
+
+def _subject_rivals(meta: Mapping[str, Any], memories: list[Memory]) -> list[Memory]:
+    """Active facts sharing the new fact's ``subject`` and owner."""
+    from .conflicts import same_owner
+
+    return [
+        m
+        for m in memories
+        if m.subject == meta["subject"] and m.status == "active" and same_owner(m, meta)
+    ]
 
 
 def _short(text: str, n: int = 72) -> str:

@@ -1,19 +1,26 @@
-"""The inbox: proposed memories awaiting review.
+"""Reviews: proposed memories awaiting review (the inbox), and disputes.
 
 Proposals come from agents writing to ``scope: global`` without the librarian role, and
 from consolidation (patterns seen in several episodes, facts from transcript summaries).
+Disputes are facts in force that may state different values of one thing (a write that
+was unsure, consolidation, a merge): ``keep`` settles one, and consolidation lets the newer
+win after ``disputes.newer_wins_after``.
 """
 
 from __future__ import annotations
 
+import datetime as dt
 import json
+from collections.abc import Iterable
 from pathlib import Path
+from typing import Any
 
 from .core import Core, WriteResult
 from .errors import MemvaultError, NotFoundError
 from .memory import Memory, format_time, now_utc
-from .paths import INBOX, REVIEW_LOG
+from .paths import ARCHIVE, INBOX, REVIEW_LOG
 from .store.files import load_document, update_text
+from .values import Record
 
 INBOX_DIR = f"{INBOX}/"
 
@@ -99,3 +106,121 @@ def rejected_evidence(root: Path) -> list[frozenset[str]]:
         if entry.get("verdict") == "rejected" and isinstance(ids, list) and ids:
             found.append(frozenset(str(i) for i in ids))
     return found
+
+
+# --- disputes ------------------------------------------------------------------------------
+
+
+class Dispute(Record, frozen=True):
+    """Facts in force that may state different values of one thing (``status: disputed``,
+    each ``related`` to the others), oldest first; a review keeps one of them."""
+
+    facts: tuple[Memory, ...]
+
+    @property
+    def ids(self) -> tuple[str, ...]:
+        return tuple(m.id for m in self.facts)
+
+    @property
+    def newest(self) -> Memory:
+        return max(self.facts, key=_since)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "ids": list(self.ids),
+            "newest": self.newest.id,
+            "facts": [
+                {
+                    "id": m.id,
+                    "path": m.path,
+                    "text": m.content,
+                    "created": m.meta.get("created"),
+                    "valid_from": m.meta.get("valid_from"),
+                }
+                for m in self.facts
+            ],
+        }
+
+
+def _since(m: Memory) -> tuple[dt.datetime, str]:
+    """When a fact took effect (``valid_from``, else created): the newer of two wins."""
+    return (m.time("valid_from") or m.created or dt.datetime.min.replace(tzinfo=dt.UTC), m.id)
+
+
+def dispute_groups(memories: Iterable[Memory]) -> list[Dispute]:
+    """The disputes among ``memories``: disputed facts joined through their ``related`` links
+    to other disputed facts (a fact disputed alone, e.g. by a merge, is a group of one)."""
+    disputed = {
+        m.id: m
+        for m in memories
+        if m.status == "disputed" and not m.path.startswith((INBOX_DIR, f"{ARCHIVE}/"))
+    }
+    seen: set[str] = set()
+    groups: list[Dispute] = []
+    for mid in sorted(disputed, key=lambda i: _since(disputed[i])):
+        if mid in seen:
+            continue
+        todo, group = [mid], []
+        while todo:
+            cur = todo.pop()
+            if cur in seen or cur not in disputed:
+                continue
+            seen.add(cur)
+            group.append(disputed[cur])
+            related = disputed[cur].meta.get("related")
+            todo += _ids(related)
+        groups.append(Dispute(tuple(sorted(group, key=_since))))
+    return groups
+
+
+def disputes(vault: Core) -> list[Dispute]:
+    """Open disputes this identity may see, oldest first."""
+    return dispute_groups(m for m in vault.all_memories() if vault.identity.can_see(m))
+
+
+def keep(vault: Core, memory_id: str, note: str = "") -> WriteResult:
+    """Resolve a dispute: ``memory_id`` is in force again (status active), the other facts of
+    its dispute are superseded by it (tombstones linked both ways). One commit."""
+    with vault.locked():
+        kept = vault.get(memory_id)
+        if kept.status != "disputed":
+            raise MemvaultError(
+                f"{memory_id} is not disputed (status {kept.status}); "
+                "'memvault dispute list' shows the open disputes",
+                kept.path,
+                "status",
+            )
+        group = next(d for d in disputes(vault) if memory_id in d.ids)
+        others = [m for m in group.facts if m.id != memory_id]
+        writes, msg = resolution(vault, kept, others, now_utc())
+        if note:
+            msg += f": {note}"
+        who = vault.identity.agent or vault.git_identity.name
+        msg += f"\n\nResolved by review ({who})."
+        sha = vault.commit_files(writes, msg)
+    return WriteResult(vault.get(memory_id), sha, tuple(m.id for m in others), message=msg)
+
+
+def resolution(
+    vault: Core, kept: Memory, others: list[Memory], now: dt.datetime
+) -> tuple[dict[str, str], str]:
+    """The file texts that keep ``kept`` and supersede ``others`` by it, and a commit line."""
+    from .conflicts import superseded_keys
+
+    stamp = format_time(now)
+    writes: dict[str, str] = {}
+    for old in others:
+        doc = load_document(vault.root / old.path, old.path)
+        writes[old.path] = update_text(doc, superseded_keys(kept.id, now, stamp))
+    ids = sorted({*_ids(kept.meta.get("supersedes")), *(m.id for m in others)})
+    changes: dict[str, Any] = {"status": "active", "updated": stamp}
+    if ids:
+        changes["supersedes"] = ids[0] if len(ids) == 1 else ids
+    doc = load_document(vault.root / kept.path, kept.path)
+    writes[kept.path] = update_text(doc, changes)
+    over = f" over {', '.join(m.id for m in others)}" if others else ""
+    return writes, f"memvault: dispute: keep {kept.id}{over}"
+
+
+def _ids(value: Any) -> list[str]:
+    return [str(v) for v in (value if isinstance(value, list) else [value] if value else [])]

@@ -32,6 +32,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from .ingest import IngestReport
     from .memory import Memory
     from .purge import PurgeReport
+    from .review import Dispute
     from .scopes import AgentIdentity, Filters
     from .search import ContextBlock, SearchOptions, SearchResult, ValidateOptions
     from .store.git.ops import Change
@@ -496,6 +497,20 @@ class Vault:
         from .review import reject
 
         return reject(self._core, memory_id, reason)
+
+    def disputes(self) -> list[Dispute]:
+        """Open disputes this identity may see (facts in force that may state different
+        values of one thing), oldest first."""
+        from .review import disputes
+
+        return disputes(self._core)
+
+    def resolve_dispute(self, memory_id: str, note: str = "") -> WriteResult:
+        """Keep ``memory_id`` (status active again); the other facts of its dispute are
+        superseded by it, tombstones kept and linked both ways. One commit."""
+        from .review import keep
+
+        return keep(self._core, memory_id, note)
 
     def pause(self, scope: str, why: str = "") -> str | None:
         """Stop capture for a scope (one commit; None when it already was paused)."""

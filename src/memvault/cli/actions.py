@@ -83,6 +83,7 @@ def add(
                 **result.memory.to_dict(),
                 "commit": result.commit,
                 "superseded": list(result.superseded),
+                "disputed": list(result.disputed),
                 "inbox": result.inbox,
             }
         )
@@ -92,6 +93,11 @@ def add(
     info(f"{where}; commit {result.commit[:10] if result.commit else '-'}")
     if result.superseded:
         info(f"supersedes {', '.join(result.superseded)}")
+    if result.disputed:
+        info(
+            f"not sure whether it replaces {', '.join(result.disputed)}: recorded a dispute "
+            "(memvault dispute list)"
+        )
 
 
 def log(

@@ -1,4 +1,4 @@
-"""Consolidation and review commands: consolidate, why, review."""
+"""Consolidation and review commands: consolidate, why, review, dispute."""
 
 from __future__ import annotations
 
@@ -21,6 +21,13 @@ review_app = typer.Typer(
     invoke_without_command=True,
 )
 app.add_typer(review_app, name="review")
+dispute_app = typer.Typer(
+    help="Review disputed facts: facts in force that may state different values of one "
+    "thing.\n\nExample: memvault dispute list",
+    no_args_is_help=False,
+    invoke_without_command=True,
+)
+app.add_typer(dispute_app, name="dispute")
 
 
 @app.command()
@@ -169,3 +176,65 @@ def review_reject(
 
     open_vault().reject(memory_id, reason)
     print(f"rejected {memory_id}")
+
+
+@dispute_app.callback()
+def dispute_default(
+    ctx: typer.Context,
+    json_out: bool = typer.Option(False, "--json", help="Print JSON (a list)."),
+) -> None:
+    """List open disputes (same as 'dispute list').
+
+    Example: memvault dispute
+    """
+    if ctx.invoked_subcommand is None:
+        _disputes(json_out)
+
+
+@dispute_app.command("list")
+def dispute_list(
+    json_out: bool = typer.Option(False, "--json", help="Print JSON (a list)."),
+) -> None:
+    """List open disputes: each line the disputed facts, oldest first, the newest marked.
+    A write that was unsure records one, and so do consolidation and a merge; unresolved,
+    the newer wins at the first consolidation after disputes.newer_wins_after (14d).
+
+    Example: memvault dispute list --json
+    """
+    _disputes(json_out)
+
+
+def _disputes(json_out: bool) -> None:
+    items = open_vault().disputes()
+    if json_out:
+        emit_json([d.as_dict() for d in items])
+        return
+    for d in items:
+        newest = d.newest.id
+        print(
+            "\t".join(
+                f"{m.id}{' (newest)' if m.id == newest and len(d.facts) > 1 else ''}"
+                for m in d.facts
+            )
+        )
+        for m in d.facts:
+            print(f"  {m.id}: {' '.join(m.content.split())[:100]}")
+    if not items:
+        print("no open disputes", file=sys.stderr)
+
+
+@dispute_app.command("keep")
+def dispute_keep(
+    memory_id: str = typer.Argument(..., metavar="ID", help="The fact to keep in force."),
+    note: str = typer.Option("", "--note", "-m", help="Goes into the commit message."),
+) -> None:
+    """Resolve a dispute: keep ID in force; the other facts of its dispute are superseded
+    by it (kept as tombstones, linked both ways). One commit.
+
+    Example: memvault dispute keep api-rate-limit-500 --note "checked the gateway"
+    """
+
+    result = open_vault().resolve_dispute(memory_id, note)
+    print(f"kept {memory_id}")
+    if result.superseded:
+        print(f"supersedes {', '.join(result.superseded)}", file=sys.stderr)

@@ -19,6 +19,7 @@ from collections import defaultdict
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
+from ..conflicts import disputed_keys
 from ..memory import Memory
 from .compare import Difference, compare
 from .model import Action, Plan, Progress, State, id_set, owner, union_strings, union_values
@@ -201,10 +202,7 @@ def flag_disputed(
     for m, other in ((a, b), (b, a)):
         if m.meta.get("status") == "disputed":
             continue
-        changes = {
-            "status": "disputed",
-            "related": sorted({*union_strings([m], "related"), other.id}),
-        }
+        changes = disputed_keys(m, other.id)
         state.change(m, changes)
         why = f"may contradict {other.id} (similarity {sim:.2f}); review it"
         result.actions.append(Action("supersede", m.id, m.path, "dispute", why, changes))

@@ -27,7 +27,7 @@ from .fold import Accesses, drop_parked_log, park_access_log, plan_fold
 from .model import STEPS, Plan, Progress, State
 from .promote import plan_promote
 from .retention import plan_retention
-from .supersede import plan_supersede
+from .supersede import newer_wins_after, plan_disputes, plan_supersede
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..core import Core
@@ -74,6 +74,8 @@ def plan(
         plan_retention(vault, state, result)
     if "supersede" in steps:
         plan_supersede(state, result)
+        after = newer_wins_after(vault.config.get("disputes.newer_wins_after"))
+        plan_disputes(state, result, after)
     if "dedup" in steps:
         plan_dedup(vault, state, result, progress)
     if "promote" in steps:

@@ -229,9 +229,12 @@ class WriteTools:
                 "status": m.status,
                 "inbox": res.inbox,
                 "superseded": list(res.superseded),
+                "disputed": list(res.disputed),
                 "commit": res.commit,
                 "note": "proposed in inbox/ for review (scope global needs the librarian role)"
                 if res.inbox
+                else "saved; may contradict a fact in force: recorded a dispute (disputes tool)"
+                if res.disputed
                 else "saved",
             }
         )

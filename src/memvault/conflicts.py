@@ -1,0 +1,195 @@
+"""Conflicts on write (seed 004's ``assert``): is a new fact about the same thing as a fact
+in force, with another value?
+
+With a ``subject`` the writer said so (:meth:`memvault.core.Core.add`). Without one it is
+inferred in two steps:
+
+1. **Nearest facts by meaning**: the vault's own hybrid search for the new text among the
+   facts in force of the same owner, kept when their cosine is at least the embedder's
+   :data:`CANDIDATE_COSINE` (measured, see ``docs/lifecycle.md``; ``supersede.similarity``
+   overrides it).
+2. **The slots that differ**, read by validate's slot reader (:mod:`memvault.validate.claims`,
+   weighed by :mod:`memvault.validate.weigh`) and the word diff of consolidation
+   (:mod:`memvault.consolidate.compare`). The differing slot must be the *value*: the words
+   that say what the fact is about stay the same. "The staging host is db-stg-3" and "The
+   production host is db-prd-1" differ in what they are about (a qualifier), "Team A's
+   on-call rotates Mondays" and "Team B's ... Fridays" in the subject's name and the day: neither
+   replaces the other.
+
+:func:`judge` answers ``supersede`` (one template, the value replaced: a number with its unit,
+a name, a date, a weekday, a place, a permission flipped), ``dispute`` (validate's slots
+contradict, but the sentences are worded apart: unsure), or nothing.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import TYPE_CHECKING, Any
+
+from .memory import Memory, format_time
+from .values import Record
+
+if TYPE_CHECKING:  # pragma: no cover
+    from collections.abc import Mapping
+
+    from .store.repository import Repository
+
+# Cosine of the new fact to a fact in force below which it is not even compared, per
+# embedder: the lowest cosine of a value change on the 'tune' half of
+# bench/data/supersede.json and bench/data/consolidate.json's contradictions, less 0.05
+# (bench/supersede.py; docs/lifecycle.md). An embedder not listed: its similarity floor
+# scaled like MiniLM's.
+CANDIDATE_COSINE = {"all-MiniLM-L6-v2": 0.56, "multilingual-e5-small": 0.78, "fake": 0.5}
+CANDIDATES = 8  # nearest facts weighed
+ACTIONS = ("supersede", "dispute")
+
+
+class Conflict(Record, frozen=True):
+    """A fact in force the new fact conflicts with: ``action`` supersede|dispute, the slot
+    that differs, why, and the cosine that made it a candidate."""
+
+    memory: Memory
+    action: str
+    slot: str
+    why: str
+    similarity: float = 0.0
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "id": self.memory.id,
+            "action": self.action,
+            "slot": self.slot,
+            "why": self.why,
+            "similarity": round(self.similarity, 3),
+        }
+
+
+def judge(new: str, old: str) -> tuple[str, str, str] | None:
+    """``(action, slot, why)`` when ``new`` states another value of what ``old`` is about;
+    None when they are about different things or agree (see the module docstring)."""
+    from .consolidate.compare import compare
+    from .validate.claims import read
+    from .validate.weigh import weigh
+
+    relation = weigh(read(new), read(old))
+    diff = compare(old, new)
+    if relation.kind == "related" and relation.slot in ("qualifier", "subject"):
+        return None  # validate's slots: about another thing ("staging" / "production")
+    shape = diff.contradiction
+    if shape == "value" and _numbered_label(old, new):
+        return None  # "notes on the cluster, part 2": a label naming another thing
+    if shape and (relation.kind == "contradicts" or shape != "swap"):
+        # one sentence pattern, only the value replaced (or flipped), after the words
+        # that say what it is about
+        slot = relation.slot if relation.kind == "contradicts" else shape
+        what = relation.why if relation.kind == "contradicts" else f"{shape} replaced"
+        return "supersede", slot, what
+    if diff.variant:
+        return None  # one pattern, but more than the value changed: another thing
+    if relation.kind == "contradicts" or shape:
+        why = relation.why if relation.kind == "contradicts" else f"{shape}, worded apart"
+        return "dispute", relation.slot if relation.kind == "contradicts" else shape, why
+    return None
+
+
+def _numbered_label(old: str, new: str) -> bool:
+    """The one difference is a whole number closing the sentence right after a word ("part
+    2", "plan number 7"): it names which thing, it is not a value of it."""
+    from .consolidate.compare import words
+
+    a, b = words(old), words(new)
+    if len(a) != len(b) or len(a) < 2:
+        return False
+    diff = [i for i, (x, y) in enumerate(zip(a, b, strict=True)) if x.key != y.key]
+    if diff != [len(a) - 1] or not (a[-1].key.isdigit() and b[-1].key.isdigit()):
+        return False
+    before = old.split()[-2] if len(old.split()) >= 2 else ""
+    return before.isalpha() and a[-2].content and not a[-2].slot  # not "September 12"
+
+
+def candidate_cosine(vault: Repository) -> float:
+    """The cosine a fact in force must reach to be weighed (``supersede.similarity``, else
+    the embedder's measured :data:`CANDIDATE_COSINE`)."""
+    configured = vault.config.get("supersede.similarity")
+    if configured is not None:
+        return float(configured)
+    name = str(vault.config.get("embedder") or "")
+    if name in CANDIDATE_COSINE:
+        return CANDIDATE_COSINE[name]
+    if name.startswith("fake"):
+        return CANDIDATE_COSINE["fake"]
+    from .index.manifest import configured_embedder
+
+    floor = float(getattr(configured_embedder(vault), "similarity_floor", 0.0))
+    return floor + (1.0 - floor) * CANDIDATE_COSINE["all-MiniLM-L6-v2"]
+
+
+def find_conflicts(vault: Repository, meta: Mapping[str, Any], content: str) -> list[Conflict]:
+    """The facts in force (active or disputed) of the new fact's owner that it supersedes
+    or disputes, nearest first. Reads the index; writes nothing."""
+    from .search.engine import run
+    from .search.options import build_filter
+    from .search.ranking import Plan
+
+    text = _text(meta.get("title"), content)
+    if not text.strip():
+        return []
+    _, filt = build_filter(vault, {}, types=("semantic",))
+    plan = Plan(types=("semantic",), filt=filt, limit=CANDIDATES, prefer=None, explain=True)
+    hits, _ = run(vault, text, plan)
+    floor = candidate_cosine(vault)
+    found: list[Conflict] = []
+    for hit in hits:
+        old = hit.memory
+        if old is None or old.id == meta.get("id") or not same_owner(old, meta):
+            continue
+        if old.subject and old.subject != meta.get("subject"):
+            continue  # the writer named what it is about: the subject rule decides
+        vector = (hit.explain or {}).get("vector") or {}
+        cosine = vector.get("own") if vector.get("rank") is not None else None
+        if cosine is None or float(cosine) < floor:
+            continue
+        verdict = judge(text, _text(old.meta.get("title"), old.content))
+        if verdict is not None:
+            found.append(Conflict(old, *verdict, similarity=float(cosine)))
+    return found
+
+
+def _text(title: object, content: str) -> str:
+    title = str(title or "").strip()
+    if title and title not in content:
+        return f"{title}. {content}"
+    return content
+
+
+def same_owner(m: Memory, meta: Mapping[str, Any]) -> bool:
+    """A fact of the same scope and owner (agent for ``self``, team for ``team``): facts
+    never supersede across owners."""
+    return (
+        m.type == "semantic"
+        and m.scope == meta.get("scope")
+        and (m.scope != "self" or m.agent == meta.get("agent"))
+        and (m.scope != "team" or m.team == meta.get("team"))
+    )
+
+
+def superseded_keys(winner: str, since: dt.datetime, now: str | None = None) -> dict[str, Any]:
+    """The keys a fact superseded by ``winner`` gets (its tombstone): status, ``valid_to``
+    (when the winner took over), ``superseded_by``; ``updated`` when ``now`` is given."""
+    keys: dict[str, Any] = {
+        "status": "superseded",
+        "valid_to": format_time(since),
+        "superseded_by": winner,
+    }
+    if now is not None:
+        keys["updated"] = now
+    return keys
+
+
+def disputed_keys(m: Memory, other: str) -> dict[str, Any]:
+    """The keys that record a dispute on ``m``: status disputed, related to the other fact."""
+    related = m.meta.get("related")
+    have = [
+        str(r) for r in (related if isinstance(related, list) else [related] if related else [])
+    ]
+    return {"status": "disputed", "related": sorted({*have, other})}

@@ -1,0 +1,154 @@
+"""The gates of bench/consolidate.py and bench/scale.py: a harness fails when what it guards
+fails. Fast: the scoring and gating code on planted results, no model, no vault."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+from types import ModuleType, SimpleNamespace
+from typing import Any
+
+import pytest
+
+BENCH = Path(__file__).resolve().parent.parent / "bench"
+
+
+def load(name: str) -> ModuleType:
+    spec = importlib.util.spec_from_file_location(f"bench_{name}", BENCH / f"{name}.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    path = list(sys.path)
+    try:
+        spec.loader.exec_module(module)
+    finally:
+        # the benches put bench/ first on sys.path; its mcp.py, search.py and validate.py
+        # would then shadow real modules for every later test in this process
+        sys.path[:] = path
+    return module
+
+
+cons = load("consolidate")
+scale = load("scale")
+
+
+# --- bench/consolidate.py ----------------------------------------------------------------
+
+
+def planted(para_test: int = 10) -> SimpleNamespace:
+    """Ten paraphrases and four contradictions per half, one per language each, plus the
+    other planted kinds: what ``Builder`` records."""
+    expect: dict[str, list[Any]] = {"para": [], "contra": [], "cross": [], "look": []}
+    split, lang = {}, {}
+    for kind, per_half in (("para", None), ("contra", 4), ("look", 4), ("cross", 2)):
+        for half in ("tune", "test"):
+            count = per_half or (10 if half == "tune" else para_test)
+            for j in range(count):
+                ids = (f"{kind}-{half}-{j}-a", f"{kind}-{half}-{j}-b")
+                expect[kind].append(ids)
+                for i in ids:
+                    split[i], lang[i] = half, cons.LANGUAGES[j % 4]
+    expect["rec"] = [("rec-0-0", "rec-0-1", "rec-0-2")]
+    expect["subject"] = [("subj-a", "subj-b")]
+    return SimpleNamespace(expect=expect, split=split, lang=lang)
+
+
+def outcome(
+    b: SimpleNamespace, merge: list[Any], dispute: list[Any], propose: bool = True
+) -> dict[str, Any]:
+    """``score`` of a consolidation that merged and disputed those pairs."""
+    actions = [SimpleNamespace(step="dedup", memory_id=a, what=f"merge {c}") for a, c in merge]
+    actions.append(
+        SimpleNamespace(step="supersede", memory_id="subj-a", what="superseded by subj-b")
+    )
+    result = SimpleNamespace(actions=actions, disputed=[{"ids": list(p)} for p in dispute])
+    proposals = (
+        [SimpleNamespace(meta={"derived_from": list(b.expect["rec"][0])})] if propose else []
+    )
+    ids = {i for pairs in b.expect.values() for p in pairs for i in p}
+    out = cons.score(b, result, proposals, ids)
+    out["seconds"] = 30.0
+    return out
+
+
+def test_a_perfect_run_passes_and_every_number_it_prints_has_a_target() -> None:
+    b = planted()
+    out = outcome(b, b.expect["para"], b.expect["contra"])
+    assert cons.check(out) == []
+    assert cons.ungated(out) == []
+    out["something_new"] = 0.5
+    assert cons.ungated(out) == ["something_new"]
+
+
+def test_nothing_to_count_is_not_perfect() -> None:
+    assert cons._ratio(0, 0) is None
+    assert cons._ratio(3, 4) == 0.75
+    missed = cons.check({"dup_precision": None}, {"dup_precision": (">=", 0.98)})
+    assert missed == ["dup_precision n/a: nothing to measure (target >= 0.98)"]
+    assert cons.check({}, {"by_split.test.dup_recall": (">=", 0.9)})  # missing: missed
+
+
+def test_dispute_detection_broken_fails_the_run() -> None:
+    b = planted()
+    out = outcome(b, b.expect["para"], [])
+    missed = cons.check(out)
+    for key in ("dispute_recall", "by_split.test.dispute_recall", "by_language.uk.dispute_recall"):
+        assert any(line.startswith(f"{key} 0.0 ") for line in missed), missed
+    assert any(line.startswith("dispute_precision n/a") for line in missed), missed
+
+
+def test_held_out_is_gated_apart_from_tune() -> None:
+    # 10 + 10 of 10 + 12: 20/22 = 0.909 pooled passes, held-out alone 10/12 = 0.833 does not
+    b = planted(para_test=12)
+    out = outcome(b, b.expect["para"][:20], b.expect["contra"])
+    assert out["dup_recall"] == pytest.approx(0.9091, abs=1e-4)
+    assert out["by_split"]["test"]["dup_recall"] == pytest.approx(0.8333, abs=1e-4)
+    missed = cons.check(out)
+    assert [m for m in missed if "dup_recall" in m and "language" not in m] == [
+        "by_split.test.dup_recall 0.8333 (target >= 0.9)"
+    ]
+
+
+@pytest.mark.parametrize(
+    ("merge", "dispute", "propose", "key"),
+    [
+        ("look", "contra", True, "lookalikes_merged"),
+        ("cross", "contra", True, "cross_scope_merges"),
+        ("contra", "contra", True, "contradictions_merged"),
+        ("", "look", True, "lookalike_dispute_rate"),
+        ("", "contra", False, "recurrence_proposal_recall"),
+    ],
+)
+def test_each_counter_fails_the_run(merge: str, dispute: str, propose: bool, key: str) -> None:
+    b = planted()
+    merges = b.expect["para"] + (b.expect[merge] if merge else [])
+    disputes = b.expect["contra"] + (b.expect[dispute] if dispute != "contra" else [])
+    missed = cons.check(outcome(b, merges, disputes, propose))
+    assert any(line.startswith(f"{key} ") for line in missed), missed
+
+
+# --- bench/scale.py ----------------------------------------------------------------------
+
+
+def test_a_failing_command_stops_the_run(tmp_path: Path) -> None:
+    run = scale.Runner({}, tmp_path)
+    with pytest.raises(SystemExit, match="exited 1"):
+        run.run("doctor", [sys.executable, "-c", "raise SystemExit(1)"])
+
+
+def test_an_empty_recall_fails_the_run(tmp_path: Path) -> None:
+    run = scale.Runner({}, tmp_path)
+    run.mv = [sys.executable, "-c", "print('{\"hits\": []}')"]  # answers every question empty
+    hits: list[int] = []
+    run.recall(tmp_path, "What pet does Gina have?", hits)
+    assert hits == [0]
+    figures = {"recall_hits_min": 0, **{k: 1.0 for k in scale.TARGETS}, "import_per_s": 900.0}
+    assert scale.verdicts({"sizes": {"1000": figures}}) == [
+        "recall_hits_min = 0 at 1000 (target >= 1)"
+    ]
+    figures["recall_hits_min"] = 3
+    assert scale.verdicts({"sizes": {"1000": figures}}) == []
+    del figures["doctor_s"]
+    assert scale.verdicts({"sizes": {"1000": figures}}) == [
+        "doctor_s n/a: not measured (target <= 15.0)"
+    ]

@@ -1,0 +1,172 @@
+"""Conflicts on write without a subject (issue 26, seed 004's ``assert``), and disputes.
+
+Real git, real SQLite, the fake embedder (texts sharing words are near): a newer value of
+the same thing supersedes the fact in force in one commit; look-alikes about different
+things stay in force side by side; an unsure write records a dispute, which ``dispute
+keep`` or the passing of ``disputes.newer_wins_after`` resolves. The rule itself
+(:func:`memvault.conflicts.judge`) is checked on every written pair of
+``bench/data/supersede.json``; ``bench/supersede.py`` measures it with the real models.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from memvault import Vault
+from memvault.conflicts import judge
+
+from helpers import Result, commit_count, git, last_message
+
+Cli = Callable[..., Result]
+
+DATA = Path(__file__).resolve().parents[1] / "bench" / "data" / "supersede.json"
+OLD = "The API rate limit is 200 requests per second"
+NEW = "The API rate limit is 500 requests per second"
+REWORDED = "We now allow 900 requests per second on the API"
+
+
+def test_a_new_value_without_a_subject_supersedes_in_one_commit(vault: Vault) -> None:
+    old = vault.add("semantic", OLD).memory
+    before = commit_count(vault.root)
+    result = vault.add("semantic", NEW)
+    new = result.memory
+    assert result.superseded == (old.id,) and result.disputed == ()
+    assert commit_count(vault.root) == before + 1
+    changed = git(vault.root, "show", "--name-only", "--format=", "HEAD").split()
+    assert sorted(changed) == sorted([old.path, new.path])
+    assert f"Supersedes {old.id} (inferred: " in last_message(vault.root)
+    tomb = vault.get(old.id)
+    assert tomb.status == "superseded" and tomb.meta["superseded_by"] == new.id
+    assert (vault.root / old.path).exists() and new.meta["supersedes"] == old.id
+    # every read prefers the newer value
+    assert vault.fact("api rate limit", log=False).hits[0].id == new.id
+    assert old.id not in [h.id for h in vault.recall("what is the api rate limit", log=False).hits]
+    assert "200 requests" not in vault.context("api rate limit").text
+    verdict = vault.validate(OLD, log=False)
+    assert verdict.verdict == "contradicted" and verdict.evidence_id == new.id
+
+
+def test_the_cli_says_what_a_write_supersedes(vault: Vault, cli: Cli) -> None:
+    first = cli("--vault", vault.root, "add", "fact", OLD)
+    assert first.code == 0, first.err
+    old_id = first.out.split("\t")[0]
+    r = cli("--vault", vault.root, "add", "fact", NEW, "--json")
+    assert r.code == 0, r.err
+    written: Any = r.json()
+    assert written["superseded"] == [old_id]
+    new_id = written["id"]
+    r = cli("--vault", vault.root, "add", "fact", "The API rate limit is 800 requests per second")
+    assert r.code == 0 and f"supersedes {new_id}" in r.err
+
+
+@pytest.mark.parametrize(
+    ("first", "second"),
+    [
+        ("The staging host is db-stg-3", "The production host is db-prd-1"),
+        ("Team A on-call rotates Mondays", "Team B on-call rotates Fridays"),
+        ("The auth service timeout is 30 seconds", "The billing service timeout is 10 seconds"),
+        ("Sprint 41 focuses on onboarding", "Sprint 42 focuses on billing"),
+    ],
+)
+def test_look_alikes_about_different_things_stay_in_force(
+    vault: Vault, first: str, second: str
+) -> None:
+    a = vault.add("semantic", first).memory
+    result = vault.add("semantic", second)
+    assert result.superseded == () and result.disputed == ()
+    assert vault.get(a.id).status == "active" and result.memory.status == "active"
+
+
+def test_facts_of_another_owner_are_never_superseded(tmp_path: Path) -> None:
+    Vault.init(tmp_path / "v")
+    librarian = Vault.open(tmp_path / "v", agent="lib", role="librarian")
+    ana = Vault.open(tmp_path / "v", agent="ana", team="core")
+    shared = librarian.add("semantic", OLD, scope="global").memory
+    result = ana.add("semantic", NEW, scope="team")  # ana sees the global fact: not hers
+    assert result.superseded == () and ana.get(shared.id).status == "active"
+
+
+def test_an_unsure_write_records_a_dispute_that_keep_resolves(vault: Vault, cli: Cli) -> None:
+    old = vault.add("semantic", OLD).memory
+    result = vault.add("semantic", REWORDED)
+    new = result.memory
+    assert result.superseded == () and result.disputed == (old.id,)
+    assert new.status == "disputed" and new.meta["related"] == [old.id]
+    assert vault.get(old.id).status == "disputed"
+    assert f"Disputes {old.id}" in last_message(vault.root)
+    listed = cli("--vault", vault.root, "dispute", "list", "--json")
+    assert listed.code == 0, listed.err
+    disputes: Any = listed.json()
+    assert [d["ids"] for d in disputes] == [[old.id, new.id]]
+    before = commit_count(vault.root)
+    r = cli("--vault", vault.root, "dispute", "keep", old.id, "--note", "the gateway says 200")
+    assert r.code == 0, r.err
+    assert commit_count(vault.root) == before + 1
+    assert "the gateway says 200" in last_message(vault.root)
+    kept, lost = vault.get(old.id), vault.get(new.id)
+    assert kept.status == "active" and kept.meta["supersedes"] == new.id
+    assert lost.status == "superseded" and lost.meta["superseded_by"] == old.id
+    assert vault.disputes() == []
+    assert cli("--vault", vault.root, "dispute", "list").err.strip() == "no open disputes"
+
+
+def test_keep_of_a_fact_that_is_not_disputed_is_a_one_line_error(vault: Vault, cli: Cli) -> None:
+    m = vault.add("semantic", OLD).memory
+    r = cli("--vault", vault.root, "dispute", "keep", m.id)
+    assert r.code == 1 and "is not disputed" in r.err and len(r.err.strip().splitlines()) == 1
+
+
+def test_the_newer_wins_a_dispute_after_the_configured_time(vault: Vault) -> None:
+    old = vault.add("semantic", OLD).memory
+    new = vault.add("semantic", REWORDED).memory
+    soon, _ = vault.consolidate(_days_later(vault, 3), only=["supersede"])
+    assert soon.empty and vault.get(new.id).status == "disputed"
+    plan, sha = vault.consolidate(_days_later(vault, 15), only=["supersede"])
+    assert sha is not None
+    assert vault.get(old.id).meta["superseded_by"] == new.id
+    assert vault.get(new.id).status == "active" and vault.disputes() == []
+
+
+def test_newer_wins_never_keeps_a_dispute_for_review(vault: Vault) -> None:
+    vault.set_config("disputes.newer_wins_after", "never", "keep disputes for review")
+    vault.add("semantic", OLD)
+    new = vault.add("semantic", REWORDED).memory
+    plan, _ = vault.consolidate(_days_later(vault, 400), only=["supersede"])
+    assert plan.empty and vault.get(new.id).status == "disputed"
+
+
+def _days_later(vault: Vault, days: int) -> dt.datetime:
+    return dt.datetime.now(dt.UTC) + dt.timedelta(days=days)
+
+
+def _pairs(kind: str) -> list[tuple[str, str]]:
+    data = json.loads(DATA.read_text(encoding="utf-8"))
+    if kind == "changes":
+        return [(x["old"], x["new"]) for x in data["changes"]]
+    return [(x["a"], x["b"]) for x in data["lookalikes"]]
+
+
+@pytest.mark.parametrize(("old", "new"), _pairs("changes"))
+def test_the_rule_reads_a_new_value_of_one_thing(old: str, new: str) -> None:
+    verdict = judge(new, old)
+    assert verdict is not None and verdict[0] == "supersede", verdict
+
+
+# The thing and the value replaced in one run of words: only validate's slots tell that
+# "staging" and "production" (or "team A" and "team B") name what the fact is about.
+RUN_TOGETHER = [
+    ("Rate limit: staging 200 rps", "Rate limit: production 500 rps"),
+    ("Current on-call: team A, Mondays", "Current on-call: team B, Fridays"),
+    ("notes on the cluster, part 1", "notes on the cluster, part 2"),
+]
+
+
+@pytest.mark.parametrize(("a", "b"), _pairs("lookalikes") + RUN_TOGETHER)
+def test_the_rule_never_replaces_another_thing(a: str, b: str) -> None:
+    assert judge(b, a) is None and judge(a, b) is None
