@@ -214,6 +214,9 @@ def run(args: argparse.Namespace) -> tuple[dict[str, Any], int]:
                     log(f"{name}: {set_name} loaded no question")
                     status = 1
             result["embedders"][name] = {"model": model, **choose(sets, args.max_loss)}
+            if args.raw:  # every question's hits, to choose again without asking again
+                result["embedders"][name]["raw"] = sets
+            log(json.dumps({k: v for k, v in result["embedders"][name].items() if k != "raw"}))
     return result, status
 
 
@@ -254,10 +257,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--conversations", type=int, default=10)
     parser.add_argument("--offtopic-count", type=int, default=200)
     parser.add_argument(
-        "--max-loss", type=float, default=0.5, help="points of tune R@5 (default 0.5)"
+        "--max-loss", type=float, default=1.0, help="points of tune R@5 (default 1.0)"
     )
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--json", action="store_true")
+    parser.add_argument("--raw", action="store_true", help="with --json: every question's hits")
     args = parser.parse_args(argv)
     result, status = run(args)
     if status == 2:

@@ -136,7 +136,7 @@ def find_conflicts(vault: Repository, meta: Mapping[str, Any], content: str) -> 
         return []
     _, filt = build_filter(vault, {}, types=("semantic",))
     plan = Plan(types=("semantic",), filt=filt, limit=CANDIDATES, prefer=None, explain=True)
-    hits, _ = run(vault, text, plan)
+    hits = run(vault, text, plan).hits
     floor = candidate_cosine(vault)
     found: list[Conflict] = []
     for hit in hits:
