@@ -34,8 +34,8 @@ def allow_command(
     command only after you allowed that exact command here; until then validate and
     consolidate use the built-in judge and summarizer and say so in one line. The
     permission is the sha256 of the key and the command line, kept for you only outside
-    the vault ($MEMVAULT_CONFIG_DIR, else ~/.config/memvault/allowed-commands.json): it is
-    never committed and survives reindex. A changed command needs allowing again. A
+    the vault (allowed-commands.json in $MEMVAULT_CONFIG_DIR, else $XDG_CONFIG_HOME/memvault
+    or ~/.config/memvault): it is never committed and survives reindex. A changed command needs allowing again. A
     command you set for yourself (MEMVAULT_JUDGE_COMMAND, MEMVAULT_SUMMARIZER_COMMAND)
     runs without it.
 
