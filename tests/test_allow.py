@@ -251,3 +251,16 @@ def test_a_command_set_on_this_machine_runs_without_allowing(team: Team) -> None
     bob = Vault.open(team.bob)
     bob.set_config("validate.judge_command", own, "my own judge")
     assert bob.commands()[0].state == "allowed"
+
+
+def test_a_command_running_a_script_in_the_vault_is_flagged(tmp_path: Path) -> None:
+    vault = Vault.init(tmp_path / "v")
+    (vault.root / "tools").mkdir()
+    (vault.root / "tools" / "judge.py").write_text("print('{}')\n", encoding="utf-8")
+    config = vault.root / ".memvault" / "config.yaml"
+    with config.open("a", encoding="utf-8") as handle:
+        handle.write("validate:\n  judge_command: python3 tools/judge.py --strict\n")
+    r = run_memvault("allow-command", "validate.judge_command", cwd=vault.root)
+    assert r.returncode == 0, r.stderr
+    assert "warning: validate.judge_command runs tools/judge.py from the vault" in r.stderr
+    assert Vault.open(vault.root).commands()[0].vault_files == ("tools/judge.py",)
