@@ -35,9 +35,9 @@ def allow_command(
     consolidate use the built-in judge and summarizer and say so in one line. The
     permission is the sha256 of the key and the command line, kept for you only outside
     the vault (allowed-commands.json in $MEMVAULT_CONFIG_DIR, else $XDG_CONFIG_HOME/memvault
-    or ~/.config/memvault): it is never committed and survives reindex. A changed command needs allowing again. A
-    command you set for yourself (MEMVAULT_JUDGE_COMMAND, MEMVAULT_SUMMARIZER_COMMAND)
-    runs without it.
+    or ~/.config/memvault): it is never committed and survives reindex. A changed command
+    needs allowing again. A command you set for yourself (MEMVAULT_JUDGE_COMMAND,
+    MEMVAULT_SUMMARIZER_COMMAND) runs without it.
 
     Examples:
 
