@@ -38,12 +38,15 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 
 @pytest.fixture(autouse=True)
 def clean_env(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """Fake embedder, private cache dir, no identity leaking in from the user's shell."""
+    """Fake embedder, private cache and config dirs, no identity leaking in from the user's
+    shell."""
     for name in LEAKY_ENV:
         monkeypatch.delenv(name, raising=False)
     cache = tmp_path_factory.mktemp("cache")
     monkeypatch.setenv("MEMVAULT_EMBEDDER", "fake")
     monkeypatch.setenv("MEMVAULT_CACHE_DIR", str(cache))
+    # The commands this user allowed (memvault.trust) live in the user's config folder.
+    monkeypatch.setenv("MEMVAULT_CONFIG_DIR", str(tmp_path_factory.mktemp("config")))
     # The lemma dictionaries (memvault.language) take seconds to prepare: one copy per run.
     monkeypatch.setenv("MEMVAULT_LEMMAS_DIR", str(tmp_path_factory.getbasetemp() / "lemmas"))
     # git must never fall back to the user's global config (identity, hooks, templates):

@@ -30,6 +30,8 @@ LEAKY_ENV = (
     "MEMVAULT_INDEX_URL",
     "MEMVAULT_AUTHOR_NAME",
     "MEMVAULT_AUTHOR_EMAIL",
+    "MEMVAULT_JUDGE_COMMAND",  # a developer's own judge or summarizer would run in tests
+    "MEMVAULT_SUMMARIZER_COMMAND",
     "MEMVAULT_DEBUG",  # a developer's debug mode would print traces into every test's stderr
     "VISUAL",
     "EDITOR",

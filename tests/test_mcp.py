@@ -49,10 +49,12 @@ ALL_TOOLS = READ_ONLY | WRITES | DESTRUCTIVE
 
 
 def server_env() -> dict[str, str]:
-    """What the spawned server needs: the test's fake embedder, cache and git isolation."""
+    """What the spawned server needs: the test's fake embedder, cache and config folders, git
+    isolation."""
     keep = (
         "MEMVAULT_EMBEDDER",
         "MEMVAULT_CACHE_DIR",
+        "MEMVAULT_CONFIG_DIR",  # the commands this user allowed (a judge set by the test)
         "GIT_CONFIG_NOSYSTEM",
         "GIT_CONFIG_GLOBAL",
         "PYTHONPATH",

@@ -55,6 +55,7 @@ PACKAGE_MAY_IMPORT = {
         "memvault.errors",
         "memvault.paths",
         "memvault.values",
+        "memvault.trust",  # which commands from the shared config may run here
         "memvault.debug",
         "memvault.memory",
         "memvault.language",

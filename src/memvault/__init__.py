@@ -59,6 +59,8 @@ _EXPORTS = {
     "HandEdits": "sync",
     "SyncReport": "sync",
     "PurgeReport": "purge",
+    "CommandStatus": "trust",
+    "COMMAND_KEYS": "trust",
     "parse_turns": "transcripts",
     "find_root": "store.repository",
     "atomic_write": "store.files",
@@ -133,6 +135,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from .sync import HandEdits, SyncReport, reindex_summary
     from .transcripts import parse_turns
     from .transfer import ImportReport
+    from .trust import COMMAND_KEYS, CommandStatus
     from .validate import ValidationResult
     from .vault import Vault
 
@@ -157,8 +160,10 @@ __all__ = [
     "ARCHIVE",
     "Action",
     "AgentIdentity",
+    "COMMAND_KEYS",
     "CONFIG_PATH",
     "Change",
+    "CommandStatus",
     "ConfigError",
     "ContextBlock",
     "DuplicateIdError",

@@ -73,6 +73,9 @@ ENV_KEYS = {
     "MEMVAULT_INDEX_URL": "index.url",
     "MEMVAULT_AUTHOR_NAME": "git.author_name",
     "MEMVAULT_AUTHOR_EMAIL": "git.author_email",
+    # a command of your own for this machine: runs without `memvault allow-command`
+    "MEMVAULT_JUDGE_COMMAND": "validate.judge_command",
+    "MEMVAULT_SUMMARIZER_COMMAND": "consolidate.summarizer_command",
 }
 
 
@@ -95,10 +98,12 @@ def _merge(base: dict[str, Any], over: Mapping[str, Any]) -> dict[str, Any]:
 
 
 class Config(Record):
-    """Settings as nested dicts; ``get("a.b")`` reads a dotted key."""
+    """Settings as nested dicts; ``get("a.b")`` reads a dotted key. ``local``: the dotted keys
+    set on this machine (``MEMVAULT_*`` env vars, overrides), not by the tracked file."""
 
     data: dict[str, Any]
     path: Path | None = None
+    local: frozenset[str] = frozenset()
 
     def get(self, dotted: str, default: Any = None) -> Any:
         node: Any = self.data
@@ -137,13 +142,17 @@ def load_config(root: Path | None, overrides: Mapping[str, Any] | None = None) -
         if path.exists():
             _merge(data, _read_config_file(root, path))
     config = Config(data, path)
+    local: set[str] = set()
     for env, key in ENV_KEYS.items():
         value = os.environ.get(env)
         if value:
             config.set(key, value)
+            local.add(key)
     for key, value in (overrides or {}).items():
         if value is not None:
             config.set(key, value)
+            local.add(key)
+    config.local = frozenset(local)
     _check(config)
     return config
 

@@ -1,4 +1,5 @@
-"""Where things live: every vault-relative path and folder name, and the user cache folder.
+"""Where things live: every vault-relative path and folder name, the user cache and config
+folders.
 
 Vault paths are POSIX strings relative to the vault's root (the folder holding
 ``.memvault/``).
@@ -33,6 +34,8 @@ INBOX = "inbox"  # proposals awaiting review
 ALL_TREES = (*MEMORY_TYPES, ARCHIVE, INBOX)  # every folder that holds memory files
 
 DEBUG_STATE = "debug.json"  # in user_cache_dir(): which vaults this user debugs
+# in user_config_dir(): the commands named in a vault's shared config this user allowed
+ALLOWED_COMMANDS = "allowed-commands.json"
 
 
 def user_cache_dir() -> Path:
@@ -43,4 +46,15 @@ def user_cache_dir() -> Path:
         return Path(explicit).expanduser()
     xdg = os.environ.get("XDG_CACHE_HOME")
     base = Path(xdg).expanduser() if xdg else Path.home() / ".cache"
+    return base / "memvault"
+
+
+def user_config_dir() -> Path:
+    """memvault's per-user settings (the commands this user allowed): ``$MEMVAULT_CONFIG_DIR``,
+    else ``$XDG_CONFIG_HOME/memvault``, else ``~/.config/memvault``. Not created here."""
+    explicit = os.environ.get("MEMVAULT_CONFIG_DIR")
+    if explicit:
+        return Path(explicit).expanduser()
+    xdg = os.environ.get("XDG_CONFIG_HOME")
+    base = Path(xdg).expanduser() if xdg else Path.home() / ".config"
     return base / "memvault"

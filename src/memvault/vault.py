@@ -40,6 +40,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from .sync import HandEdits, SyncReport
     from .transcripts import TurnWindow
     from .transfer import ImportProgress, ImportReport
+    from .trust import CommandStatus
     from .validate import ValidationResult
 
 __all__ = ["Vault", "WriteResult"]
@@ -295,8 +296,36 @@ class Vault:
         return export_memories(self._core, fmt, include_archive)
 
     def set_config(self, dotted: str, value: Any, message: str) -> str | None:
-        """Set one key of the tracked config (one commit; None when it already had it)."""
-        return self._core.set_config(dotted, value, message)
+        """Set one key of the tracked config (one commit; None when it already had it). A
+        command (``validate.judge_command``, ``consolidate.summarizer_command``) set here is
+        allowed to run on this machine; teammates who pull it must allow it themselves."""
+        sha = self._core.set_config(dotted, value, message)
+        from .trust import COMMAND_KEYS, record
+
+        if dotted in COMMAND_KEYS and isinstance(value, str) and value.strip():
+            record(self.root, dotted, value)
+        return sha
+
+    def commands(self) -> list[CommandStatus]:
+        """The commands the config names (judge, summarizer): each one's value, where it came
+        from, and whether it may run on this machine (``memvault allow-command``)."""
+        from .trust import statuses
+
+        return statuses(self.root, self.config)
+
+    def allow_command(self, key: str) -> CommandStatus:
+        """Let the command ``key`` names in the shared config run on this machine, for you:
+        its sha256 (with the key) is recorded outside the vault; a changed command needs
+        allowing again. Raises ``ConfigError`` for an unknown key or an unset command."""
+        from .trust import allow
+
+        return allow(self.root, self.config, key)
+
+    def revoke_command(self, key: str) -> CommandStatus:
+        """Stop the command ``key`` names from running on this machine until allowed again."""
+        from .trust import revoke
+
+        return revoke(self.root, self.config, key)
 
     # --- reading ---------------------------------------------------------------------
 

@@ -37,7 +37,7 @@ def _typer_app() -> Any:
     from . import agents, hooks, sync  # noqa: F401
 
     # isort: split
-    from . import debugmode, maintain, read, write  # noqa: F401
+    from . import allow, debugmode, maintain, read, write  # noqa: F401
 
     # isort: split
     from . import search, webui  # noqa: F401

@@ -60,6 +60,8 @@ def consolidate(
     steps = split_list(only) or None
     texts = not json_out and show_diff  # a dry run renders files only to show their diff
     result, sha = vault.consolidate(when, dry_run, only=steps, progress=progress, texts=texts)
+    for note in result.notes:
+        print(f"note: {note}", file=sys.stderr)
     if json_out:
         emit_json({**result.as_dict(), "commit": sha, "dry_run": dry_run})
         return

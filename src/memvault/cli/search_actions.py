@@ -167,6 +167,8 @@ def validate(
             tags=split_list(tag),
             judge=judge,
         )
+        if result.note:
+            print(f"note: {result.note}", file=sys.stderr)
         if json_out:
             emit_json(result.as_dict())
         else:

@@ -2,7 +2,9 @@
 episode and moves to archive/.
 
 The summary comes from ``consolidate.summarizer_command`` when one is set (its JSON-object
-lines become proposed facts), else from the transcript's most central sentences.
+lines become proposed facts), else from the transcript's most central sentences. A command
+from the tracked config runs only once the user on this machine allowed it
+(:mod:`memvault.trust`); until then the plan's ``notes`` say why it was not used.
 """
 
 from __future__ import annotations
@@ -83,6 +85,8 @@ def plan_distill(vault: Core, state: State, result: Plan) -> None:
     """Old transcripts get a summary episode; the transcript moves to archive/."""
     days = float(vault.config.get("consolidate.distill_after_days", 30))
     taken = {m.id for m in state.memories}
+    command: str | None = None
+    checked = False
     for m in state.memories:
         if m.category != "transcript" or not state.live(m):
             continue
@@ -92,7 +96,9 @@ def plan_distill(vault: Core, state: State, result: Plan) -> None:
         if last is None or (result.now - last).total_seconds() / 86400 < days:
             continue
         text = "\n\n".join(f"{t.role}: {t.text}" for t in turns) or m.content
-        summary, facts = _summarise(vault, text)
+        if not checked:  # once per run, and only when there is something to summarise
+            command, checked = _summarizer(vault, result), True
+        summary, facts = _summarise(vault, command, text)
         sid = f"summary-{m.id}"
         n = 2
         while sid in taken:
@@ -108,9 +114,21 @@ def plan_distill(vault: Core, state: State, result: Plan) -> None:
             _propose_fact(vault, result, m, fact, f"{sid}-{i}", taken)
 
 
-def _summarise(vault: Core, text: str) -> tuple[str, list[dict[str, Any]]]:
-    """The summary and candidate facts: the configured command's, else extractive."""
-    command = vault.config.get("consolidate.summarizer_command")
+def _summarizer(vault: Core, result: Plan) -> str | None:
+    """The summarizer command to run: None when none is set, or when it came with the shared
+    config and is not allowed here (the plan's notes say so)."""
+    if vault.config.get("consolidate.summarizer_command") is None:
+        return None
+    from ..trust import status
+
+    found = status(vault.root, vault.config, "consolidate.summarizer_command")
+    if found.note:
+        result.notes.append(found.note)
+    return found.command if found.runs else None
+
+
+def _summarise(vault: Core, command: str | None, text: str) -> tuple[str, list[dict[str, Any]]]:
+    """The summary and candidate facts: the command's, else extractive."""
     if command:
         try:
             return run_summarizer(str(command), text)

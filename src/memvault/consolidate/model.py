@@ -97,6 +97,8 @@ class Plan(Record):
     known: dict[str, Memory] = field(default_factory=dict)
     # memory files with edits not committed yet: the run is not applied while there are any
     held: list[str] = field(default_factory=list)
+    # one line each: what the run did not do as configured, and why (a command not allowed)
+    notes: list[str] = field(default_factory=list)
 
     def counts(self) -> dict[str, int]:
         out: dict[str, int] = defaultdict(int)
@@ -125,6 +127,7 @@ class Plan(Record):
             "neighbours": self.neighbours,
             "folded_access_records": self.folded_records,
             "held_uncommitted": self.held,
+            "notes": self.notes,
         }
 
 

@@ -139,6 +139,8 @@ def consolidation_view(vault: Vault, plan: Plan, sha: str | None, applied: bool)
         "new_files": len(plan.new_files),
         # memory files with uncommitted edits: an apply is refused while there are any
         "held_uncommitted": [p for p in plan.held if p in visible_paths],
+        # what the run did not do as configured, and why (a command not allowed here)
+        "notes": list(plan.notes),
         "note": "dry run: nothing written; call again with apply=true to perform it"
         if not applied
         else ("committed" if sha else "nothing to do"),

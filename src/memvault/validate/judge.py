@@ -20,6 +20,10 @@ Only facts with ``in_force`` true may decide (a superseded one shows what used t
 true). ``evidence_id`` is optional and must name one of the facts sent. Anything else -- a
 non-zero exit, a timeout, output that is not such an object -- is a failure: ``validate``
 keeps its built-in verdict and says so in the result (``judge.status: "failed"``).
+
+A command from the tracked config runs only once the user on this machine allowed it
+(:mod:`memvault.trust`, ``memvault allow-command``); until then the built-in verdict stands
+and the result's ``note`` says why (``judge.status: "not allowed"``).
 """
 
 from __future__ import annotations
@@ -28,10 +32,21 @@ import json
 import shlex
 import subprocess
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..store.repository import Repository
+    from ..trust import CommandStatus
 
 VERDICTS = ("supported", "contradicted", "unknown")
 DEFAULT_TIMEOUT = 60.0
+
+
+def judge_command(vault: Repository) -> CommandStatus:
+    """``validate.judge_command`` and whether it may run here (:func:`memvault.trust.status`)."""
+    from ..trust import status
+
+    return status(vault.root, vault.config, "validate.judge_command")
 
 
 class JudgeFailed(Exception):

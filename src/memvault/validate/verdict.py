@@ -71,7 +71,8 @@ class Evidence(Record, frozen=True):
 
 class ValidationResult(Record, frozen=True):
     """The verdict, why, the facts weighed, and the deciding fact (``evidence_id``) and
-    slot; ``judge`` says whether a configured judge gave the verdict (status used|failed)."""
+    slot; ``judge`` says whether a configured judge gave the verdict (status used|failed|not
+    allowed), ``note`` why one was not asked."""
 
     statement: str
     claim: str
@@ -82,6 +83,7 @@ class ValidationResult(Record, frozen=True):
     evidence_id: str | None = None
     slot: str | None = None
     judge: dict[str, Any] | None = None
+    note: str | None = None  # why a configured judge was not asked (not allowed here)
 
     @property
     def hits(self) -> tuple[SearchHit, ...]:
@@ -104,6 +106,7 @@ class ValidationResult(Record, frozen=True):
                 "status": decided.hit.status,
             },
             "judge": self.judge,
+            "note": self.note,
             "hits": [e.as_dict() for e in self.evidence],
             "ms": round(self.ms, 1),
         }
@@ -281,8 +284,13 @@ def decide(evidence: list[Evidence]) -> tuple[str, str, Evidence | None, str | N
 def _with_judge(
     vault: Repository, command: str, result: ValidationResult, as_of: object
 ) -> ValidationResult:
-    from .judge import JudgeFailed, ask_judge
+    from .judge import JudgeFailed, ask_judge, judge_command
 
+    allowed = judge_command(vault)  # a command from the shared config runs once allowed here
+    if not allowed.runs:
+        return result.replace(
+            note=allowed.note, judge={"command": command, "status": "not allowed"}
+        )
     facts = [_fact_payload(e) for e in result.evidence]
     payload = {
         "protocol": 1,
