@@ -120,4 +120,4 @@ def test_install_puts_team_and_role_into_the_hooks_environment(
     assert settings["env"]["MEMVAULT_TEAM"] == "web"
     assert settings["env"]["MEMVAULT_ROLE"] == "lead"
     prompt_hooks = settings["hooks"]["UserPromptSubmit"][0]["hooks"]
-    assert prompt_hooks[0]["command"].startswith("memvault -q context --hook")
+    assert prompt_hooks[0]["command"].endswith("memvault -q context --hook --budget 600 || true")

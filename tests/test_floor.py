@@ -42,18 +42,18 @@ def test_an_off_topic_query_comes_back_empty_and_says_why(stocked: Vault) -> Non
         assert data["closest"] == pytest.approx(max(h.relevance for h in floorless.hits), abs=1e-3)
 
 
-def test_the_floor_keeps_hits_that_match_and_drops_only_weak_ones(stocked: Vault) -> None:
+def test_the_floor_holds_the_answer_not_each_hit(stocked: Vault) -> None:
     floorless = stocked.fact("billing deploy day", min_score=0.0, log=False)
     assert floorless.hits and not floorless.nothing_relevant
     weakest = min(h.relevance for h in floorless.hits)
     strongest = max(h.relevance for h in floorless.hits)
-    assert 0.0 < strongest <= 1.0
-    floor = (weakest + strongest) / 2
-    kept = stocked.fact("billing deploy day", min_score=floor, log=False)
-    assert kept.hits, "a hit above the floor must stay"
-    assert all(h.relevance >= floor for h in kept.hits)
-    assert len(kept.hits) < len(floorless.hits) or weakest >= floor
-    assert kept.hits[0].id == floorless.hits[0].id
+    assert 0.0 < weakest < strongest <= 1.0
+    # a weak hit beside a strong one stays: a reply that answers is often a weak match
+    kept = stocked.fact("billing deploy day", min_score=(weakest + strongest) / 2, log=False)
+    assert [h.id for h in kept.hits] == [h.id for h in floorless.hits]
+    assert kept.closest == pytest.approx(strongest)
+    gone = stocked.fact("billing deploy day", min_score=min(strongest + 0.01, 1.0), log=False)
+    assert gone.nothing_relevant and gone.below_floor
 
 
 def test_config_sets_the_floor_and_a_bad_value_names_the_key(stocked: Vault) -> None:

@@ -33,7 +33,10 @@ _TITLE = re.compile(r"^\s*(?:#+\s+|=+\s*$)?(.+?)\s*#*\s*$")
 def question(payload: Mapping[str, Any]) -> tuple[str, str]:
     """The hook's event and the question to recall for. Raises a one-line
     :class:`MemvaultError` naming the key when the payload can't say."""
-    event = payload.get("hook_event_name") or "UserPromptSubmit"
+    # Clients name the event; a bare call (no JSON) is a session start, as the old hook was.
+    event = payload.get("hook_event_name") or (
+        "UserPromptSubmit" if "prompt" in payload else "SessionStart"
+    )
     if event not in EVENTS:
         raise MemvaultError(
             f"expected {'|'.join(EVENTS)}, got {event!r}", "<stdin>", "hook_event_name"
@@ -43,7 +46,7 @@ def question(payload: Mapping[str, Any]) -> tuple[str, str]:
         if not isinstance(prompt, str):
             raise MemvaultError("expected the prompt's text", "<stdin>", "prompt")
         return event, " ".join(prompt[:MAX_PROMPT].split())
-    cwd = payload.get("cwd")
+    cwd = payload.get("cwd") or os.environ.get("CLAUDE_PROJECT_DIR")
     folder = Path(cwd) if isinstance(cwd, str) and cwd else Path(os.getcwd())
     return event, project_question(folder)
 

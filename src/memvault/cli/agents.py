@@ -217,6 +217,7 @@ def integrations_install(
     project: bool,
     user: bool,
     folder: Path | None,
+    command: str | None,
     dry_run: bool,
     json_out: bool,
 ) -> None:
@@ -227,6 +228,8 @@ def integrations_install(
     /memvault slash command in .claude/commands/memvault.md. cursor: the MCP server in
     .cursor/mcp.json (--user: ~/.cursor/mcp.json). Running it again changes nothing; your
     own servers, hooks and rules are kept; --dry-run prints the diff and writes nothing.
+    The files name this memvault by its absolute path (a client started from a desktop
+    launcher has no venv on its PATH); --command chooses another.
 
     Examples:
 
@@ -251,6 +254,7 @@ def integrations_install(
         project=(folder or Path.cwd()).expanduser().resolve(),
         home=home,
         dry_run=dry_run,
+        command=command,
     )
     if json_out:
         emit_json(report.as_dict())

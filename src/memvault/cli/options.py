@@ -234,6 +234,13 @@ INTEGRATIONS_INSTALL = Command(
         Option("project", ("--project",), "flag", "Into the project's files (the default)."),
         Option("user", ("--user",), "flag", "Into your user files, for every project."),
         Option("folder", ("--dir",), "path", "The project folder (default: here)."),
+        Option(
+            "command",
+            ("--command",),
+            "str",
+            "What the client runs (default: this memvault's absolute path, which works "
+            "where the client's PATH lacks it; 'memvault' names it by PATH).",
+        ),
         Option("dry_run", ("--dry-run",), "flag", "Show the diff of every file; write nothing."),
         Option("json_out", ("--json",), "flag", "Print the report (files, diffs, notes) as JSON."),
     ),

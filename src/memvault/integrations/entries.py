@@ -7,6 +7,7 @@ vault at ``~/memory`` (``tests/test_integrations_install.py`` keeps them equal).
 
 from __future__ import annotations
 
+import shlex
 from importlib import resources
 from typing import Any
 
@@ -53,6 +54,15 @@ ASK_COMMANDS = ("forget", "ingest")
 SESSION_START = "memvault -q context --hook --budget 1500 || true"
 PROMPT_HOOK = "memvault -q context --hook --budget 600 || true"
 INGEST_HOOK = "memvault -q ingest --hook --format claude >/dev/null || true"
+COMMAND = "memvault"  # the hooks' and the server's command, as the shipped files name it
+
+
+def run_as(hook: str, command: str) -> str:
+    """``hook`` (written for ``memvault`` on the PATH) run by ``command`` instead: an absolute
+    path works where a client's PATH lacks memvault's folder (a desktop launcher's)."""
+    if command == COMMAND:
+        return hook
+    return shlex.quote(command) + hook.removeprefix(COMMAND)
 
 
 def tool_rule(tool: str) -> str:
@@ -73,7 +83,12 @@ def server_args(vault: str, agent: str, team: str | None, role: str | None) -> l
 
 
 def mcp_entry(
-    client: str, vault: str, agent: str, team: str | None = None, role: str | None = None
+    client: str,
+    vault: str,
+    agent: str,
+    team: str | None = None,
+    role: str | None = None,
+    command: str = COMMAND,
 ) -> dict[str, Any]:
     """The ``mcpServers.memvault`` entry for ``client``.
 
@@ -85,12 +100,16 @@ def mcp_entry(
         args = server_args(
             f"${{MEMVAULT_VAULT:-{vault}}}", f"${{MEMVAULT_AGENT:-{agent}}}", team, role
         )
-        return {"type": "stdio", "command": "memvault", "args": args, "env": {}}
-    return {"command": "memvault", "args": server_args(vault, agent, team, role)}
+        return {"type": "stdio", "command": command, "args": args, "env": {}}
+    return {"command": command, "args": server_args(vault, agent, team, role)}
 
 
 def claude_settings(
-    vault: str, agent: str, team: str | None = None, role: str | None = None
+    vault: str,
+    agent: str,
+    team: str | None = None,
+    role: str | None = None,
+    command: str = COMMAND,
 ) -> dict[str, Any]:
     """What memvault adds to Claude Code's settings.json.
 
@@ -102,7 +121,9 @@ def claude_settings(
     """
     allow = [tool_rule(t) for t in READ_ONLY_TOOLS] + [command_rule(c) for c in READ_ONLY_COMMANDS]
     ask = [tool_rule(t) for t in ASK_TOOLS] + [command_rule(c) for c in ASK_COMMANDS]
-    ingest = [{"hooks": [{"type": "command", "command": INGEST_HOOK, "timeout": 60}]}]
+    ingest = [
+        {"hooks": [{"type": "command", "command": run_as(INGEST_HOOK, command), "timeout": 60}]}
+    ]
     env = {"MEMVAULT_VAULT": vault, "MEMVAULT_AGENT": agent}
     if team:
         env["MEMVAULT_TEAM"] = team
@@ -115,11 +136,21 @@ def claude_settings(
             "SessionStart": [
                 {
                     "matcher": "startup|resume|clear|compact",
-                    "hooks": [{"type": "command", "command": SESSION_START, "timeout": 30}],
+                    "hooks": [
+                        {
+                            "type": "command",
+                            "command": run_as(SESSION_START, command),
+                            "timeout": 30,
+                        }
+                    ],
                 }
             ],
             "UserPromptSubmit": [
-                {"hooks": [{"type": "command", "command": PROMPT_HOOK, "timeout": 15}]}
+                {
+                    "hooks": [
+                        {"type": "command", "command": run_as(PROMPT_HOOK, command), "timeout": 15}
+                    ]
+                }
             ],
             "PreCompact": ingest,
             "SessionEnd": ingest,

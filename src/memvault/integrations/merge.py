@@ -26,10 +26,12 @@ from .entries import SERVER
 
 Json = dict[str, Any]
 
-# A hook command memvault wrote, in any version: `memvault [options] ingest --hook ...` or
+# A hook command memvault wrote, in any version, run by name or by path
+# (`/venv/bin/memvault`, quoted when it has spaces): `memvault [options] ingest --hook ...` or
 # a context hook (`context --hook`, or the old `context "$(basename "$CLAUDE_PROJECT_DIR")"`).
 OWN_HOOK = re.compile(
-    r"^\s*memvault\b[^|;&]*\s(ingest\s+--hook\b|context\s+--hook\b"
+    r"^\s*(?:'[^']*/memvault'|(?:[^\s']*/)?memvault)(?=\s)[^|;&]*\s"
+    r"(ingest\s+--hook\b|context\s+--hook\b"
     r'|context\s+"\$\(basename\s+"\$CLAUDE_PROJECT_DIR"\)")'
 )
 # Rules older memvault versions shipped that approve every tool or command, forget included.

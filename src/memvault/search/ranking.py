@@ -85,7 +85,7 @@ class Plan(Record, frozen=True):
     window: tuple[float, float] | None = None  # a period the query names in passing (epoch s)
     speaker: str | None = None  # only what this speaker said (a name, any case)
     role: str | None = None  # only turns of this role (user|assistant|system|tool)
-    # Hits whose evidence (:func:`evidence`) is below this are not relevant: left out.
+    # When no candidate's evidence (:func:`evidence`) reaches this, nothing is relevant: no hit.
     min_score: float = 0.0
 
 
@@ -409,7 +409,9 @@ def rank(
     qvec: np.ndarray | Callable[[], np.ndarray],
 ) -> Ranked:
     """The hits for ``query`` under ``plan``, best first (newest first for a timeline),
-    and the best evidence among all candidates (those under ``plan.min_score`` left out).
+    and the best evidence among the candidates: under ``plan.min_score``, no hit at all.
+    (The floor holds the answer, not each hit: a question's answer is often a weak match,
+    a short reply that says "yes, Tuesday", beside strong ones about the same thing.)
     ``qvec``: the vector leg's query vector, or a function giving it (called once the
     keyword leg has run)."""
     from ..index import query as iq
@@ -429,8 +431,8 @@ def rank(
     for item in found:
         item.score = item.base * boost(item, plan, w, now, lowered)
     best = max((item.evidence for item in found), default=0.0)
-    if plan.min_score > 0 and plan.order != "time":  # a timeline's match is its window
-        found = [item for item in found if item.evidence >= plan.min_score]
+    if best < plan.min_score and plan.order != "time":  # a timeline's match is its window
+        found = []  # nothing plainly matches: no answer is better than a wrong one
     found.sort(key=lambda d: (-d.score, d.row.path, d.rowid))
     debug.keep("found", found)
     debug.lap("fuse and boost")
