@@ -47,6 +47,7 @@ class ChatFacts:
         self.taken = taken
         self.new: list[dict[str, Any]] = []  # metas, in the order they were said
         self.texts: dict[str, str] = {}  # id -> content
+        self.vectors: dict[str, Any] = {}  # id -> its document vector
         self.known = {
             (_key(m.content or m.title), _owner_of(m.meta))
             for m in state.memories
@@ -139,9 +140,7 @@ class ChatFacts:
         new_from = parse_time(meta["valid_from"]) or self.result.now
         superseded: list[str] = []
         disputes: list[tuple[str, str]] = []
-        for earlier in self.new:
-            if earlier.get("status") != "active" or _owner_of(earlier) != _owner_of(meta):
-                continue
+        for earlier in self._near(meta, text):
             verdict = judge(text, self.texts[earlier["id"]])
             if verdict is None:
                 continue
@@ -159,6 +158,27 @@ class ChatFacts:
             meta["supersedes"] = superseded[0] if len(superseded) == 1 else superseded
         elif disputes and meta.get("status") == "active":
             self._dispute(meta, disputes)
+
+    def _near(self, meta: dict[str, Any], text: str) -> list[dict[str, Any]]:
+        """The facts distilled earlier in this run, in force, of the same owner, as near to
+        ``text`` as a write's candidates must be (:func:`memvault.conflicts.candidate_cosine`,
+        the new text embedded as a query, the old as a document)."""
+        earlier = [
+            e for e in self.new if e.get("status") == "active" and _owner_of(e) == _owner_of(meta)
+        ]
+        if not earlier:
+            return []
+        from ..conflicts import candidate_cosine
+        from ..embeddings import get_embedder
+
+        embedder = get_embedder(str(self.vault.config.get("embedder")))
+        missing = [e["id"] for e in earlier if e["id"] not in self.vectors]
+        if missing:
+            docs = embedder.embed_documents([self.texts[i] for i in missing])
+            self.vectors.update(zip(missing, docs, strict=True))
+        query = embedder.embed_query(text)
+        floor = candidate_cosine(self.vault)
+        return [e for e in earlier if float(query @ self.vectors[e["id"]]) >= floor]
 
     def _conflicts(self, meta: dict[str, Any], text: str) -> list[Any]:
         if self.vault.config.get("supersede.infer", True) is False:
