@@ -37,6 +37,8 @@ DEFAULTS: dict[str, Any] = {
         "same_event_hours": 6,
         "promote_min_episodes": 3,
         "distill_after_days": 30,
+        # facts said in user turns become semantic memories (consolidate/chatfacts.py)
+        "distill_facts": True,
         "summarizer_command": None,
     },
     # a dispute nobody resolved for this long: the newer fact wins at the next consolidation

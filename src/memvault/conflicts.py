@@ -32,6 +32,7 @@ from .values import Record
 if TYPE_CHECKING:  # pragma: no cover
     from collections.abc import Mapping
 
+    from .index import Index
     from .store.repository import Repository
 
 # Cosine of the new fact to a fact in force below which it is not even compared, per
@@ -124,9 +125,12 @@ def candidate_cosine(vault: Repository) -> float:
     return floor + (1.0 - floor) * CANDIDATE_COSINE["all-MiniLM-L6-v2"]
 
 
-def find_conflicts(vault: Repository, meta: Mapping[str, Any], content: str) -> list[Conflict]:
+def find_conflicts(
+    vault: Repository, meta: Mapping[str, Any], content: str, index: Index | None = None
+) -> list[Conflict]:
     """The facts in force (active or disputed) of the new fact's owner that it supersedes
-    or disputes, nearest first. Reads the index; writes nothing."""
+    or disputes, nearest first. Reads the index (``index``: one already brought up to date,
+    as consolidation holds under the vault lock); writes nothing."""
     from .search.engine import run
     from .search.options import build_filter
     from .search.ranking import Plan
@@ -136,7 +140,7 @@ def find_conflicts(vault: Repository, meta: Mapping[str, Any], content: str) -> 
         return []
     _, filt = build_filter(vault, {}, types=("semantic",))
     plan = Plan(types=("semantic",), filt=filt, limit=CANDIDATES, prefer=None, explain=True)
-    hits = run(vault, text, plan).hits
+    hits = run(vault, text, plan, index=index).hits
     floor = candidate_cosine(vault)
     found: list[Conflict] = []
     for hit in hits:

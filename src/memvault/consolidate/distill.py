@@ -1,10 +1,14 @@
-"""Distillation: a transcript idle for ``consolidate.distill_after_days`` gets a summary
-episode and moves to archive/.
+"""Distillation: a transcript idle for ``consolidate.distill_after_days`` (or older than
+``retention.transcripts``) gets a summary episode, the facts said in it become semantic
+memories, and it moves to archive/. A transcript leaves by distillation only: decay and
+retention never archive one, so what was said is never archived unread.
 
 The summary comes from ``consolidate.summarizer_command`` when one is set (its JSON-object
 lines become proposed facts), else from the transcript's most central sentences. A command
 from the tracked config runs only once the user on this machine allowed it
-(:mod:`memvault.trust`); until then the plan's ``notes`` say why it was not used.
+(:mod:`memvault.trust`); until then the plan's ``notes`` say why it was not used. Unless the
+command proposed facts, the built-in distiller writes the facts stated in the user's turns
+(:mod:`memvault.consolidate.chatfacts`; ``consolidate.distill_facts: false`` turns it off).
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 from ..memory import Memory, format_time, parse_time
 from ..store.files import render_new
 from ..transcripts import parse_turns
+from .chatfacts import ChatFacts
 from .model import ARCHIVE_DIR, Action, Plan, State
 from .promote import add_proposal, proposal_meta
 
@@ -82,9 +87,13 @@ def _turn_time(text: str) -> dt.datetime | None:
 
 
 def plan_distill(vault: Core, state: State, result: Plan) -> None:
-    """Old transcripts get a summary episode; the transcript moves to archive/."""
+    """Old transcripts get a summary episode and their facts; the transcript moves to
+    archive/."""
     days = float(vault.config.get("consolidate.distill_after_days", 30))
+    kept = (vault.config.get("retention") or {}).get("transcripts")
+    facts_on = vault.config.get("consolidate.distill_facts", True) is not False
     taken = {m.id for m in state.memories}
+    chat = ChatFacts(vault, state, result, taken)
     command: str | None = None
     checked = False
     for m in state.memories:
@@ -93,7 +102,12 @@ def plan_distill(vault: Core, state: State, result: Plan) -> None:
         turns = parse_turns(m.content)
         stamps = [t for t in (_turn_time(t.when) for t in turns) if t is not None]
         last = max(stamps) if stamps else (m.time("updated") or m.created)
-        if last is None or (result.now - last).total_seconds() / 86400 < days:
+        if last is None:
+            continue
+        idle = (result.now - last).total_seconds() / 86400
+        # retention.transcripts: a session still going after that long is distilled anyway
+        age = (result.now - (m.created or last)).total_seconds() / 86400
+        if idle < days and not (kept and age > float(kept)):
             continue
         text = "\n\n".join(f"{t.role}: {t.text}" for t in turns) or m.content
         if not checked:  # once per run, and only when there is something to summarise
@@ -107,11 +121,18 @@ def plan_distill(vault: Core, state: State, result: Plan) -> None:
         meta = _summary_meta(m, sid, last)
         rel = vault.path_for(meta)
         result.new_files[rel] = render_new(meta, summary)
-        why = f"transcript {m.id} idle for over {days:.0f} days"
+        why = (
+            f"transcript {m.id} idle for over {days:.0f} days"
+            if idle >= days
+            else f"transcript {m.id} older than {kept} days (retention.transcripts)"
+        )
         result.actions.append(Action("distill", sid, rel, "summarise", why, {}))
         state.archive(m, result, "distill", f"distilled into {sid}", {"related": [sid]})
         for i, fact in enumerate(facts):
             _propose_fact(vault, result, m, fact, f"{sid}-{i}", taken)
+        if facts_on and not facts:  # the command's facts, when it gave any, are the facts
+            chat.read(m, turns, sid)
+    chat.finish()
 
 
 def _summarizer(vault: Core, result: Plan) -> str | None:
