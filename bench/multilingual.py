@@ -35,7 +35,9 @@ embedder's ``embed_documents``/``embed_query``, cosine, top 10).
 
 Besides, from the same vault: memvault's own **keyword leg** alone and **vector leg** alone
 (what :func:`memvault.search.ranking.gather` finds for the query, a memory ranked as its best
-chunk) and their **reciprocal-rank fusion** (RRF, k=60): the plain fusion recall has to beat.
+chunk) and their **reciprocal-rank fusion** (RRF, k=60): the plain fusion recall has to beat;
+and **no floor**, recall with ``min_score=0``: what the relevance floor costs answerable
+questions (it should cost at most a point).
 
 **Public sets** (``bench/public_retrieval.py`` reads them; where to get each:
 ``docs/retrieval.md``): ``--data`` names a folder holding XQuAD (``xquad.ru.json`` and
@@ -85,7 +87,7 @@ _ID_BAD_RE = re.compile(r"[^a-z0-9]+")
 
 Ranker = Callable[[str], list[str]]
 RRF_K = 60  # reciprocal-rank fusion's constant (Cormack et al. 2009)
-LEGS = ("keyword_leg", "dense_leg", "rrf")
+LEGS = ("keyword_leg", "dense_leg", "rrf", "no_floor")
 
 
 # --- data ----------------------------------------------------------------------------------
@@ -314,7 +316,8 @@ def leg_rankers(vault: Any, ids: dict[str, str]) -> dict[str, Ranker]:
     """memvault's own two legs, each alone, and their reciprocal-rank fusion (k=60): the
     keyword leg (FTS5 BM25 over the index's lemmatised words, the query's stopwords out) and
     the vector leg (cosine to each chunk), as :func:`memvault.search.ranking.gather` runs
-    them for a search with no filter; a memory ranks as its best chunk."""
+    them for a search with no filter; a memory ranks as its best chunk. Also recall with no
+    relevance floor (``no_floor``)."""
     from memvault.index import ensure_fresh
     from memvault.index import query as iq
     from memvault.search.engine import dense_vector
@@ -345,7 +348,10 @@ def leg_rankers(vault: Any, ids: dict[str, str]) -> dict[str, Ranker]:
                 fused[pid] = fused.get(pid, 0.0) + 1.0 / (RRF_K + rank)
         rrf = sorted(fused, key=lambda pid: -fused[pid])
         last.clear()
-        last[q] = {"keyword_leg": keyword, "dense_leg": vector, "rrf": rrf}
+        # recall as a user gets it, but with no relevance floor: what the floor costs
+        result = vault.recall(q, limit=LIMIT, log=False, min_score=0.0)
+        no_floor = [ids[h.id] for h in result.hits if h.id in ids]
+        last[q] = {"keyword_leg": keyword, "dense_leg": vector, "rrf": rrf, "no_floor": no_floor}
         return last[q]
 
     return {name: (lambda q, name=name: legs(q)[name]) for name in LEGS}
@@ -565,12 +571,14 @@ def render_public(result: dict[str, Any]) -> str:
         "keyword_leg": "keyword",
         "dense_leg": "dense leg",
         "rrf": "RRF k=60",
+        "no_floor": "no floor",
         "bm25": "BM25",
     }
     head = f"{'':28}{'n':>5}" + "".join(f"{names[s]:>10}" for s in SYSTEMS)
     lines = [
         "R@5 (%): memvault = vault.recall(limit=10); keyword / dense leg = memvault's own legs "
-        "alone; RRF k=60 of the two; BM25 = plain FTS5 unicode61. "
+        "alone; RRF k=60 of the two; no floor = recall with min_score=0; BM25 = plain FTS5 "
+        "unicode61. "
         f"Sample: {result['sample']}",
         head,
     ]
@@ -602,6 +610,7 @@ def render(result: dict[str, Any]) -> str:
         ("keyword", b["keyword_leg"]),
         ("dense leg", b["dense_leg"]),
         ("RRF k=60", b["rrf"]),
+        ("no floor", b["no_floor"]),
         ("BM25", b["bm25"]),
         ("dense", b["dense"]),
     ]
@@ -610,8 +619,9 @@ def render(result: dict[str, Any]) -> str:
         f"multilingual retrieval: {result['n_queries']} queries (split {result['split']}), "
         f"{result['n_passages']} passages; embedder {result['embedder']}",
         "R@5 and MRR@10 in percent; memvault = vault.recall(limit=10); keyword / dense leg = "
-        "memvault's own legs alone, RRF k=60 of the two; BM25 = FTS5 unicode61; dense = same "
-        "embedder, cosine",
+        "memvault's own legs alone, RRF k=60 of the two; no floor = recall with min_score=0 "
+        "(the relevance floor's cost is memvault minus it); BM25 = FTS5 unicode61; dense = "
+        "same embedder, cosine",
         "",
         head,
     ]

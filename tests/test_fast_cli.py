@@ -28,7 +28,7 @@ def _kind(param) -> str:
         return "flag"
     if param.multiple or getattr(annotation, "__origin__", None) is list:
         return "list"
-    return {int: "int", Path: "path", str: "str"}[annotation]
+    return {int: "int", float: "float", Path: "path", str: "str"}[annotation]
 
 
 def _typer_table(params) -> dict[str, tuple[str, str]]:

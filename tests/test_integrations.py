@@ -178,7 +178,7 @@ def memvault_invocations(shell: str) -> list[list[str]]:
 
 def test_hook_settings_name_real_commands() -> None:
     commands = hook_commands()
-    assert set(commands) == {"SessionStart", "PreCompact", "SessionEnd"}
+    assert set(commands) == {"SessionStart", "UserPromptSubmit", "PreCompact", "SessionEnd"}
     used = {
         check_invocation(argv)
         for cmds in commands.values()
@@ -214,9 +214,29 @@ def test_session_start_hook_injects_context(vault: Vault, tmp_path: Path) -> Non
     project = tmp_path / "checkout"
     project.mkdir()
     [command] = hook_commands()["SessionStart"]
-    proc = _bash(command, {"MEMVAULT_VAULT": str(vault.root), "CLAUDE_PROJECT_DIR": str(project)})
+    env = {"MEMVAULT_VAULT": str(vault.root), "CLAUDE_PROJECT_DIR": str(project)}
+    payload = {"hook_event_name": "SessionStart", "source": "startup", "cwd": str(project)}
+    proc = _bash(command, env, json.dumps(payload))  # what Claude Code sends on stdin
     assert proc.returncode == 0, proc.stderr
-    assert "make ship" in proc.stdout
+    out = json.loads(proc.stdout)["hookSpecificOutput"]
+    assert out["hookEventName"] == "SessionStart" and "make ship" in out["additionalContext"]
+    bare = _bash(command, env)  # no JSON at all: still the project's context
+    assert "make ship" in bare.stdout, bare.stderr
+
+
+def test_prompt_hook_injects_context_for_the_prompt_only_when_relevant(
+    vault: Vault, tmp_path: Path
+) -> None:
+    vault.add("semantic", "The checkout service deploys with 'make ship'", title="Checkout")
+    [command] = hook_commands()["UserPromptSubmit"]
+    env = {"MEMVAULT_VAULT": str(vault.root), "CLAUDE_PROJECT_DIR": str(tmp_path)}
+    asked = {"hook_event_name": "UserPromptSubmit", "cwd": str(tmp_path)}
+    proc = _bash(command, env, json.dumps({**asked, "prompt": "how does checkout deploy?"}))
+    assert proc.returncode == 0, proc.stderr
+    assert "make ship" in json.loads(proc.stdout)["hookSpecificOutput"]["additionalContext"]
+    vault.set_config("search.min_score", 0.5, "a floor")
+    quiet = _bash(command, env, json.dumps({**asked, "prompt": "zzzqqq blorf wibble"}))
+    assert quiet.returncode == 0 and quiet.stdout == "", quiet.stdout
 
 
 def test_session_end_and_pre_compact_hooks_ingest_the_transcript(

@@ -19,13 +19,19 @@ import pytest
 from memvault import Vault
 from memvault.integrations.entries import (
     INGEST_HOOK,
+    PROMPT_HOOK,
     SESSION_START,
     claude_settings,
     mcp_entry,
+    run_as,
     slash_command,
 )
+from memvault.integrations.install import installed_command
 
 from helpers import Result
+
+# What an install writes as the command: this test run's own memvault, by its absolute path.
+CMD = installed_command([])
 
 ROOT = Path(__file__).resolve().parents[1]
 INTEGRATIONS = ROOT / "integrations"
@@ -101,9 +107,10 @@ def test_claude_code_project_install_writes_the_three_files(
         e: [h["command"] for g in gs for h in g["hooks"]] for e, gs in settings["hooks"].items()
     }
     assert hooks == {
-        "SessionStart": [SESSION_START],
-        "PreCompact": [INGEST_HOOK],
-        "SessionEnd": [INGEST_HOOK],
+        "SessionStart": [run_as(SESSION_START, CMD)],
+        "UserPromptSubmit": [run_as(PROMPT_HOOK, CMD)],
+        "PreCompact": [run_as(INGEST_HOOK, CMD)],
+        "SessionEnd": [run_as(INGEST_HOOK, CMD)],
     }
     command = project / ".claude" / "commands" / "memvault.md"
     assert command.read_text(encoding="utf-8") == slash_command()
@@ -120,7 +127,7 @@ def test_identity_flags_go_into_the_server_entry(
     assert res.code == 0, res.err
     server = read_json(project / ".cursor" / "mcp.json")["mcpServers"]["memvault"]
     assert server == {
-        "command": "memvault",
+        "command": CMD,
         "args": ["--vault", "~/memory", "--agent", "ci-bot", "--team", "web", "mcp"],
     }
 
@@ -137,7 +144,7 @@ def test_user_scope_keeps_the_rest_of_claude_json_and_its_permissions(
     install(cli, "claude-code", "--user")
     data = read_json(state)
     assert data["numStartups"] == 42 and data["projects"] == {"/x": {"allowedTools": []}}
-    assert data["mcpServers"]["memvault"]["command"] == "memvault"
+    assert data["mcpServers"]["memvault"]["command"] == CMD
     assert stat.S_IMODE(state.stat().st_mode) == 0o600
     assert (home / ".claude" / "settings.json").exists()
     assert (home / ".claude" / "commands" / "memvault.md").exists()
@@ -218,16 +225,16 @@ def test_install_merges_into_the_users_files_and_keeps_their_entries(
             "matcher": "startup",
             "hooks": [
                 {"type": "command", "command": "echo hello"},
-                {"type": "command", "command": SESSION_START, "timeout": 30},
+                {"type": "command", "command": run_as(SESSION_START, CMD), "timeout": 30},
             ],
         }
     ]  # replaced where it stood, next to the user's hook
     assert [[h["command"] for h in g["hooks"]] for g in s["hooks"]["SessionEnd"]] == [
-        [INGEST_HOOK],
+        [run_as(INGEST_HOOK, CMD)],
         ["./save-notes.sh"],
     ]  # the duplicate is gone, the user's hook stays
     assert s["hooks"]["PreCompact"] == [
-        {"hooks": [{"type": "command", "command": INGEST_HOOK, "timeout": 60}]}
+        {"hooks": [{"type": "command", "command": run_as(INGEST_HOOK, CMD), "timeout": 60}]}
     ]
     assert s["hooks"]["Stop"] == [{"hooks": [{"type": "command", "command": "say done"}]}]
     assert (project / ".claude" / "commands" / "deploy.md").read_text() == "Deploy it.\n"
@@ -275,7 +282,7 @@ def test_dry_run_shows_the_diff_and_writes_nothing(
     assert "--- a/.claude/settings.json\n+++ b/.claude/settings.json\n" in out
     assert "--- /dev/null\n+++ b/.claude/commands/memvault.md\n" in out
     assert '-            "command": "memvault -q ingest --hook >/dev/null || true"' in out
-    assert f'+            "command": {json.dumps(INGEST_HOOK)}' in out
+    assert f'+            "command": {json.dumps(run_as(INGEST_HOOK, CMD))}' in out
     assert f"would be updated\t{project / '.mcp.json'}" in res.err
     # and on an empty project, nothing is created
     empty = project / "empty"
@@ -379,3 +386,28 @@ def test_the_installed_server_entry_is_a_real_command_on_the_vault(
     assert check_invocation(args) == "mcp"
     assert args[:4] == ["--vault", "~/memory", "--agent", "claude-code"]
     assert os.path.expanduser(args[1]) == str(memory.root)
+
+
+def test_the_command_is_absolute_by_default_and_chosen_with_command(
+    cli: Cli, memory: Vault, project: Path, home: Path
+) -> None:
+    """A client started from a desktop launcher has no venv on its PATH: a bare `memvault`
+    fails there (silently, in a hook), so the files name this memvault's absolute path."""
+    assert Path(CMD).is_absolute() and Path(CMD).name == "memvault"
+    res = install(cli, "claude-code")
+    assert "this machine's memvault" in res.err  # a project's files are shared: said so
+    assert read_json(project / ".mcp.json")["mcpServers"]["memvault"]["command"] == CMD
+    install(cli, "claude-code", "--command", "memvault")  # by name, for a team
+    assert read_json(project / ".mcp.json")["mcpServers"]["memvault"]["command"] == "memvault"
+    settings = read_json(project / ".claude" / "settings.json")
+    hooks = [h["command"] for g in settings["hooks"]["SessionEnd"] for h in g["hooks"]]
+    assert hooks == [INGEST_HOOK]  # the absolute hook was replaced, not kept beside
+
+
+def test_a_command_path_with_spaces_is_quoted_and_still_recognised_as_ours() -> None:
+    from memvault.integrations.merge import own_hook
+
+    hook = run_as(INGEST_HOOK, "/opt/my tools/memvault")
+    assert hook.startswith("'/opt/my tools/memvault' -q ingest --hook")
+    assert own_hook({"command": hook}) and own_hook({"command": INGEST_HOOK})
+    assert not own_hook({"command": "/opt/other/notmemvault -q ingest --hook"})

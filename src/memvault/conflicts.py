@@ -140,7 +140,7 @@ def find_conflicts(
         return []
     _, filt = build_filter(vault, {}, types=("semantic",))
     plan = Plan(types=("semantic",), filt=filt, limit=CANDIDATES, prefer=None, explain=True)
-    hits, _ = run(vault, text, plan, index=index)
+    hits = run(vault, text, plan, index=index).hits
     floor = candidate_cosine(vault)
     found: list[Conflict] = []
     for hit in hits:

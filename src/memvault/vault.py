@@ -410,6 +410,18 @@ class Vault:
         """The most useful memories for ``query`` as a prompt block within ``budget`` tokens."""
         return self._core.context(query, budget, **options)
 
+    def hook_context(
+        self, payload: Mapping[str, Any], budget: int = 800, **options: Unpack[SearchOptions]
+    ) -> dict[str, Any] | None:
+        """An agent hook's answer: context for the prompt (UserPromptSubmit) or the project
+        (SessionStart) as ``hookSpecificOutput`` JSON; None when nothing is relevant."""
+        from . import agent_hooks
+
+        event, query = agent_hooks.question(payload)
+        if not query:
+            return None
+        return agent_hooks.output(event, self._core.context(query, budget, **options))
+
     def insights(
         self,
         agent: str | None = None,

@@ -3,7 +3,6 @@ the integrations for agent clients."""
 
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -12,7 +11,7 @@ import typer
 
 from .. import parse_when
 from ..errors import MemvaultError
-from .common import emit_json, info, open_vault, state
+from .common import emit_json, hook_payload, info, open_vault, state
 from .options import INTEGRATIONS_INSTALL, typer_parameters
 from .root import app
 
@@ -142,23 +141,7 @@ def _hook_failed(what: str, why: str, json_out: bool = False) -> None:
 
 
 def _hook_input(file: Path | None) -> tuple[Path | None, str | None]:
-    # bytes, not text: a strict locale's decoder would crash on non-UTF-8 input
-    stream = getattr(sys.stdin, "buffer", None)
-    try:
-        if sys.stdin.isatty():
-            raw = ""
-        elif stream is not None:
-            raw = stream.read().decode("utf-8")
-        else:
-            raw = sys.stdin.read()
-    except UnicodeDecodeError:
-        raise MemvaultError("hook input is not UTF-8 text", "<stdin>") from None
-    try:
-        data = json.loads(raw) if raw.strip() else {}
-    except json.JSONDecodeError as exc:
-        raise MemvaultError(f"hook input is not JSON: {exc.msg}", "<stdin>") from None
-    if not isinstance(data, dict):
-        raise MemvaultError("hook input: expected a JSON object", "<stdin>")
+    data = hook_payload()
     path = file or (
         Path(data["transcript_path"]) if isinstance(data.get("transcript_path"), str) else None
     )
@@ -234,6 +217,7 @@ def integrations_install(
     project: bool,
     user: bool,
     folder: Path | None,
+    command: str | None,
     dry_run: bool,
     json_out: bool,
 ) -> None:
@@ -244,6 +228,8 @@ def integrations_install(
     /memvault slash command in .claude/commands/memvault.md. cursor: the MCP server in
     .cursor/mcp.json (--user: ~/.cursor/mcp.json). Running it again changes nothing; your
     own servers, hooks and rules are kept; --dry-run prints the diff and writes nothing.
+    The files name this memvault by its absolute path (a client started from a desktop
+    launcher has no venv on its PATH); --command chooses another.
 
     Examples:
 
@@ -268,6 +254,7 @@ def integrations_install(
         project=(folder or Path.cwd()).expanduser().resolve(),
         home=home,
         dry_run=dry_run,
+        command=command,
     )
     if json_out:
         emit_json(report.as_dict())

@@ -77,6 +77,28 @@ def print_table(rows: list[dict[str, Any]], columns: list[str]) -> None:
     console().print(table)
 
 
+def hook_payload() -> dict[str, Any]:
+    """An agent client's hook JSON from stdin (an empty object when there is none)."""
+    # bytes, not text: a strict locale's decoder would crash on non-UTF-8 input
+    stream = getattr(sys.stdin, "buffer", None)
+    try:
+        if sys.stdin.isatty():
+            raw = ""
+        elif stream is not None:
+            raw = stream.read().decode("utf-8")
+        else:
+            raw = sys.stdin.read()
+    except UnicodeDecodeError:
+        raise MemvaultError("hook input is not UTF-8 text", "<stdin>") from None
+    try:
+        data = json.loads(raw) if raw.strip() else {}
+    except json.JSONDecodeError as exc:
+        raise MemvaultError(f"hook input is not JSON: {exc.msg}", "<stdin>") from None
+    if not isinstance(data, dict):
+        raise MemvaultError("hook input: expected a JSON object", "<stdin>")
+    return data
+
+
 def emit_json(data: Any) -> None:
     # Indented for people at a terminal; compact for programs (json's C encoder is faster).
     indent = 2 if sys.stdout.isatty() else None

@@ -36,6 +36,11 @@ def _value(option: Option, value: str) -> object:
         if option.bounds is not None and not option.bounds[0] <= number <= option.bounds[1]:
             raise _Unsure(value)  # Typer says what the range is
         return number
+    if option.kind == "float":
+        try:
+            return float(value)
+        except ValueError:
+            raise _Unsure(value) from None  # Typer says it is not a number
     return Path(value) if option.kind == "path" else value
 
 

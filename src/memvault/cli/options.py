@@ -18,8 +18,8 @@ if TYPE_CHECKING:  # pragma: no cover
     from collections.abc import Callable
     from typing import Any, Literal
 
-    # str, int, path: one value; list: repeatable; flag: takes no value
-    ValueKind = Literal["str", "int", "path", "list", "flag"]
+    # str, int, float, path: one value; list: repeatable; flag: takes no value
+    ValueKind = Literal["str", "int", "float", "path", "list", "flag"]
     Handler = Callable[..., None]
 
 
@@ -234,6 +234,13 @@ INTEGRATIONS_INSTALL = Command(
         Option("project", ("--project",), "flag", "Into the project's files (the default)."),
         Option("user", ("--user",), "flag", "Into your user files, for every project."),
         Option("folder", ("--dir",), "path", "The project folder (default: here)."),
+        Option(
+            "command",
+            ("--command",),
+            "str",
+            "What the client runs (default: this memvault's absolute path, which works "
+            "where the client's PATH lacks it; 'memvault' names it by PATH).",
+        ),
         Option("dry_run", ("--dry-run",), "flag", "Show the diff of every file; write nothing."),
         Option("json_out", ("--json",), "flag", "Print the report (files, diffs, notes) as JSON."),
     ),
@@ -246,6 +253,14 @@ _LIMIT = Option(
     ("--limit", "-n"),
     "int",
     "At most N results (default: search.limit; max: limits.max_limit).",
+)
+_MIN_SCORE = Option(
+    "min_score",
+    ("--min-score",),
+    "float",
+    "Relevance floor, 0-1: hits below it are not returned, and an answer with none says "
+    "'nothing relevant' (default: search.min_score, else the embedder's measured floor; "
+    "0 turns it off).",
 )
 _KIND = Option(
     "kind",
@@ -307,26 +322,45 @@ _JSON = Option("json_out", ("--json",), "flag", "Print JSON.")
 _FILTERS = (_CATEGORY, _TAG, _SCOPE, _BY_AGENT, _SINCE, _UNTIL, _AS_OF)
 _INCLUDES = (_ARCHIVE, _SUPERSEDED, _INBOX, _EXPLAIN, _ORDER, _SPEAKER, _TURN_ROLE, _JSON)
 
-RECALL = Command("recall", (_QUERY,), (_KIND, _LIMIT, _TYPE, *_FILTERS, *_INCLUDES))
+RECALL = Command("recall", (_QUERY,), (_KIND, _LIMIT, _MIN_SCORE, _TYPE, *_FILTERS, *_INCLUDES))
 SEARCH = Command(
     "search",
     (Argument("query", "Words or a question.", required=True),),
-    (_KIND, _LIMIT, _TYPE, *_FILTERS, *_INCLUDES),
+    (_KIND, _LIMIT, _MIN_SCORE, _TYPE, *_FILTERS, *_INCLUDES),
 )
 FACT = Command(
     "fact",
     (Argument("query", "What to look up.", required=True),),
-    (_LIMIT, *_FILTERS, _ARCHIVE, _SUPERSEDED, _INBOX, _EXPLAIN, _JSON),
+    (_LIMIT, _MIN_SCORE, *_FILTERS, _ARCHIVE, _SUPERSEDED, _INBOX, _EXPLAIN, _JSON),
 )
 PROCEDURE = Command(
     "procedure",
     (Argument("query", "The task you want to do.", required=True),),
-    (_LIMIT, _CATEGORY, _TAG, _SCOPE, _BY_AGENT, _ARCHIVE, _INBOX, _EXPLAIN, _JSON),
+    (
+        _LIMIT,
+        _MIN_SCORE,
+        _CATEGORY,
+        _TAG,
+        _SCOPE,
+        _BY_AGENT,
+        _ARCHIVE,
+        _INBOX,
+        _EXPLAIN,
+        _JSON,
+    ),
 )
 CONTEXT = Command(
     "context",
-    (Argument("query", "The task at hand, in a few words.", required=True, metavar="QUERY"),),
+    (Argument("query", "The task at hand, in a few words.", metavar="QUERY"),),
     (
+        Option(
+            "hook",
+            ("--hook",),
+            "flag",
+            "Read a Claude Code hook's JSON from stdin (UserPromptSubmit: the prompt; "
+            "SessionStart: the project) and print its hookSpecificOutput; nothing when "
+            "nothing is relevant. Never fails the hook.",
+        ),
         Option(
             "budget",
             ("--budget", "-b"),
@@ -334,6 +368,7 @@ CONTEXT = Command(
             "Token budget for the block (~4 characters a token).",
             default=1500,
         ),
+        _MIN_SCORE,
         _SCOPE,
         _TAG,
         _SINCE,
@@ -456,10 +491,17 @@ def _typer_option(option: Option) -> inspect.Parameter:
 
     import typer
 
-    plain: dict[str, object] = {"str": str, "int": int, "path": Path, "list": list[str]}
+    plain: dict[str, object] = {
+        "str": str,
+        "int": int,
+        "float": float,
+        "path": Path,
+        "list": list[str],
+    }
     optional: dict[str, object] = {
         "str": str | None,
         "int": int | None,
+        "float": float | None,
         "path": Path | None,
         "list": list[str] | None,
     }

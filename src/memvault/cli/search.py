@@ -69,7 +69,11 @@ def context(**values: Any) -> None:
     facts, applicable procedures, active constraints -- most useful first, within the budget,
     saying what was left out.
 
-    Example: memvault context "migrate billing to postgres" --budget 800
+    Examples:
+
+      memvault context "migrate billing to postgres" --budget 800
+
+      memvault -q context --hook --budget 800   # a Claude Code UserPromptSubmit/SessionStart hook
     """
     search_actions.context(**values)
 

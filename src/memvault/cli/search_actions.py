@@ -13,8 +13,9 @@ import contextlib
 import sys
 
 from .. import parse_when
+from ..errors import MemvaultError
 from ..values import TYPE_CHECKING
-from .common import console, emit_json, open_vault, split_list, state
+from .common import console, emit_json, hook_payload, open_vault, split_list, state
 
 if TYPE_CHECKING:  # pragma: no cover
     from collections.abc import Iterator
@@ -111,14 +112,38 @@ def search(
     _end_quickly()
 
 
-def context(query: str, *, budget: int, json_out: bool, **values: Any) -> None:
-    """``memvault context QUERY``: a prompt block of relevant memory within the budget."""
+def context(query: str | None, *, budget: int, json_out: bool, hook: bool, **values: Any) -> None:
+    """``memvault context QUERY``: a prompt block of relevant memory within the budget;
+    ``--hook``: the same for an agent hook's JSON on stdin."""
+    if hook:
+        _hook_context(budget, **values)
+        return
+    if not query or not query.strip():
+        raise MemvaultError("empty query: describe the task (or --hook)", key="QUERY")
     with _opened() as vault:
         block = vault.context(query, budget=budget, **given(**values))
     if json_out:
         emit_json(block.as_dict())
     else:
         sys.stdout.write(block.text)
+    _end_quickly()
+
+
+def _hook_context(budget: int, **values: Any) -> None:
+    """Answer a client's hook: its JSON on stdin, ours on stdout. A failure never blocks the
+    user's prompt: one line on stderr, exit 0, nothing injected."""
+    try:
+        payload = hook_payload()
+        with _opened() as vault:
+            answer = vault.hook_context(payload, budget=budget, **given(**values))
+    except MemvaultError as exc:
+        print(f"memvault: no context injected: {exc}", file=sys.stderr)
+        return
+    except Exception as exc:  # noqa: BLE001 - a bug must not block the prompt either
+        print(f"memvault: no context injected: internal error ({exc!r})", file=sys.stderr)
+        return
+    if answer is not None:
+        emit_json(answer)
     _end_quickly()
 
 
@@ -172,7 +197,8 @@ def show_result(result: SearchResult, json_out: bool, explain: bool) -> None:
         bits.append(f"{route.order} order")
         print(", ".join(bits) + f"; {result.ms:.0f} ms", file=sys.stderr)
     if not result.hits:
-        print("no matching memories", file=sys.stderr)
+        hint = " (--min-score lowers it)" if result.below_floor else ""
+        print(f"{result.reason}{hint}", file=sys.stderr)
         return
     out = console()
     for n, hit in enumerate(result.hits, 1):

@@ -310,6 +310,9 @@ class E5Embedder:
     # splits, where 8 loses to 4 with every keyword scale but the old one (docs/retrieval.md).
     similarity_floor: float = 0.75
     dense_weight: float = 4.0
+    # Search's relevance floor (search.min_score's default), on the rescaled cosine: chosen
+    # like MiniLM's by bench/floor.py (docs/retrieval.md).
+    relevance_floor: float = 0.26
 
     def __init__(self, threads: int | None = None, batch_size: int = BATCH_SIZE) -> None:
         root = _verified_root()

@@ -59,6 +59,10 @@ class OnnxEmbedder:
     """
 
     dimensions: int = DIMENSIONS
+    # Search's relevance floor (search.min_score's default): the highest at which answerable
+    # questions lose at most a point of R@5 on the tune splits of LoCoMo and our
+    # multilingual set, against off-topic questions (bench/floor.py; docs/retrieval.md).
+    relevance_floor: float = 0.26
 
     def __init__(
         self,

@@ -7,6 +7,7 @@ vault at ``~/memory`` (``tests/test_integrations_install.py`` keeps them equal).
 
 from __future__ import annotations
 
+import shlex
 from importlib import resources
 from typing import Any
 
@@ -48,8 +49,20 @@ READ_ONLY_COMMANDS = (
 )
 ASK_COMMANDS = ("forget", "ingest")
 
-SESSION_START = 'memvault -q context "$(basename "$CLAUDE_PROJECT_DIR")" --budget 1500 || true'
+# Both read the hook's JSON on stdin: the prompt, or the project's folder (README title, git
+# remote, recent files) at a session start. Nothing is printed when nothing is relevant.
+SESSION_START = "memvault -q context --hook --budget 1500 || true"
+PROMPT_HOOK = "memvault -q context --hook --budget 600 || true"
 INGEST_HOOK = "memvault -q ingest --hook --format claude >/dev/null || true"
+COMMAND = "memvault"  # the hooks' and the server's command, as the shipped files name it
+
+
+def run_as(hook: str, command: str) -> str:
+    """``hook`` (written for ``memvault`` on the PATH) run by ``command`` instead: an absolute
+    path works where a client's PATH lacks memvault's folder (a desktop launcher's)."""
+    if command == COMMAND:
+        return hook
+    return shlex.quote(command) + hook.removeprefix(COMMAND)
 
 
 def tool_rule(tool: str) -> str:
@@ -70,7 +83,12 @@ def server_args(vault: str, agent: str, team: str | None, role: str | None) -> l
 
 
 def mcp_entry(
-    client: str, vault: str, agent: str, team: str | None = None, role: str | None = None
+    client: str,
+    vault: str,
+    agent: str,
+    team: str | None = None,
+    role: str | None = None,
+    command: str = COMMAND,
 ) -> dict[str, Any]:
     """The ``mcpServers.memvault`` entry for ``client``.
 
@@ -82,29 +100,56 @@ def mcp_entry(
         args = server_args(
             f"${{MEMVAULT_VAULT:-{vault}}}", f"${{MEMVAULT_AGENT:-{agent}}}", team, role
         )
-        return {"type": "stdio", "command": "memvault", "args": args, "env": {}}
-    return {"command": "memvault", "args": server_args(vault, agent, team, role)}
+        return {"type": "stdio", "command": command, "args": args, "env": {}}
+    return {"command": command, "args": server_args(vault, agent, team, role)}
 
 
-def claude_settings(vault: str, agent: str) -> dict[str, Any]:
+def claude_settings(
+    vault: str,
+    agent: str,
+    team: str | None = None,
+    role: str | None = None,
+    command: str = COMMAND,
+) -> dict[str, Any]:
     """What memvault adds to Claude Code's settings.json.
 
     ``env`` reaches every command Claude Code runs (the slash command's ``memvault`` calls
     and the hooks); the allow list names the read-only tools and commands one by one; the
-    hooks inject context at session start and ingest the transcript before a compaction
-    and at session end, failing open.
+    hooks inject context at session start and for every prompt (nothing when nothing is
+    relevant), and ingest the transcript before a compaction and at session end, failing
+    open. The team and role reach the hooks through ``env``, as the MCP server's arguments.
     """
     allow = [tool_rule(t) for t in READ_ONLY_TOOLS] + [command_rule(c) for c in READ_ONLY_COMMANDS]
     ask = [tool_rule(t) for t in ASK_TOOLS] + [command_rule(c) for c in ASK_COMMANDS]
-    ingest = [{"hooks": [{"type": "command", "command": INGEST_HOOK, "timeout": 60}]}]
+    ingest = [
+        {"hooks": [{"type": "command", "command": run_as(INGEST_HOOK, command), "timeout": 60}]}
+    ]
+    env = {"MEMVAULT_VAULT": vault, "MEMVAULT_AGENT": agent}
+    if team:
+        env["MEMVAULT_TEAM"] = team
+    if role:
+        env["MEMVAULT_ROLE"] = role
     return {
-        "env": {"MEMVAULT_VAULT": vault, "MEMVAULT_AGENT": agent},
+        "env": env,
         "permissions": {"allow": allow, "ask": ask},
         "hooks": {
             "SessionStart": [
                 {
                     "matcher": "startup|resume|clear|compact",
-                    "hooks": [{"type": "command", "command": SESSION_START, "timeout": 30}],
+                    "hooks": [
+                        {
+                            "type": "command",
+                            "command": run_as(SESSION_START, command),
+                            "timeout": 30,
+                        }
+                    ],
+                }
+            ],
+            "UserPromptSubmit": [
+                {
+                    "hooks": [
+                        {"type": "command", "command": run_as(PROMPT_HOOK, command), "timeout": 15}
+                    ]
                 }
             ],
             "PreCompact": ingest,

@@ -17,7 +17,7 @@ from typing import Any, Literal
 
 from ..errors import MemvaultError, ValidationError
 from ..values import Record, field
-from .entries import CLIENTS, SERVER, claude_settings, mcp_entry, slash_command
+from .entries import CLIENTS, COMMAND, SERVER, claude_settings, mcp_entry, slash_command
 from .merge import Json, merge_server, merge_settings, parse_json, render_json
 
 SCOPES = ("project", "user")
@@ -99,9 +99,10 @@ def targets(
     role: str | None,
     project: Path,
     home: Path,
+    command: str = COMMAND,
 ) -> list[Target]:
     """The files ``client`` reads, for one scope, with memvault's part of each."""
-    entry = mcp_entry(client, vault, agent, team, role)
+    entry = mcp_entry(client, vault, agent, team, role, command)
 
     def server(doc: Json, where: str, notes: list[str]) -> Json:
         return merge_server(doc, entry, where, notes)
@@ -109,7 +110,7 @@ def targets(
     if client == "cursor":
         base = project if scope == "project" else home
         return [json_target(base / ".cursor" / "mcp.json", server)]
-    settings = claude_settings(vault, agent)
+    settings = claude_settings(vault, agent, team, role, command)
 
     def merged_settings(doc: Json, where: str, notes: list[str]) -> Json:
         return merge_settings(doc, settings, where, notes)
@@ -166,18 +167,24 @@ def install(
     project: Path,
     home: Path,
     dry_run: bool = False,
+    command: str | None = None,
 ) -> InstallReport:
     """Merge memvault into ``client``'s configuration for ``scope``, idempotently.
 
     ``vault`` is written as given (``~/memory`` stays portable across a team); ``agent``
-    defaults to the client's name. With ``dry_run`` nothing is written.
+    defaults to the client's name. ``command`` is what the client runs (default: the
+    absolute path of this installation's ``memvault``, see :func:`installed_command`). With
+    ``dry_run`` nothing is written.
     """
     if client not in CLIENTS:
         raise ValidationError(f"expected {'|'.join(CLIENTS)}, got {client!r}", key="client")
     if scope not in SCOPES:
         raise ValidationError(f"expected {'|'.join(SCOPES)}, got {scope!r}", key="scope")
     report = InstallReport(client, scope, vault, dry_run)
-    for target in targets(client, scope, vault, agent or client, team, role, project, home):
+    command = command or installed_command(report.notes)
+    for target in targets(
+        client, scope, vault, agent or client, team, role, project, home, command
+    ):
         before = read_text(target.path)
         after = target.merge(before, str(target.path), report.notes)
         action: Action = (
@@ -195,15 +202,37 @@ def install(
                 f"{old}: an older memvault's /memory command, which Claude Code's built-in"
                 " /memory hides; delete it (the command is /memvault now)"
             )
-    if shutil.which("memvault") is None:
+    if command == COMMAND and shutil.which(COMMAND) is None:
         report.notes.append(
             "memvault is not on this PATH: the client starts `memvault` by name, so put its"
             " folder on the PATH the client runs with"
+        )
+    elif command != COMMAND and scope == "project":
+        report.notes.append(
+            f"the project's files name {command}, this machine's memvault: a teammate whose"
+            " memvault is elsewhere installs with --command (or --command memvault, by name)"
         )
     if not dry_run:
         for change in report.changed:
             write_text(change.path, change.after)
     return report
+
+
+def installed_command(notes: list[str]) -> str:
+    """The absolute path of the ``memvault`` this Python runs (the venv's, next to the
+    interpreter), else the one on the PATH; the bare name, with a note, when neither is
+    found. A client started from a desktop launcher has a PATH without the venv: a bare
+    ``memvault`` fails there, silently in a hook."""
+    import sys
+
+    beside = Path(sys.executable).parent / COMMAND
+    if beside.is_file() and os.access(beside, os.X_OK):
+        return str(beside)
+    found = shutil.which(COMMAND)
+    if found:
+        return str(Path(found).resolve())
+    notes.append("found no memvault executable: the files name `memvault` (use --command)")
+    return COMMAND
 
 
 def target_folder(scope: str, project: Path, home: Path) -> Path:

@@ -26,10 +26,13 @@ from .entries import SERVER
 
 Json = dict[str, Any]
 
-# A hook command memvault wrote, in any version: `memvault [options] ingest --hook ...` or
-# the session-start `memvault [options] context "$(basename "$CLAUDE_PROJECT_DIR")" ...`.
+# A hook command memvault wrote, in any version, run by name or by path
+# (`/venv/bin/memvault`, quoted when it has spaces): `memvault [options] ingest --hook ...` or
+# a context hook (`context --hook`, or the old `context "$(basename "$CLAUDE_PROJECT_DIR")"`).
 OWN_HOOK = re.compile(
-    r'^\s*memvault\b[^|;&]*\s(ingest\s+--hook\b|context\s+"\$\(basename\s+"\$CLAUDE_PROJECT_DIR"\)")'
+    r"^\s*(?:'[^']*/memvault'|(?:[^\s']*/)?memvault)(?=\s)[^|;&]*\s"
+    r"(ingest\s+--hook\b|context\s+--hook\b"
+    r'|context\s+"\$\(basename\s+"\$CLAUDE_PROJECT_DIR"\)")'
 )
 # Rules older memvault versions shipped that approve every tool or command, forget included.
 BROAD_RULES = (f"mcp__{SERVER}", f"mcp__{SERVER}__*", "Bash(memvault:*)", "Bash(memvault *)")

@@ -37,6 +37,17 @@ Judge = Annotated[
         )
     ),
 ]
+MinScore = Annotated[
+    float | None,
+    Field(
+        ge=0,
+        le=1,
+        description=(
+            "Relevance floor 0-1: hits below it are left out, and a result with none says "
+            "nothing_relevant (default: the vault's measured floor; 0 turns it off)."
+        ),
+    ),
+]
 Budget = Annotated[int, Field(ge=100, le=20_000, description="Token budget for the block.")]
 Around = Annotated[
     int,
@@ -82,13 +93,16 @@ class ReadTools:
         until: Day = None,
         include_archive: IncludeArchive = False,
         kind: KindFilter = None,
+        min_score: MinScore = None,
     ) -> CallToolResult:
         """Search long-term memory for anything relevant to a question or task.
 
         Call it at the start of a task and whenever the user refers to earlier work ("last
         time", "as we decided", "again"). Routed by intent: "when…/what happened…" finds
         episodes, newest first; "how do I…" finds procedures; "what is…" finds facts. Returns
-        the best matches (id, title, snippet, score); read a whole memory with `show`."""
+        the best matches (id, title, snippet, score, relevance); read a whole memory with
+        `show`. When nothing in memory is relevant, `hits` is empty and `nothing_relevant`
+        is true, with the `reason`: don't look further."""
         found = self.vault.recall(
             query,
             limit=limit,
@@ -96,24 +110,30 @@ class ReadTools:
             kind=kind,
             since=when(since, "since"),
             until=when(until, "until"),
+            min_score=min_score,
         )
         return hits_result(self.vault, found)
 
-    def fact(self, query: Query, limit: Limit = 5, as_of: AsOf = None) -> CallToolResult:
+    def fact(
+        self, query: Query, limit: Limit = 5, as_of: AsOf = None, min_score: MinScore = None
+    ) -> CallToolResult:
         """Look up what is known to be true: facts, decisions in force, definitions, relationships,
         constraints.
 
         Superseded facts are left out, unless `as_of` asks what was true at a past date."""
-        found = self.vault.fact(query, limit=limit, as_of=when(as_of, "as_of"))
+        found = self.vault.fact(query, limit=limit, as_of=when(as_of, "as_of"), min_score=min_score)
         return hits_result(self.vault, found)
 
-    def procedure(self, query: Query, limit: Limit = 3) -> CallToolResult:
+    def procedure(
+        self, query: Query, limit: Limit = 3, min_score: MinScore = None
+    ) -> CallToolResult:
         """Find how-to knowledge for a task: workflows with ordered steps, templates, patterns,
         heuristics.
 
         Matched by trigger keywords and similarity, ranked by match and past success rate. Call
         it before starting a multi-step task you may have done before."""
-        return hits_result(self.vault, self.vault.procedure(query, limit=limit))
+        found = self.vault.procedure(query, limit=limit, min_score=min_score)
+        return hits_result(self.vault, found)
 
     def validate(self, statement: Statement, judge: Judge = True) -> CallToolResult:
         """Check a statement against known facts before relying on it or repeating it.
@@ -122,13 +142,15 @@ class ReadTools:
         the facts that decide it."""
         return hits_result(self.vault, self.vault.validate(statement, judge=judge))
 
-    def context(self, query: Query, budget: Budget = 1500) -> CallToolResult:
+    def context(
+        self, query: Query, budget: Budget = 1500, min_score: MinScore = None
+    ) -> CallToolResult:
         """A ready-to-use block of the memories most useful for a task (relevant episodes, known
         facts, applicable procedures, active constraints), kept within a token budget.
 
         Call it once at the start of a task and keep the block in mind while you work: the
         block is the result's `text`; `included` and `omitted` list the memories behind it."""
-        return result(self.vault.context(query, budget=budget).as_dict())
+        return result(self.vault.context(query, budget=budget, min_score=min_score).as_dict())
 
     def show(self, id: ShowId, around: Around = 2) -> CallToolResult:
         """Read one memory in full: all its fields and its text (also readable as the resource

@@ -14,11 +14,12 @@ from .options import (
     SearchOptions,
     build_filter,
     check_limit,
+    check_min_score,
     check_order,
     check_role,
     split_options,
 )
-from .ranking import Plan
+from .ranking import Plan, Ranked
 from .results import SearchResult
 from .routing import Route, normalise_kind, route
 
@@ -59,12 +60,16 @@ def _execute(
         window=(window[0].timestamp(), window[1].timestamp()) if window else None,
         speaker=rest.get("speaker") or None,
         role=check_role(rest.get("role")),
+        min_score=check_min_score(vault, rest.get("min_score")),
     )
-    hits, note = run(vault, query, plan) if chosen else ([], None)
+    ranked = run(vault, query, plan) if chosen else Ranked([], 0.0)
+    hits = ranked.hits
     ms = (time.perf_counter() - started) * 1000
     if rest.get("log", True):
         log_read(vault, command, query, [h.id for h in hits], ms)
-    return SearchResult(query, command, the_route, tuple(hits), ms, note)
+    return SearchResult(
+        query, command, the_route, tuple(hits), ms, ranked.note, plan.min_score, ranked.best
+    )
 
 
 def search(vault: Repository, query: str, **options: Unpack[SearchOptions]) -> SearchResult:

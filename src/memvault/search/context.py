@@ -19,7 +19,7 @@ from ..errors import MemvaultError
 from ..values import Record, field
 from .accesslog import log_read
 from .engine import query_vector, run
-from .options import SearchOptions, build_filter, split_options
+from .options import SearchOptions, build_filter, check_min_score, split_options
 from .ranking import Plan
 from .results import SearchHit
 
@@ -164,6 +164,7 @@ def context(
     log = rest.get("log", True)
     if not query or not query.strip():
         raise MemvaultError("empty query: describe the task", key="query")
+    floor = check_min_score(vault, rest.get("min_score"))
     qvec = query_vector(vault, query)
     candidates: list[ContextLine] = []
     seen: set[str] = set()
@@ -178,10 +179,15 @@ def context(
         if fopts.get("category") and section in ("constraints", "facts"):
             types, filt = build_filter(vault, fopts, types=("semantic",))
         plan = Plan(
-            types=types, filt=filt, limit=PER_SECTION[section], procedures=section == "procedures"
+            types=types,
+            filt=filt,
+            limit=PER_SECTION[section],
+            procedures=section == "procedures",
+            min_score=floor,
         )
-        hits, _ = run(vault, query, plan, qvec=qvec)
-        for hit in hits:  # a transcript gives its turns, each a line of its own
+        for hit in run(
+            vault, query, plan, qvec=qvec
+        ).hits:  # a transcript gives its turns, each a line of its own
             if hit.address in seen:
                 continue
             seen.add(hit.address)
@@ -190,8 +196,8 @@ def context(
                 ContextLine(section, hit.address, rendered, hit.score * SECTION_WEIGHT[section])
             )
     # Lines far weaker than the best one are noise, whatever the budget.
-    floor = RELATIVE_FLOOR * max((c.score for c in candidates), default=0.0)
-    candidates = [c for c in candidates if c.score >= floor and c.score > 0]
+    weak = RELATIVE_FLOOR * max((c.score for c in candidates), default=0.0)
+    candidates = [c for c in candidates if c.score >= weak and c.score > 0]
     header = "## Relevant memory\n"
     used = tokens(header)
     chosen: list[ContextLine] = []

@@ -9,8 +9,7 @@ from .. import debug
 from ..errors import MemvaultError
 from ..paths import MEMORY_TYPES
 from ..threads import Background
-from .ranking import Plan, rank
-from .results import SearchHit
+from .ranking import Plan, Ranked, rank
 
 if TYPE_CHECKING:  # pragma: no cover
     import numpy as np
@@ -45,8 +44,9 @@ def run(
     *,
     index: Index | None = None,
     qvec: np.ndarray | None = None,
-) -> tuple[list[SearchHit], str | None]:
-    """Score ``query`` under ``plan``; the hits best first and a note (stale index, ...)."""
+) -> Ranked:
+    """Score ``query`` under ``plan``: the hits best first, the best evidence of any
+    candidate, and the index's note (stale index, ...)."""
     import sqlite3
 
     from ..index import ensure_fresh, open_indexes, store
@@ -91,19 +91,20 @@ def run(
         return got[0]
 
     try:
-        hits = rank(vault, idx, query, plan, vector)
+        ranked = rank(vault, idx, query, plan, vector)
     except sqlite3.DatabaseError:
         # The index broke under us (deleted or garbled while open): rebuild once and retry.
         open_indexes.forget(vault.root, release_chroma=True)
         store.remove_all(vault.root)
         idx = ensure_fresh(vault)
         got.clear()
-        hits = rank(vault, idx, query, plan, vector)
+        ranked = rank(vault, idx, query, plan, vector)
     if entry is not None:
         from .tracing import summarise
 
         summarise(entry)
-    return hits, idx.note
+    ranked.note = idx.note
+    return ranked
 
 
 # The last query re-embedded without speaker names: (the vector it replaced, the text, its

@@ -51,6 +51,7 @@ class SearchOptions(FilterOptions, total=False):
     route: Route | None  # recall: a route already computed for this query
     speaker: str | None  # only what this speaker said (a transcript turn's name, any case)
     role: str | None  # only transcript turns of this role: user|assistant|system|tool
+    min_score: float | None  # relevance floor 0..1 (default search.min_score, else the model's)
 
 
 class ValidateOptions(FilterOptions, total=False):
@@ -93,6 +94,25 @@ def check_limit(vault: Repository, limit: int | None) -> int:
     if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= top:
         raise MemvaultError(f"expected 1-{top} (limits.max_limit), got {limit!r}", key="limit")
     return limit
+
+
+def check_min_score(vault: Repository, given: float | None) -> float:
+    """The relevance floor: ``given``, else config ``search.min_score``, else the vault
+    embedder's ``relevance_floor`` (measured per model: ``docs/retrieval.md``), else 0."""
+    from ..paths import CONFIG_PATH
+
+    if given is not None:
+        value, where, key = given, None, "min_score"
+    elif vault.config.get("search.min_score") is not None:
+        value, where, key = vault.config.get("search.min_score"), CONFIG_PATH, "search.min_score"
+    else:
+        from ..index.manifest import embedder_for
+
+        return float(getattr(embedder_for(vault), "relevance_floor", 0.0))
+    number = isinstance(value, (int, float)) and not isinstance(value, bool)
+    if not number or not 0.0 <= float(value) <= 1.0:
+        raise MemvaultError(f"expected a number from 0 to 1, got {value!r}", where, key)
+    return float(value)
 
 
 ROLES = ("user", "assistant", "system", "tool")

@@ -85,6 +85,8 @@ class Plan(Record, frozen=True):
     window: tuple[float, float] | None = None  # a period the query names in passing (epoch s)
     speaker: str | None = None  # only what this speaker said (a name, any case)
     role: str | None = None  # only turns of this role (user|assistant|system|tool)
+    # When no candidate's evidence (:func:`evidence`) reaches this, nothing is relevant: no hit.
+    min_score: float = 0.0
 
 
 def weights(vault: Repository) -> dict[str, float]:
@@ -117,6 +119,15 @@ def weights(vault: Repository) -> dict[str, float]:
 _KEY = "search.weights"
 
 
+class Ranked(Record):
+    """A query's hits and the best evidence (:func:`evidence`) of any candidate, returned or
+    not: below the floor, it says how far the best match was from relevant."""
+
+    hits: list[SearchHit]
+    best: float
+    note: str | None = None  # the index's note (stale, rebuilt, ...)
+
+
 class Found(Record):
     """One memory (or one turn of a transcript) among the candidates, scored as its best chunk."""
 
@@ -133,6 +144,7 @@ class Found(Record):
     vec_rank: int | None = None
     base: float = 0.0
     score: float = 0.0
+    evidence: float = 0.0  # how plainly it matches the query, 0..1 (:func:`evidence`)
     boosts: dict[str, float] = field(default_factory=dict)
 
 
@@ -163,6 +175,11 @@ class Legs(Record):
         point against the vector leg (``docs/retrieval.md``)."""
         scale = max(self.best_bm25, self.full_match)
         return bm25 / scale if scale > 0 else 0.0
+
+    def keyword_share(self, bm25: float) -> float:
+        """A chunk's BM25 as a share of a full match of the query (capped at 1): the same
+        scale for every query, unlike :meth:`keyword_term` (``docs/retrieval.md``)."""
+        return min(bm25 / self.full_match, 1.0) if self.full_match > 0 else 0.0
 
 
 def gather(
@@ -283,7 +300,7 @@ def fuse(
         unit = (key, turn.turn if turn is not None else "")
         best = docs.get(unit)
         if best is None or base > best.base:
-            docs[unit] = Found(
+            docs[unit] = found = Found(
                 key,
                 rowid,
                 row,
@@ -297,9 +314,19 @@ def fuse(
                 vec_rank.get(key),
                 base,
             )
+            found.evidence = evidence(legs, bm25, own, w["dense_floor"])
     # Nothing in common at all (no keyword, no positive similarity): not a result -- except
     # in a timeline ("what happened last week?"), where being in the window is the match.
     return [d for d in docs.values() if plan.order == "time" or d.base > 0]
+
+
+def evidence(legs: Legs, bm25: float, own_cosine: float, dense_floor: float) -> float:
+    """How plainly a chunk matches the query, on a scale that means the same for every
+    query (0..1): the larger of its own cosine on the embedder's common scale and its BM25
+    as a share of a full match. The fused score can't say "nothing relevant": the best
+    keyword match of a query counts a full point however weak it is. ``search.min_score``
+    (the embedder's ``relevance_floor`` by default) is a floor on this."""
+    return max(dense_term(own_cosine, dense_floor), legs.keyword_share(bm25))
 
 
 def dense_term(cos: float, floor: float) -> float:
@@ -380,8 +407,11 @@ def rank(
     query: str,
     plan: Plan,
     qvec: np.ndarray | Callable[[], np.ndarray],
-) -> list[SearchHit]:
-    """The hits for ``query`` under ``plan``, best first (newest first for a timeline).
+) -> Ranked:
+    """The hits for ``query`` under ``plan``, best first (newest first for a timeline),
+    and the best evidence among the candidates: under ``plan.min_score``, no hit at all.
+    (The floor holds the answer, not each hit: a question's answer is often a weak match,
+    a short reply that says "yes, Tuesday", beside strong ones about the same thing.)
     ``qvec``: the vector leg's query vector, or a function giving it (called once the
     keyword leg has run)."""
     from ..index import query as iq
@@ -394,12 +424,15 @@ def rank(
             legs.dense_query = iq.dense_query(idx, query)
     debug.keep("legs", legs)
     if not legs.doc_of:
-        return []
+        return Ranked([], 0.0)
     found = fuse(legs, tokens, query, plan, w)
     now = now_utc().timestamp()
     lowered = " ".join(query.lower().split())
     for item in found:
         item.score = item.base * boost(item, plan, w, now, lowered)
+    best = max((item.evidence for item in found), default=0.0)
+    if best < plan.min_score and plan.order != "time":  # a timeline's match is its window
+        found = []  # nothing plainly matches: no answer is better than a wrong one
     found.sort(key=lambda d: (-d.score, d.row.path, d.rowid))
     debug.keep("found", found)
     debug.lap("fuse and boost")
@@ -407,7 +440,7 @@ def rank(
     debug.lap("materialise")
     if plan.order == "time":
         hits.sort(key=lambda h: h.created or "", reverse=True)
-    return hits
+    return Ranked(hits, best)
 
 
 def explanation(found: Found, legs: Legs) -> dict[str, Any]:
@@ -428,6 +461,7 @@ def explanation(found: Found, legs: Legs) -> dict[str, Any]:
         },
         "asks": None if found.turn is None else round(found.turn.asks, 4),
         "fusion": round(found.base, 4),
+        "evidence": round(found.evidence, 4),
         "boosts": {k: round(v, 4) for k, v in found.boosts.items()},
         "score": round(found.score, 4),
         "chunk": found.rowid,
@@ -475,6 +509,7 @@ def materialise(
                 title=memory.title,
                 snippet=snippet(bodies.get(found.rowid, ""), tokens),
                 score=found.score,
+                relevance=found.evidence,
                 status=memory.status,
                 scope=memory.scope,
                 created=created.strftime("%Y-%m-%dT%H:%M:%SZ") if created else None,

@@ -40,6 +40,9 @@ class SearchHit(Record, frozen=True):
     memory: Memory | None = field(default=None, compare=False, repr=False)
     explain: Mapping[str, Any] | None = field(default=None, compare=False)
     turn: TurnRef | None = None  # set when the hit is one turn of a transcript
+    # How plainly it matches the query, 0..1, the same scale for every query (the score
+    # only orders the hits of one query): ``search.ranking.evidence``.
+    relevance: float | None = None
 
     @property
     def kind(self) -> str:
@@ -62,6 +65,7 @@ class SearchHit(Record, frozen=True):
             "title": self.title,
             "snippet": self.snippet,
             "score": round(self.score, 4),
+            "relevance": None if self.relevance is None else round(self.relevance, 4),
             "status": self.status,
             "scope": self.scope,
             "created": self.created,
@@ -95,6 +99,30 @@ class SearchResult(Record, frozen=True):
     hits: tuple[SearchHit, ...]
     ms: float
     note: str | None = None
+    min_score: float = 0.0  # the relevance floor this query was held to
+    closest: float = 0.0  # the best relevance of any candidate, returned or not
+
+    @property
+    def nothing_relevant(self) -> bool:
+        """No hit cleared the relevance floor (or nothing matched at all)."""
+        return not self.hits
+
+    @property
+    def below_floor(self) -> bool:
+        """Something matched, but nothing well enough to clear the floor."""
+        return not self.hits and self.closest > 0.0
+
+    @property
+    def reason(self) -> str | None:
+        """Why no hit came back, in one line (None when some did)."""
+        if self.hits:
+            return None
+        if not self.below_floor:
+            return "nothing relevant: no memory shares a word or a meaning with the query"
+        return (
+            f"nothing relevant: the closest memory's relevance is {self.closest:.2f}, "
+            f"below the floor {self.min_score:.2f}"
+        )
 
     def __iter__(self) -> Iterator[SearchHit]:
         return iter(self.hits)
@@ -116,7 +144,12 @@ class SearchResult(Record, frozen=True):
             "route": self.route.as_dict(),
             "hits": [h.as_dict() for h in self.hits],
             "ms": round(self.ms, 1),
+            "nothing_relevant": self.nothing_relevant,
+            "min_score": round(self.min_score, 4),
         }
+        if self.reason:
+            out["reason"] = self.reason
+            out["closest"] = round(self.closest, 4)
         if self.note:
             out["note"] = self.note
         return out

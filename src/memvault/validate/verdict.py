@@ -136,7 +136,7 @@ def validate(
     types, filt = build_filter(vault, options, types=("semantic",))
     # explain=True: the vector leg's cosine per fact is one of the signals weighed
     plan = Plan(types=types, filt=filt, limit=limit, prefer=None, explain=True)
-    hits, _ = run(vault, claim_text, plan)
+    hits = run(vault, claim_text, plan).hits
     hits += _successors(vault, hits, as_of)
     evidence = _weigh_all(vault, claim_text, hits, as_of, explain)
     verdict, why, decisive, slot = decide(evidence)
