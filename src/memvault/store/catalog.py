@@ -446,6 +446,19 @@ class Catalog:
         finally:
             conn.close()
 
+    def without_subject(self, tree: str) -> list[Entry]:
+        """The valid entries under the folder ``tree`` that have no ``subject``, as last seen."""
+        conn = connect(self.db_path)
+        try:
+            rows = conn.execute(
+                _ROW + " WHERE substr(path, 1, ?) = ? AND (subject IS NULL OR subject = '')"
+                " AND doc IS NOT NULL",
+                (len(tree) + 1, f"{tree}/"),
+            )
+            return [_cached_entry(row) for row in rows]
+        finally:
+            conn.close()
+
     def paths_with_id(self, memory_id: str) -> list[str]:
         """Files whose ``id`` is ``memory_id``, as last seen (see :meth:`quick_sync`)."""
         conn = connect(self.db_path)
