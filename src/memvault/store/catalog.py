@@ -446,18 +446,31 @@ class Catalog:
         finally:
             conn.close()
 
-    def without_subject(self, tree: str) -> list[Entry]:
-        """The valid entries under the folder ``tree`` that have no ``subject``, as last seen."""
+    def without_subject(self, tree: str) -> list[Entry] | None:
+        """The valid entries under the folder ``tree`` that have no ``subject``, if the rows
+        can vouch for the files: None when a file there is known only by name (seen by
+        :meth:`quick_sync`, not parsed yet) or one of those files changed since it was read.
+        Costs a query and a stat per entry, no walk and no git."""
         conn = connect(self.db_path)
         try:
+            prefix = (len(tree) + 1, f"{tree}/")
+            where = " WHERE substr(path, 1, ?) = ?"
+            unparsed = conn.execute("SELECT 1 FROM files" + where + " AND mtime_ns = -1", prefix)
+            if unparsed.fetchone():
+                return None
             rows = conn.execute(
-                _ROW + " WHERE substr(path, 1, ?) = ? AND (subject IS NULL OR subject = '')"
-                " AND doc IS NOT NULL",
-                (len(tree) + 1, f"{tree}/"),
-            )
-            return [_cached_entry(row) for row in rows]
+                _ROW + where + " AND (subject IS NULL OR subject = '') AND doc IS NOT NULL", prefix
+            ).fetchall()
         finally:
             conn.close()
+        for row in rows:
+            try:
+                st = os.lstat(os.path.join(self.root, row[0]))
+            except OSError:
+                return None
+            if (st.st_mtime_ns, st.st_size) != (row[1], row[2]):
+                return None
+        return [_cached_entry(row) for row in rows]
 
     def paths_with_id(self, memory_id: str) -> list[str]:
         """Files whose ``id`` is ``memory_id``, as last seen (see :meth:`quick_sync`)."""
