@@ -118,6 +118,17 @@ def test_a_fact_the_word_rule_pairs_with_none_never_searches(
     assert vault.add("semantic", NEW).superseded != () and searched == [NEW]
 
 
+def test_facts_written_or_edited_by_hand_are_weighed_as_they_are_now(vault: Vault) -> None:
+    vault.add("semantic", "Redis holds the sessions")  # the catalog knows the folder
+    hand = vault.root / "semantic/facts/by-hand.md"
+    hand.write_text("---\nid: by-hand\ntype: semantic\n---\nThe VPN gateway is vpn-1\n")
+    assert vault.add("semantic", "The VPN gateway is vpn-2").superseded == ("by-hand",)
+    edited = vault.add("semantic", "The cache TTL is 5 minutes").memory
+    path = vault.root / edited.path
+    path.write_text(path.read_text().replace("cache TTL", "session TTL"))
+    assert vault.add("semantic", "The session TTL is 9 minutes").superseded == (edited.id,)
+
+
 def test_facts_of_another_owner_are_never_superseded(tmp_path: Path) -> None:
     Vault.init(tmp_path / "v")
     librarian = Vault.open(tmp_path / "v", agent="lib", role="librarian")

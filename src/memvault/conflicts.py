@@ -157,7 +157,7 @@ def find_conflicts(vault: Repository, meta: Mapping[str, Any], content: str) -> 
         return []
     verdicts: dict[str, tuple[str, str, str] | None] = {}
     rivals = _rivals(vault, meta)
-    if rivals is not None and len(rivals) <= WORDS_FIRST:
+    if len(rivals) <= WORDS_FIRST:
         for m in rivals:
             old_text = _text(m.meta.get("title"), m.content)
             if old_text not in verdicts:
@@ -186,18 +186,14 @@ def find_conflicts(vault: Repository, meta: Mapping[str, Any], content: str) -> 
     return found
 
 
-def _rivals(vault: Repository, meta: Mapping[str, Any]) -> list[Memory] | None:
+def _rivals(vault: Repository, meta: Mapping[str, Any]) -> list[Memory]:
     """The facts the search could return as conflicts: in force, without a subject (a fact
     with one is left to the subject rule), of the new fact's owner; read off the catalog after
-    a look at the folders (no scan: the write takes none unless it needs one). None when the
-    catalog can't vouch for them (a file it has not parsed, or that changed since): then the
-    search decides, as it always could."""
+    a look at the folders and a stat of each (no scan: the write takes none unless it needs
+    one)."""
     vault.catalog.quick_sync(("semantic",))
-    entries = vault.catalog.without_subject("semantic")
-    if entries is None:
-        return None
     out: list[Memory] = []
-    for entry in entries:
+    for entry in vault.catalog.without_subject("semantic"):
         m = entry.memory
         if m is None or m.id == meta.get("id") or m.status not in IN_FORCE:
             continue

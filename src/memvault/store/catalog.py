@@ -446,31 +446,24 @@ class Catalog:
         finally:
             conn.close()
 
-    def without_subject(self, tree: str) -> list[Entry] | None:
-        """The valid entries under the folder ``tree`` that have no ``subject``, if the rows
-        can vouch for the files: None when a file there is known only by name (seen by
-        :meth:`quick_sync`, not parsed yet) or one of those files changed since it was read.
-        Costs a query and a stat per entry, no walk and no git."""
-        conn = connect(self.db_path)
-        try:
-            prefix = (len(tree) + 1, f"{tree}/")
-            where = " WHERE substr(path, 1, ?) = ?"
-            unparsed = conn.execute("SELECT 1 FROM files" + where + " AND mtime_ns = -1", prefix)
-            if unparsed.fetchone():
-                return None
-            rows = conn.execute(
-                _ROW + where + " AND (subject IS NULL OR subject = '') AND doc IS NOT NULL", prefix
-            ).fetchall()
-        finally:
-            conn.close()
-        for row in rows:
+    def without_subject(self, tree: str) -> list[Entry]:
+        """The valid entries under the folder ``tree`` that have no ``subject``, each as its
+        file is now: those known only by name (seen by :meth:`quick_sync`) or changed since
+        they were read are re-read first. A query and a stat per entry: no walk, no git."""
+        where = " WHERE substr(path, 1, ?) = ? AND (mtime_ns = -1 OR "
+        where += "((subject IS NULL OR subject = '') AND doc IS NOT NULL))"
+        prefix = (len(tree) + 1, f"{tree}/")
+        for _ in range(2):
+            conn = connect(self.db_path)
             try:
-                st = os.lstat(os.path.join(self.root, row[0]))
-            except OSError:
-                return None
-            if (st.st_mtime_ns, st.st_size) != (row[1], row[2]):
-                return None
-        return [_cached_entry(row) for row in rows]
+                rows = conn.execute(_ROW + where, prefix).fetchall()
+            finally:
+                conn.close()
+            moved = [row[0] for row in rows if _moved(self.root, row[0], row[1], row[2])]
+            if not moved:
+                break
+            self.refresh(moved)
+        return [_cached_entry(row) for row in rows if row[1] != -1 and row[6] is not None]
 
     def paths_with_id(self, memory_id: str) -> list[str]:
         """Files whose ``id`` is ``memory_id``, as last seen (see :meth:`quick_sync`)."""
@@ -540,6 +533,15 @@ def _record(root: Path, view: GitView, result: ScanResult) -> dict[str, object] 
     if len(differing) > DIRTY_LIMIT:
         return None
     return {"commit": view.head, "dirty_paths": sorted(differing)}
+
+
+def _moved(root: Path, rel: str, mtime_ns: int, size: int) -> bool:
+    """Whether the file is not as its row was read (gone, or another mtime or size)."""
+    try:
+        st = os.lstat(os.path.join(root, rel))
+    except OSError:
+        return True
+    return (st.st_mtime_ns, st.st_size) != (mtime_ns, size)
 
 
 def changed_since(root: Path, rel: str, ns: int) -> bool:
