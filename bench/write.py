@@ -86,7 +86,9 @@ def _env() -> dict[str, str]:
         for k, v in os.environ.items()
         if not k.startswith("MEMVAULT_") and k != "PYTHONDONTWRITEBYTECODE"
     }
-    env["MEMVAULT_EMBEDDER"] = "fake"  # nothing here searches; keep the model out of it
+    # Keep the model out of it: only an 'add fact' that the conflict rule pairs with a fact in
+    # force searches (memvault.conflicts; the word rule runs first, without a model).
+    env["MEMVAULT_EMBEDDER"] = "fake"
     env["PYTHONPATH"] = str(ROOT / "src") + os.pathsep + env.get("PYTHONPATH", "")
     return env
 
@@ -229,7 +231,8 @@ PROFILE_SCRIPT = (
 import json, sys, time
 t0 = time.perf_counter()
 import memvault.store.git.ops as g, memvault.store.catalog as c
-import memvault.store.files as f, memvault.vault as v
+import memvault.store.files as f, memvault.vault as v, memvault.core as co
+import memvault.conflicts as cf
 calls = []
 real_run = g.run_git
 def run_git(root, args, **kw):
@@ -237,7 +240,8 @@ def run_git(root, args, **kw):
     calls.append(["git " + args[0], time.perf_counter() - s]); return r
 g.run_git = run_git
 for mod, name in ((c.Catalog, "scan"), (c.Catalog, "refresh"), (f, "atomic_write"),
-                  (v.Vault, "add"), (v.Vault, "open"), (v.Vault, "commit_files")):
+                  (v.Vault, "add"), (v.Vault, "open"), (co.Core, "commit_files"),
+                  (cf, "find_conflicts")):
     real = getattr(mod, name)
     def wrap(*a, _real=real, _name=name, **k):
         s = time.perf_counter(); r = _real(*a, **k); """

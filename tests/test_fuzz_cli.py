@@ -65,6 +65,7 @@ READ_COMMANDS = (
     "doctor",
     "insights",
     "review list",
+    "dispute list",
     "version",
     "debug",  # switches a per-user file (in the test's cache folder): reads then print traces
 )
@@ -81,6 +82,7 @@ WRITE_COMMANDS = (
     "resume",
     "review accept",
     "review reject",
+    "dispute keep",
     "init",
 )
 # Commands left out, and why: each one either never returns or acts outside the vault.
@@ -95,6 +97,7 @@ NOT_FUZZED = {
     "merge-driver": "called by git with its own temp files",
     "hook-run": "called by the installed hook shims",
     "review": "the group itself (its subcommands are fuzzed)",
+    "dispute": "the group itself (its subcommands are fuzzed)",
     "ui": "serves the web inspector until interrupted (tests/test_ui_*.py drive it)",
     "integrations install": "writes client config files outside the vault; its bad input is "
     "tested in tests/test_integrations_install.py",

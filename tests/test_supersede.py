@@ -18,8 +18,9 @@ from typing import Any
 
 import pytest
 
-from memvault import Vault
+from memvault import Vault, conflicts
 from memvault.conflicts import judge
+from memvault.search import engine
 
 from helpers import Result, commit_count, git, last_message
 
@@ -81,6 +82,51 @@ def test_look_alikes_about_different_things_stay_in_force(
     result = vault.add("semantic", second)
     assert result.superseded == () and result.disputed == ()
     assert vault.get(a.id).status == "active" and result.memory.status == "active"
+
+
+@pytest.mark.parametrize("words_first", [0, conflicts.WORDS_FIRST])
+def test_weighing_words_before_the_search_changes_no_outcome(
+    vault: Vault, monkeypatch: pytest.MonkeyPatch, words_first: int
+) -> None:
+    """0: every write searches first, as when the owner has many facts without a subject."""
+    monkeypatch.setattr(conflicts, "WORDS_FIRST", words_first)
+    old = vault.add("semantic", OLD).memory
+    staging = vault.add("semantic", "The staging host is db-stg-3").memory
+    assert vault.add("semantic", "The production host is db-prd-1").superseded == ()
+    result = vault.add("semantic", NEW)
+    assert result.superseded == (old.id,) and result.disputed == ()
+    disputed = vault.add("semantic", REWORDED)
+    assert disputed.superseded == () and disputed.disputed == (result.memory.id,)
+    assert vault.get(staging.id).status == "active"
+
+
+def test_a_fact_the_word_rule_pairs_with_none_never_searches(
+    vault: Vault, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    vault.add("semantic", OLD)
+    vault.add("semantic", "Redis holds the sessions")
+    searched: list[str] = []
+    real_run = engine.run
+
+    def run(vault: Any, query: str, *args: Any, **kwargs: Any) -> Any:
+        searched.append(query)
+        return real_run(vault, query, *args, **kwargs)
+
+    monkeypatch.setattr(engine, "run", run)
+    result = vault.add("semantic", "The billing team meets on Thursdays")
+    assert result.superseded == () and searched == []  # no model, no index
+    assert vault.add("semantic", NEW).superseded != () and searched == [NEW]
+
+
+def test_facts_written_or_edited_by_hand_are_weighed_as_they_are_now(vault: Vault) -> None:
+    vault.add("semantic", "Redis holds the sessions")  # the catalog knows the folder
+    hand = vault.root / "semantic/facts/by-hand.md"
+    hand.write_text("---\nid: by-hand\ntype: semantic\n---\nThe VPN gateway is vpn-1\n")
+    assert vault.add("semantic", "The VPN gateway is vpn-2").superseded == ("by-hand",)
+    edited = vault.add("semantic", "The cache TTL is 5 minutes").memory
+    path = vault.root / edited.path
+    path.write_text(path.read_text().replace("cache TTL", "session TTL"))
+    assert vault.add("semantic", "The session TTL is 9 minutes").superseded == (edited.id,)
 
 
 def test_facts_of_another_owner_are_never_superseded(tmp_path: Path) -> None:

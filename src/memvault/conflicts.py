@@ -19,11 +19,18 @@ inferred in two steps:
 :func:`judge` answers ``supersede`` (one template, the value replaced: a number with its unit,
 a name, a date, a weekday, a place, a permission flipped), ``dispute`` (validate's slots
 contradict, but the sentences are worded apart: unsure), or nothing.
+
+Step 2 needs no model and no index, so it runs first when the owner has few facts in force
+without a subject (:data:`WORDS_FIRST`): when it finds none the new fact could replace, the
+search (which loads the embedder and brings the index up to date) is skipped. Only a fact the
+word rule picks can conflict, so this changes no outcome; it keeps most writes as cheap as
+they were before conflicts were looked for (``docs/performance.md``).
 """
 
 from __future__ import annotations
 
 import datetime as dt
+from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
 from .memory import Memory, format_time
@@ -34,6 +41,7 @@ if TYPE_CHECKING:  # pragma: no cover
 
     from .index import Index
     from .store.repository import Repository
+    from .validate.claims import Claim
 
 # Cosine of the new fact to a fact in force below which it is not even compared, per
 # embedder: the lowest cosine of a value change on the 'tune' half of
@@ -42,7 +50,13 @@ if TYPE_CHECKING:  # pragma: no cover
 # scaled like MiniLM's.
 CANDIDATE_COSINE = {"all-MiniLM-L6-v2": 0.56, "multilingual-e5-small": 0.78, "fake": 0.5}
 CANDIDATES = 8  # nearest facts weighed
+# Up to this many facts in force without a subject, the word rule weighs each before any
+# search: ~1-3 ms a fact, against a search's model load and index update (docs/performance.md).
+WORDS_FIRST = 200
 ACTIONS = ("supersede", "dispute")
+# The statuses a search returns unless asked (search.options.DEFAULT_STATUSES), named here so
+# that a write the word rule settles never imports the search.
+IN_FORCE = ("active", "disputed")
 
 
 class Conflict(Record, frozen=True):
@@ -69,10 +83,9 @@ def judge(new: str, old: str) -> tuple[str, str, str] | None:
     """``(action, slot, why)`` when ``new`` states another value of what ``old`` is about;
     None when they are about different things or agree (see the module docstring)."""
     from .consolidate.compare import compare
-    from .validate.claims import read
     from .validate.weigh import weigh
 
-    relation = weigh(read(new), read(old))
+    relation = weigh(_claim(new), _claim(old))
     diff = compare(old, new)
     if relation.kind == "related" and relation.slot in ("qualifier", "subject"):
         return None  # validate's slots: about another thing ("staging" / "production")
@@ -91,6 +104,14 @@ def judge(new: str, old: str) -> tuple[str, str, str] | None:
         why = relation.why if relation.kind == "contradicts" else f"{shape}, worded apart"
         return "dispute", relation.slot if relation.kind == "contradicts" else shape, why
     return None
+
+
+@lru_cache(maxsize=4096)
+def _claim(text: str) -> Claim:
+    """validate's reading of ``text`` (cached: the new fact is weighed against many)."""
+    from .validate.claims import read
+
+    return read(text)
 
 
 def _numbered_label(old: str, new: str) -> bool:
@@ -138,6 +159,15 @@ def find_conflicts(
     text = _text(meta.get("title"), content)
     if not text.strip():
         return []
+    verdicts: dict[str, tuple[str, str, str] | None] = {}
+    rivals = _rivals(vault, meta)
+    if len(rivals) <= WORDS_FIRST:
+        for m in rivals:
+            old_text = _text(m.meta.get("title"), m.content)
+            if old_text not in verdicts:
+                verdicts[old_text] = judge(text, old_text)
+        if not any(verdicts.values()):
+            return []  # the word rule picks none: no search can find a conflict
     _, filt = build_filter(vault, {}, types=("semantic",))
     plan = Plan(types=("semantic",), filt=filt, limit=CANDIDATES, prefer=None, explain=True)
     hits = run(vault, text, plan, index=index).hits
@@ -153,10 +183,27 @@ def find_conflicts(
         cosine = vector.get("own") if vector.get("rank") is not None else None
         if cosine is None or float(cosine) < floor:
             continue
-        verdict = judge(text, _text(old.meta.get("title"), old.content))
+        old_text = _text(old.meta.get("title"), old.content)
+        verdict = verdicts[old_text] if old_text in verdicts else judge(text, old_text)
         if verdict is not None:
             found.append(Conflict(old, *verdict, similarity=float(cosine)))
     return found
+
+
+def _rivals(vault: Repository, meta: Mapping[str, Any]) -> list[Memory]:
+    """The facts the search could return as conflicts: in force, without a subject (a fact
+    with one is left to the subject rule), of the new fact's owner; read off the catalog after
+    a look at the folders and a stat of each (no scan: the write takes none unless it needs
+    one)."""
+    vault.catalog.quick_sync(("semantic",))
+    out: list[Memory] = []
+    for entry in vault.catalog.without_subject("semantic"):
+        m = entry.memory
+        if m is None or m.id == meta.get("id") or m.status not in IN_FORCE:
+            continue
+        if same_owner(m, meta):
+            out.append(m)
+    return out
 
 
 def _text(title: object, content: str) -> str:

@@ -25,6 +25,7 @@ from .memory import (
 )
 from .paths import CONFIG_PATH
 from .security import check_secrets, redact
+from .store import journal
 from .store.files import check_text, load_document, new_memory, render_new, update_text
 from .store.repository import Repository
 from .values import TYPE_CHECKING, Record
@@ -170,7 +171,6 @@ class Core(Repository):
             msg += _lifecycle_note(superseded, why_superseded, disputed, inbox)
             sha = self.commit_files(writes, msg, known={rel: memory})
         return WriteResult(memory, sha, tuple(superseded), inbox, msg, tuple(disputed))
-        return WriteResult(memory, sha, tuple(superseded), inbox, msg)
 
     def _redact(self, scope: str, text: str) -> str:
         kinds = (self.config.get("security.redact") or {}).get(scope) or []
@@ -240,6 +240,10 @@ class Core(Repository):
         from .conflicts import find_conflicts
 
         if self.config.get("supersede.infer", True) is False:
+            return []
+        if journal.pending(self.root):
+            # An interrupted write: the lock undoes it first (forced, if it must), and a search
+            # now would try to undo it outside the lock. This one write infers nothing.
             return []
         return find_conflicts(self, meta, content)
 

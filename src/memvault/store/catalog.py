@@ -446,6 +446,25 @@ class Catalog:
         finally:
             conn.close()
 
+    def without_subject(self, tree: str) -> list[Entry]:
+        """The valid entries under the folder ``tree`` that have no ``subject``, each as its
+        file is now: those known only by name (seen by :meth:`quick_sync`) or changed since
+        they were read are re-read first. A query and a stat per entry: no walk, no git."""
+        where = " WHERE substr(path, 1, ?) = ? AND (mtime_ns = -1 OR "
+        where += "((subject IS NULL OR subject = '') AND doc IS NOT NULL))"
+        prefix = (len(tree) + 1, f"{tree}/")
+        for _ in range(2):
+            conn = connect(self.db_path)
+            try:
+                rows = conn.execute(_ROW + where, prefix).fetchall()
+            finally:
+                conn.close()
+            moved = [row[0] for row in rows if _moved(self.root, row[0], row[1], row[2])]
+            if not moved:
+                break
+            self.refresh(moved)
+        return [_cached_entry(row) for row in rows if row[1] != -1 and row[6] is not None]
+
     def paths_with_id(self, memory_id: str) -> list[str]:
         """Files whose ``id`` is ``memory_id``, as last seen (see :meth:`quick_sync`)."""
         conn = connect(self.db_path)
@@ -514,6 +533,15 @@ def _record(root: Path, view: GitView, result: ScanResult) -> dict[str, object] 
     if len(differing) > DIRTY_LIMIT:
         return None
     return {"commit": view.head, "dirty_paths": sorted(differing)}
+
+
+def _moved(root: Path, rel: str, mtime_ns: int, size: int) -> bool:
+    """Whether the file is not as its row was read (gone, or another mtime or size)."""
+    try:
+        st = os.lstat(os.path.join(root, rel))
+    except OSError:
+        return True
+    return (st.st_mtime_ns, st.st_size) != (mtime_ns, size)
 
 
 def changed_since(root: Path, rel: str, ns: int) -> bool:

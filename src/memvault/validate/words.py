@@ -170,6 +170,7 @@ def clauses(toks: list[Tok]) -> list[tuple[list[Tok], bool]]:
 # --- word classes ------------------------------------------------------------------------
 
 
+@lru_cache(maxsize=65536)
 def weekday(low: str, prev: str | None) -> str | None:
     """The weekday a word names (``mon``..``sun``), if any; ``prev`` is the word before
     (Portuguese "segunda" is a weekday only after "na", "às"...; ``None``: don't check)."""
@@ -185,6 +186,7 @@ def weekday(low: str, prev: str | None) -> str | None:
     return None
 
 
+@lru_cache(maxsize=65536)
 def month(low: str) -> int | None:
     for stem, number in lx.MONTH_STEMS:
         if low == stem or (len(stem) >= 4 and low not in lx.EXACT_MONTHS and low.startswith(stem)):
