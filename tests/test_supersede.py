@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -216,3 +217,18 @@ RUN_TOGETHER = [
 @pytest.mark.parametrize(("a", "b"), _pairs("lookalikes") + RUN_TOGETHER)
 def test_the_rule_never_replaces_another_thing(a: str, b: str) -> None:
     assert judge(b, a) is None and judge(a, b) is None
+
+
+def test_reads_lead_with_the_newer_fact_of_an_open_dispute(vault: Vault) -> None:
+    old = vault.add("semantic", OLD).memory
+    time.sleep(1.1)  # created times are to the second
+    new = vault.add("semantic", REWORDED).memory
+    assert vault.get(new.id).status == "disputed"
+    for found in (
+        vault.fact("api rate limit", log=False),
+        vault.recall("api rate limit", log=False),
+    ):
+        ids = [h.id for h in found.hits]
+        assert ids.index(new.id) < ids.index(old.id), ids
+    block = vault.context("api rate limit", budget=400, log=False)
+    assert block.ids.index(new.id) < block.ids.index(old.id)

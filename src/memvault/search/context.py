@@ -185,15 +185,17 @@ def context(
             procedures=section == "procedures",
             min_score=floor,
         )
-        for hit in run(
-            vault, query, plan, qvec=qvec
-        ).hits:  # a transcript gives its turns, each a line of its own
+        # a transcript gives its turns, each a line of its own; a section's lines keep the
+        # search's order (it may lead with a dispute's newer fact over a higher score)
+        ceiling = math.inf
+        for hit in run(vault, query, plan, qvec=qvec).hits:
+            ceiling = min(ceiling, hit.score)
             if hit.address in seen:
                 continue
             seen.add(hit.address)
             rendered = render_line(section, hit)
             candidates.append(
-                ContextLine(section, hit.address, rendered, hit.score * SECTION_WEIGHT[section])
+                ContextLine(section, hit.address, rendered, ceiling * SECTION_WEIGHT[section])
             )
     # Lines far weaker than the best one are noise, whatever the budget.
     weak = RELATIVE_FLOOR * max((c.score for c in candidates), default=0.0)

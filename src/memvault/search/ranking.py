@@ -440,7 +440,34 @@ def rank(
     debug.lap("materialise")
     if plan.order == "time":
         hits.sort(key=lambda h: h.created or "", reverse=True)
+    else:
+        newer_first_in_disputes(hits)
     return Ranked(hits, best)
+
+
+def newer_first_in_disputes(hits: list[SearchHit]) -> None:
+    """Until a dispute is resolved (``dispute keep``, or consolidation's newer-wins after
+    ``disputes.newer_wins_after``), its newer fact is the one an answer should lead with:
+    when both facts of a dispute are among the hits, the newer takes the older's place if
+    it ranked below it (in place; the rest keep their order)."""
+    for _ in range(len(hits)):  # each move settles one pair; bounded, no cycle possible
+        if not _move_newer_up(hits):
+            return
+
+
+def _move_newer_up(hits: list[SearchHit]) -> bool:
+    position = {h.id: k for k, h in enumerate(hits)}
+    for i, hit in enumerate(hits):
+        if hit.status != "disputed" or hit.memory is None:
+            continue
+        related = hit.memory.meta.get("related") or []
+        for other_id in related if isinstance(related, list) else [related]:
+            j = position.get(str(other_id), -1)
+            newer = j > i and (hits[j].created or "") > (hit.created or "")
+            if newer and hits[j].status == "disputed":
+                hits.insert(i, hits.pop(j))  # the newer takes the older's place
+                return True
+    return False
 
 
 def explanation(found: Found, legs: Legs) -> dict[str, Any]:
