@@ -29,15 +29,23 @@ class Claim(Record, frozen=True):
             out |= getattr(clause, name)
         return out
 
+    def sentences(self) -> list[set[str]]:
+        """The content words of each sentence (its clauses split at ``;`` together)."""
+        out: dict[int, set[str]] = {}
+        for clause in self.clauses:
+            out.setdefault(clause.sentence, set()).update(clause.words)
+        return list(out.values())
+
 
 def read(text: str, lang: str | None = None) -> Claim:
     """The slots of ``text`` (a statement or a fact), clause by clause."""
     text = normalise(text)
     lang = lang or detect(text)
-    found = [
-        _read_clause(part, lang, starts_sentence)
-        for part, starts_sentence in clauses(tokens(text, lang))
-    ]
+    found: list[Clause] = []
+    sentence = -1
+    for part, starts_sentence in clauses(tokens(text, lang)):
+        sentence += starts_sentence or not found
+        found.append(_read_clause(part, lang, starts_sentence).replace(sentence=sentence))
     return Claim(text, lang, tuple(found))
 
 

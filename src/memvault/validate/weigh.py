@@ -28,7 +28,10 @@ from .words import PERMISSION, Clause, Quantity
 # Share of the claim's words (and matched values) a fact must hold: to be judged about the
 # same subject (a conflict can then contradict), and to state the claim (support).
 SAME_SUBJECT = 0.6
-STATES = 0.75
+STATES = 1.0
+# ... unless the claim is anchored: a measured value of it (not a bare count) that the fact
+# holds too carries the content, and this share of its words suffices.
+STATES_ANCHORED = 0.75
 # A conflict of permission alone ("preferred" vs "frozen") needs the closer match.
 PERMISSION_SUBJECT = 0.66
 # Embedding similarity, scaled so 0 is the embedder's "unrelated" floor and 1 identical:
@@ -139,16 +142,36 @@ def _weigh(
         return Relation(
             "related", "name", f"the fact doesn't mention {', '.join(sorted(extra))}", topic=topic
         ), values.matched
-    if topic < STATES:
+    # One sentence of the fact must state it: words gathered from several sentences of a
+    # long fact ("the medics ..." in one, "called the police" in another) are not a statement.
+    key = _subject_words(subject)
+    stated = max(
+        _topic(claim, fact, claim_words, words | key, values.matched, similarity)
+        for words in fact.sentences()
+    )
+    if stated < (STATES_ANCHORED if _anchored(claim, values) else STATES) - 1e-9:
         return Relation(
             "related",
             "words",
-            f"same subject, but the fact doesn't state it (overlap {topic:.2f})",
+            f"same subject, but no sentence of the fact states it (overlap {stated:.2f})",
             topic=topic,
         ), values.matched
     slot, mine, theirs = values.matched_slots[0] if values.matched_slots else ("words", None, None)
     why = f"the fact states it ({slot}: {mine})" if mine else "the fact states it"
     return Relation("supports", slot, why, mine, theirs, topic), values.matched
+
+
+def _anchored(claim: Claim, values: _Values) -> bool:
+    """Does the fact hold a measured value of the claim (a time, size, date, version...;
+    not a bare count, and not a name: names alone let news-like claims through)?"""
+    if any(slot != "number" for slot, _, _ in values.matched_slots):
+        return True
+    measured = any(
+        q.dim.startswith("rate:") or _base(q.dim) != "count"
+        for c in claim.clauses
+        for q in c.quantities
+    )
+    return measured and bool(values.matched_slots)
 
 
 def _subject_words(subject: str | None) -> set[str]:

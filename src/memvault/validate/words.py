@@ -60,6 +60,7 @@ class Clause(Record):
     permission: bool = False  # a permission word (not only a negation) is there
     obligation: int = 0  # 1: required/mandatory, -1: optional
     subject: set[str] = field(default_factory=set)  # content words before the predicate
+    sentence: int = 0  # which sentence of the text the clause belongs to
 
 
 class Tok(Record):
