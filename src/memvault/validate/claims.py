@@ -14,6 +14,7 @@ from __future__ import annotations
 from ..language import CYRILLIC, detect, normalise
 from ..values import Record
 from . import lexicon as lx
+from .roles import read_roles
 from .slots import read_slots
 from .words import IGNORED, Clause, Tok, clauses, month, tokens, weekday
 
@@ -64,6 +65,7 @@ def _read_clause(toks: list[Tok], lang: str, sentence_start: bool) -> Clause:
             tok.entity = weekday(tok.low, None) is None and month(tok.low) is None
     read_slots(toks, clause, lang)
     clause.subject = _subject(toks, lang)
+    clause.roles = read_roles(toks, lang, lambda i: _predicate_starts(toks, i, lang))
     for tok in toks:
         if tok.kind != "word" or tok.used:
             continue
@@ -84,6 +86,8 @@ def _predicate_starts(toks: list[Tok], i: int, lang: str) -> bool:
         return tok.raw not in ("R$", "$")  # a number, a date, a dash
     if tok.low in lx.AUXILIARIES or tok.lem in lx.VERBS or tok.low in lx.VERBS:
         return True
+    if tok.low in lx.FUNCTION_WORDS:  # "uma" is not the verb "umar"
+        return False
     if CYRILLIC.search(tok.low):  # an inflected verb: its lemma is an infinitive
         return tok.base != tok.low and tok.base.endswith(("ть", "ти", "ться", "тися", "чь"))
     if lang == "pt":

@@ -254,32 +254,48 @@ def _quantity(toks: list[Tok], i: int, width: int, value: float, lang: str) -> t
 
 def _permission(toks: list[Tok], clause: Clause, lang: str) -> None:
     """Permission words and negations: the clause's polarity. A negation right before a
-    name (only function words between) rejects that name instead ("we do not use X")."""
-    sign, explicit, permission = 1, False, False
+    name (only function words between) rejects that name instead ("we do not use X"); one
+    right before a permission word flips that word ("not allowed"); any other negation
+    makes the clause negative, however many there are ("there is no boy playing and no man
+    smiling" does not cancel out)."""
+    sign, explicit, permission, negated = 1, False, False, False
     for i, tok in enumerate(toks):
         if tok.kind != "word" or tok.used:
             continue
-        if tok.low in lx.NEGATIONS.get(lang, ()) or tok.low.endswith("n't"):
+        if _is_negation(tok, lang):
             tok.used = True
             target = _negated_name(toks, i)
             if target is not None:
                 clause.rejected.add(target)
                 continue
-            sign, explicit = -sign, True
+            explicit = True
+            bound = any(
+                not t.used and (polarity_of(t.low) or polarity_of(t.lem))
+                for t in toks[i + 1 : i + 4]
+                if t.kind == "word"
+            )
+            negated = negated or not bound
             continue
         if tok.low in lx.REQUIRED or tok.low in lx.OPTIONAL:
             tok.used = True
-            negated = i > 0 and toks[i - 1].low in lx.NEGATIONS.get(lang, ())
-            required = (tok.low in lx.REQUIRED) != negated
+            negated_word = i > 0 and toks[i - 1].low in lx.NEGATIONS.get(lang, ())
+            required = (tok.low in lx.REQUIRED) != negated_word
             clause.obligation = 1 if required else -1
             clause.words.add(PERMISSION)
             continue
         value = polarity_of(tok.low) or polarity_of(tok.lem)
         if value:
             tok.used = True
+            if any(_is_negation(t, lang) for t in toks[max(0, i - 3) : i]):
+                value = -value
             sign, explicit, permission = sign * value, True, True
             clause.words.add(PERMISSION)
-    clause.polarity, clause.explicit, clause.permission = sign, explicit, permission
+    clause.polarity = -sign if negated else sign
+    clause.explicit, clause.permission = explicit, permission
+
+
+def _is_negation(tok: Tok, lang: str) -> bool:
+    return tok.kind == "word" and (tok.low in lx.NEGATIONS.get(lang, ()) or tok.low.endswith("n't"))
 
 
 def _negated_name(toks: list[Tok], i: int) -> str | None:

@@ -23,6 +23,7 @@ from collections.abc import Callable
 from ..values import Record
 from . import lexicon as lx
 from .claims import Claim
+from .roles import ROLE_LANGUAGES
 from .words import PERMISSION, Clause, Quantity
 
 # Share of the claim's words (and matched values) a fact must hold: to be judged about the
@@ -132,6 +133,11 @@ def _weigh(
     conflict = _conflict(claim, fact, clause, values, claim_words, fact_words, topic)
     if conflict is not None:
         return conflict, values.matched
+    swap = _role_swap(claim, fact)
+    if swap is not None:
+        word, role = swap
+        why = f"the fact has {word} in another role (not the {role})"
+        return Relation("related", "role", why, word, topic=topic), values.matched
     if values.unmatched:
         what = values.unmatched[0]
         return Relation(
@@ -172,6 +178,29 @@ def _anchored(claim: Claim, values: _Values) -> bool:
         for q in c.quantities
     )
     return measured and bool(values.matched_slots)
+
+
+def _role_swap(claim: Claim, fact: Claim) -> tuple[str, str] | None:
+    """The head of a role of the claim that the fact has only as the head of the other
+    role: "the kangaroo is picking up the woman" for "the woman is picking up the kangaroo"."""
+    if claim.lang != fact.lang or claim.lang not in ROLE_LANGUAGES:
+        return None
+    units = [u for c in fact.clauses for u in c.roles if u.acts]
+    agents = {w for u in units for w in u.agent}
+    patients = {w for u in units for w in u.patient}
+    agent_heads = {u.agent_head for u in units if u.agent_head}
+    patient_heads = {u.patient_head for u in units if u.patient_head}
+    for c in claim.clauses:
+        for u in c.roles:
+            if not u.acts:
+                continue
+            head = None if u.relative else u.agent_head
+            if head and not _in(head, agents) and _in(head, patient_heads):
+                return head, "agent"
+            head = u.patient_head
+            if head and not _in(head, patients) and _in(head, agent_heads):
+                return head, "patient"
+    return None
 
 
 def _subject_words(subject: str | None) -> set[str]:

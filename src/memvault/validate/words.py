@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import re
 from functools import lru_cache
+from typing import Any
 
 from ..index.query import STOPWORDS
 from ..language import CYRILLIC, lemma
@@ -61,6 +62,7 @@ class Clause(Record):
     obligation: int = 0  # 1: required/mandatory, -1: optional
     subject: set[str] = field(default_factory=set)  # content words before the predicate
     sentence: int = 0  # which sentence of the text the clause belongs to
+    roles: tuple[Any, ...] = ()  # memvault.validate.roles.Role units (English, Portuguese)
 
 
 class Tok(Record):
