@@ -76,6 +76,8 @@ def _read_clause(toks: list[Tok], lang: str, sentence_start: bool) -> Clause:
                 clause.entities.add(name)
         elif tok.lem not in IGNORED and tok.low not in IGNORED and tok.low not in lx.ALL_NEGATIONS:
             clause.words.add(tok.lem)
+        elif tok.low in lx.LIGHT_VERBS or tok.lem in lx.LIGHT_VERBS:
+            clause.light.add(tok.base or tok.lem)
     return clause
 
 

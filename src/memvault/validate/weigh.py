@@ -133,6 +133,15 @@ def _weigh(
     conflict = _conflict(claim, fact, clause, values, claim_words, fact_words, topic)
     if conflict is not None:
         return conflict, values.matched
+    verbs = claim.union("light")
+    plain = not claim.union("entities") and not values.matched_slots
+    if verbs and plain and not fact.union("light") and not verbs & fact_words:
+        # "is running" is not stated by "is sitting": a light verb needs one in the fact,
+        # unless a name or a value carries the claim ("the build uses Vite")
+        said = ", ".join(sorted(verbs))
+        return Relation(
+            "related", "verb", f"the fact doesn't say it {said}s", said, topic=topic
+        ), values.matched
     swap = _role_swap(claim, fact)
     if swap is not None:
         word, role = swap

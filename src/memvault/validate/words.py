@@ -61,6 +61,7 @@ class Clause(Record):
     permission: bool = False  # a permission word (not only a negation) is there
     obligation: int = 0  # 1: required/mandatory, -1: optional
     subject: set[str] = field(default_factory=set)  # content words before the predicate
+    light: set[str] = field(default_factory=set)  # verbs of lexicon.LIGHT_VERBS said
     sentence: int = 0  # which sentence of the text the clause belongs to
     roles: tuple[Any, ...] = ()  # memvault.validate.roles.Role units (English, Portuguese)
 
