@@ -63,6 +63,11 @@ PER = _words("per a an each / por ao в на за")
 VERSION_WORDS = _words("version versão versao версия версии версию версії v")
 AT_WORDS = _words("at às as в о об ao")  # "at 3 hours" is a time of day
 LONG_WORDS = _words("long old wide high large")  # "12 characters long"
+# Frequencies: "every 6 hours" is "4 times a day" (a rate of times, per second).
+EVERY = _words("every each cada каждые каждый каждую каждого кожні кожен кожну кожного")
+TIMES = _words("time times vez vezes раз раза разів рази")
+TIMES_NUMBERS = {"once": 1.0, "twice": 2.0}
+FREQUENCY = "~times"  # the counted unit of a frequency
 # Multi-word units, joined before lookup.
 PHRASE_UNITS = {("per", "cent"): "percent", ("por", "cento"): "percent"}
 
