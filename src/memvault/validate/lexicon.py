@@ -293,10 +293,8 @@ PHRASES = {
     ("database", "de", "data"): "database",  # "banco de dados"
     ("tempo", "limite"): "timeout",
     ("nota", "fiscal"): "invoice",
-    ("black", "friday"): "black-friday",
     ("ruled", "out"): "ruled-out",
     ("phased", "out"): "phased-out",
-    ("cyber", "monday"): "cyber-monday",
 }
 
 # Words that qualify a subject: a claim about "staging" is not decided by a fact about

@@ -97,7 +97,7 @@ def canonical(word: str, lang: str) -> str:
     lem = _lemma(low, lang)
     found = lx.ALIASES.get(lem) or GLOSSARY.get(lem)
     if found is None and lem == low and CYRILLIC.search(low):
-        # a loanword the dictionary lacks ("бэкапы"): try it without a case ending
+        # a loanword the dictionary lacks ("кэшем"): try it without a case ending
         for ending in _CYRILLIC_ENDINGS:
             if low.endswith(ending) and low[: -len(ending)] in GLOSSARY:
                 return GLOSSARY[low[: -len(ending)]]
