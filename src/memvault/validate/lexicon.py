@@ -360,3 +360,43 @@ LIGHT_VERBS = VERBS | _words(
     "hosted last lasts work works happen happens begin begins start starts fazer faz trabalhar "
     "trabalha acontecer acontece работать работает делать працювати працює робити"
 )
+
+# --- kinds: a general word is stated by a fact that names one of its kind ---------------------
+
+# "A person is playing" is stated by "a man is playing" (not the reverse). Lemmas, in the four
+# languages; each line: the general words, then the words of their kind.
+_KINDS = (
+    (
+        "person people someone somebody human adult pessoa alguém человек кто-то людина хтось",
+        "man woman boy girl child kid lady guy gentleman teenager teen toddler baby player "
+        "homem mulher menino menina criança garoto garota rapaz moça senhora senhor bebê "
+        "мужчина женщина мальчик девочка ребёнок ребенок девушка парень "
+        "чоловік жінка хлопчик дівчинка дитина дівчина хлопець",
+    ),
+    ("child kid criança ребёнок ребенок дитина", "boy girl toddler baby menino menina"),
+    (
+        "animal pet animal животное тварина",
+        "dog puppy cat kitten horse bird cow sheep goat pig monkey "
+        "cachorro cão gato cavalo pássaro собака кошка лошадь птица кіт кінь птах",
+    ),
+    ("woman lady mulher senhora", "woman lady mulher senhora"),
+    ("kid child", "kid child"),
+    ("someone somebody alguém", "someone somebody alguém"),
+    ("cut cortar резать різати", "slice chop dice fatiar picar"),
+    (
+        "instrument instrumento инструмент інструмент",
+        "guitar piano keyboard violin drum drums flute trumpet saxophone cello harp "
+        "violão guitarra teclado violino bateria flauta trompete гитара пианино скрипка "
+        "гітара піаніно скрипка",
+    ),
+    (
+        "vehicle veículo транспорт",
+        "car truck bus motorcycle bike bicycle van carro caminhão ônibus moto bicicleta",
+    ),
+    ("plane airplane aeroplane avião", "plane airplane aeroplane avião"),
+    ("sofa couch sofá", "sofa couch sofá"),
+)
+KINDS: dict[str, frozenset[str]] = {}
+for _general, _kinds in _KINDS:
+    for _word in _general.split():
+        KINDS[_word] = KINDS.get(_word, frozenset()) | _words(_kinds) - {_word}

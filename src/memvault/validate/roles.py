@@ -74,6 +74,7 @@ class Role(Record, frozen=True):
     agent_head: str | None
     patient_head: str | None
     relative: bool = False  # a relative clause's: its agent is a noun the clause describes
+    verbs: frozenset[str] = frozenset()  # the verbs' lemmas ("play" of "is playing")
     # active | passive | copula ("is a guitar player") | light (a verb of lexicon.VERBS:
     # "runs on", "is powered by" say where, not who does what to whom)
     kind: str = "active"
@@ -110,23 +111,29 @@ class _Reader:
         self.agent, self.patient, self.by = Phrase(), Phrase(), Phrase()
         self.passive = self.after_by = self.relative = False
         self.kind = ""
+        self.verbs: set[str] = set()
 
     def close(self) -> None:
         subject, subject_head = self.agent.done()
         rest, rest_head = self.patient.done()
         by, by_head = self.by.done()
-        kind = self.kind
+        kind, verbs = self.kind, frozenset(self.verbs)
         if kind == "active" and self.passive:
             kind = "passive"
         if not kind:  # no predicate was found: the roles are not known
             pass
         elif self.passive:
-            self.units.append(Role(by, subject | rest, by_head, subject_head, self.relative, kind))
+            self.units.append(
+                Role(by, subject | rest, by_head, subject_head, self.relative, verbs, kind)
+            )
         elif subject or rest:
-            self.units.append(Role(subject, rest, subject_head, rest_head, self.relative, kind))
+            self.units.append(
+                Role(subject, rest, subject_head, rest_head, self.relative, verbs, kind)
+            )
         self.agent, self.patient, self.by = Phrase(), Phrase(), Phrase()
         self.passive = self.after_by = self.relative = False
         self.kind = ""
+        self.verbs = set()
 
 
 def read_roles(toks: list[Tok], lang: str, starts: Callable[[int], bool]) -> tuple[Role, ...]:
@@ -170,15 +177,20 @@ def read_roles(toks: list[Tok], lang: str, starts: Callable[[int], bool]) -> tup
                     r.close()
                     r.agent, head = head, None
                 r.kind = _kind_at(toks, i, lang)
+                if _verb(tok, lang):  # "a man *plays* the guitar"
+                    r.verbs.add(tok.lem)
                 r.passive = (
                     r.kind == "passive" or low in _BE[lang] and _passive_ahead(toks, i, lang)
                 )
             elif word is not None and r.agent.words and verb_form(tok, lang):
+                r.verbs.add(tok.lem)
                 if existential:
                     in_subject = existential = False
                     r.kind = _verb_kind(tok)
                 elif head is None:  # "a man *wearing* a hat is sitting"
                     r.kind = _verb_kind(tok)
+                    if not low.endswith(("ing", "ndo")):  # "the invoices *issued*": passive
+                        r.kind, r.passive = "passive", True
                     head = Phrase(list(r.agent.words), r.agent.head, list(r.agent.run))
                     r.agent.stop()
             elif word is not None:
@@ -190,11 +202,13 @@ def read_roles(toks: list[Tok], lang: str, starts: Callable[[int], bool]) -> tup
             r.passive = True
             if r.kind in ("active", "copula"):
                 r.kind = _kind_at(toks, i, lang)
-        elif r.passive and low in _BY[lang]:
+        elif r.passive and low in _BY[lang] and _agent_follows(toks, i, lang):
             r.patient.stop()
             r.after_by = True
         elif word is not None and not verb_form(tok, lang):
             (r.by if r.after_by else r.patient).add(word)
+        elif verb_form(tok, lang) and not r.after_by:
+            r.verbs.add(tok.lem)
         elif word is None and low not in _AND[lang]:
             (r.by if r.after_by else r.patient).stop()
     if head is not None:
@@ -202,6 +216,13 @@ def read_roles(toks: list[Tok], lang: str, starts: Callable[[int], bool]) -> tup
         r.agent = head
     r.close()
     return tuple(r.units)
+
+
+def _verb(tok: Tok, lang: str) -> bool:
+    """Is this predicate's first word its verb (not an auxiliary, a negation, a value)?"""
+    low = tok.low
+    skip = low in _BE[lang] or low in lx.AUXILIARIES or low in lx.ALL_NEGATIONS
+    return tok.kind == "word" and not skip and not tok.used and not low.endswith("n't")
 
 
 def _verb_kind(tok: Tok) -> str:
@@ -226,8 +247,18 @@ def _kind_at(toks: list[Tok], i: int, lang: str) -> str:
             return "copula"
         if be and not tok.low.endswith(("ing", "ndo")):
             return "copula"
+        if j > i and verb_form(tok, lang) and not tok.low.endswith(("ing", "ndo")):
+            return "passive"  # "ficam arquivadas", "must stay locked": no one does it here
         return _verb_kind(tok)
     return "copula" if be else ""
+
+
+def _agent_follows(toks: list[Tok], i: int, lang: str) -> bool:
+    """Is the "by" at ``i`` a passive's agent? Portuguese "por" is also "for" ("por 5 anos",
+    "por exigência legal"): an agent there takes an article ("por uma senhora")."""
+    if lang != "pt" or toks[i].low != "por":
+        return True
+    return i + 1 < len(toks) and toks[i + 1].low in _OPENERS[lang]
 
 
 def _passive_ahead(toks: list[Tok], i: int, lang: str) -> bool:

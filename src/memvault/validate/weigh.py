@@ -23,7 +23,7 @@ from collections.abc import Callable
 from ..values import Record
 from . import lexicon as lx
 from .claims import Claim
-from .roles import ROLE_LANGUAGES
+from .roles import ROLE_LANGUAGES, Role
 from .words import PERMISSION, Clause, Quantity
 
 # Share of the claim's words (and matched values) a fact must hold: to be judged about the
@@ -56,8 +56,12 @@ class Relation(Record, frozen=True):
 
 
 def near(a: str, b: str) -> bool:
-    """Same word, or forms of one word ("reviewer"/"review", "versioned"/"versioning")."""
+    """Same word, or forms of one word ("reviewer"/"review", "versioned"/"versioning",
+    "cutting"/"cut": English gerunds the lemmatiser leaves as they are)."""
     if a == b:
+        return True
+    gerund = a.endswith("ing") or b.endswith("ing") or a == b + "e" or b == a + "e"
+    if gerund and a.isascii() and b.isascii() and _gerund_stem(a) == _gerund_stem(b):
         return True
     if len(a) < 5 or len(b) < 5 or a.startswith("~") or b.startswith("~"):
         return False
@@ -69,8 +73,22 @@ def near(a: str, b: str) -> bool:
     return n >= 5 and n >= 0.75 * min(len(a), len(b))
 
 
+def _gerund_stem(word: str) -> str:
+    """ "cutting", "cut" -> "cut"; "slicing", "slice" -> "slic"; "playe" (sic) -> "play"."""
+    if word.endswith("ing") and len(word) > 5:
+        stem = word[:-3]
+        return stem[:-1] if stem[-1] == stem[-2] and stem[-1] not in "aeiouls" else stem
+    return word[:-1] if word.endswith("e") and len(word) > 3 else word
+
+
 def _in(word: str, words: set[str]) -> bool:
-    return word in words or any(near(word, w) for w in words)
+    """Is ``word`` among ``words``: itself, a form of it, or one of its kind ("person":
+    "man")?"""
+    return (
+        word in words
+        or any(near(word, w) for w in words)
+        or bool(lx.KINDS.get(word, set()) & words)
+    )
 
 
 def _best_clause(claim: Claim, fact: Claim) -> Clause:
@@ -145,7 +163,11 @@ def _weigh(
     swap = _role_swap(claim, fact)
     if swap is not None:
         word, role = swap
-        why = f"the fact has {word} in another role (not the {role})"
+        why = (
+            f"the fact doesn't say it {word} (its agent does something else)"
+            if role == "verb"
+            else f"the fact has {word} in another role (not the {role})"
+        )
         return Relation("related", "role", why, word, topic=topic), values.matched
     if values.unmatched:
         what = values.unmatched[0]
@@ -203,6 +225,9 @@ def _role_swap(claim: Claim, fact: Claim) -> tuple[str, str] | None:
         for u in c.roles:
             if not u.acts:
                 continue
+            verb = _other_verb(u, units)
+            if verb is not None:
+                return verb, "verb"
             head = None if u.relative else u.agent_head
             if head and not _in(head, agents) and _in(head, patient_heads):
                 return head, "agent"
@@ -210,6 +235,19 @@ def _role_swap(claim: Claim, fact: Claim) -> tuple[str, str] | None:
             if head and not _in(head, patients) and _in(head, agent_heads):
                 return head, "patient"
     return None
+
+
+def _other_verb(u: Role, units: list[Role]) -> str | None:
+    """The claim's agent does something else in the fact: "a man is slicing an onion" for
+    "a man is eating onion slices", "a clown is singing" for "people are singing and a clown
+    is dancing"."""
+    if u.relative or not u.agent_head or not u.verbs:
+        return None
+    theirs = [f for f in units if _in(u.agent_head, set(f.agent))]
+    verbs = {v for f in theirs for v in f.verbs}
+    if not verbs or any(_in(v, verbs) for v in u.verbs):
+        return None
+    return ", ".join(sorted(u.verbs))
 
 
 def _subject_words(subject: str | None) -> set[str]:
