@@ -169,11 +169,11 @@ _ANY_NEGATION = "не нет никогда ни ні ніколи без"  # Cy
 NEGATIONS = {
     "en": _words(
         "not no never none nor cannot can't don't doesn't didn't isn't aren't wasn't weren't "
-        "won't shouldn't mustn't haven't hasn't without " + _ANY_NEGATION
+        "won't shouldn't mustn't haven't hasn't without nobody nothing " + _ANY_NEGATION
     ),
-    "pt": _words("não nao nunca nem sem jamais " + _ANY_NEGATION),
-    "ru": _words("не нет никогда ни без"),
-    "uk": _words("не ні ніколи без"),
+    "pt": _words("não nao nunca nem sem jamais ninguém nada " + _ANY_NEGATION),
+    "ru": _words("не нет никогда ни без никто ничто"),
+    "uk": _words("не ні ніколи без ніхто ніщо"),
 }
 ALL_NEGATIONS = frozenset().union(*NEGATIONS.values())
 # Permission words: +1 for allowed/preferred, -1 for frozen/forbidden (lemmas or stems).
@@ -400,3 +400,28 @@ KINDS: dict[str, frozenset[str]] = {}
 for _general, _kinds in _KINDS:
     for _word in _general.split():
         KINDS[_word] = KINDS.get(_word, frozenset()) | _words(_kinds) - {_word}
+
+# --- opposites: a claim with one of these is not stated by a fact with the other ------------
+
+_OPPOSITES = (
+    ("near close nearby perto близко поблизу", "far distant longe далеко"),
+    ("full cheio cheia полный повний", "empty vazio vazia пустой порожній"),
+    ("inside indoors dentro внутри всередині", "outside outdoors fora снаружи зовні"),
+    (
+        "small little tiny pequeno pequena маленький малый маленький",
+        "big large huge giant grande enorme большой огромный великий величезний",
+    ),
+    ("clean limpo limpa чистый чистий", "dirty sujo suja грязный брудний"),
+    ("hot quente горячий гарячий", "cold frio fria холодный холодний"),
+    ("open aberto aberta открытый відкритий", "closed shut fechado fechada закрытый закритий"),
+    ("wet molhado molhada мокрый мокрий", "dry seco seca сухой сухий"),
+    ("young jovem молодой молодий", "old elderly velho velha старый старий"),
+    ("fast quick rápido rápida быстрый швидкий", "slow lento lenta медленный повільний"),
+    ("happy feliz счастливый щасливий", "sad triste грустный сумний"),
+    ("add adicionar добавить додати", "remove remover убрать прибрати"),
+)
+OPPOSITES: dict[str, frozenset[str]] = {}
+for _one, _other in _OPPOSITES:
+    for _a, _b in ((_one, _other), (_other, _one)):
+        for _word in _a.split():
+            OPPOSITES[_word] = OPPOSITES.get(_word, frozenset()) | _words(_b)

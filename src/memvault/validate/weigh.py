@@ -411,6 +411,11 @@ def _conflict(
         return Relation(
             "contradicts", slot, f"{slot}: {mine} vs the fact's {theirs}", mine, theirs, topic
         )
+    opposite = _opposite(claim_words, fact_words)
+    if opposite is not None:
+        mine, theirs = opposite
+        why = f"{mine} vs the fact's {theirs}"
+        return Relation(OPPOSITE_VERDICT, "opposite", why, mine, theirs, topic)
     substitute = _substitute(claim, clause, fact_words, claim_words)
     if substitute is not None:
         mine, theirs = substitute
@@ -418,6 +423,18 @@ def _conflict(
             "contradicts", "name", f"{mine} vs the fact's {theirs}", mine, theirs, topic
         )
     return _permission_conflict(claim, clause, topic)
+
+
+OPPOSITE_VERDICT = "contradicts"
+
+
+def _opposite(claim_words: set[str], fact_words: set[str]) -> tuple[str, str] | None:
+    """A word of the claim whose opposite the fact says instead ("hot" for "cold")."""
+    for word in sorted(claim_words - fact_words):
+        theirs = lx.OPPOSITES.get(word, frozenset()) & fact_words
+        if theirs and not theirs & claim_words:
+            return word, ", ".join(sorted(theirs))
+    return None
 
 
 def _substitute(
