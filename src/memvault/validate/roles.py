@@ -152,7 +152,8 @@ def read_roles(toks: list[Tok], lang: str, starts: Callable[[int], bool]) -> tup
         if low in ("there", "há") and in_subject:  # "there is a man playing": the man plays
             skip, existential = (i + 1 if nxt in _BE[lang] else -1), True
             continue
-        if low in _AND[lang] and (not in_subject or head) and nxt in _OPENERS[lang]:
+        opener = nxt in _OPENERS[lang] or (i + 1 < len(toks) and toks[i + 1].entity)
+        if low in _AND[lang] and (not in_subject or head) and opener:
             r.close()
             in_subject, head = True, None
             continue
@@ -184,7 +185,11 @@ def read_roles(toks: list[Tok], lang: str, starts: Callable[[int], bool]) -> tup
                 )
             elif word is not None and r.agent.words and verb_form(tok, lang):
                 r.verbs.add(tok.lem)
-                if existential:
+                if existential or not any(starts(j) for j in range(i + 1, len(toks))):
+                    # "there is a man playing", "Bob led the migration": the main verb
+                    in_subject = existential = False
+                    r.kind = _verb_kind(tok)
+                elif existential:
                     in_subject = existential = False
                     r.kind = _verb_kind(tok)
                 elif head is None:  # "a man *wearing* a hat is sitting"
