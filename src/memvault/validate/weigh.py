@@ -148,7 +148,14 @@ def _weigh(
         return Relation(
             "related", "words", f"not about the same thing (overlap {topic:.2f})", topic=topic
         ), values.matched
-    conflict = _conflict(claim, fact, clause, values, claim_words, fact_words, topic)
+    # One sentence of the fact must state it: words gathered from several sentences of a
+    # long fact ("the medics ..." in one, "called the police" in another) are not a statement.
+    key = _subject_words(subject)
+    stated = max(
+        _topic(claim, fact, claim_words, words | key, values.matched, similarity)
+        for words in fact.sentences()
+    )
+    conflict = _conflict(claim, fact, clause, values, claim_words, fact_words, topic, stated)
     if conflict is not None:
         return conflict, values.matched
     verbs = claim.union("light")
@@ -179,13 +186,6 @@ def _weigh(
         return Relation(
             "related", "name", f"the fact doesn't mention {', '.join(sorted(extra))}", topic=topic
         ), values.matched
-    # One sentence of the fact must state it: words gathered from several sentences of a
-    # long fact ("the medics ..." in one, "called the police" in another) are not a statement.
-    key = _subject_words(subject)
-    stated = max(
-        _topic(claim, fact, claim_words, words | key, values.matched, similarity)
-        for words in fact.sentences()
-    )
     if stated < (STATES_ANCHORED if _anchored(claim, values) else STATES) - 1e-9:
         return Relation(
             "related",
@@ -391,8 +391,10 @@ def _conflict(
     claim_words: set[str],
     fact_words: set[str],
     topic: float,
+    share: float,
 ) -> Relation | None:
-    """The first slot on which the fact rules the claim out, if any."""
+    """The first slot on which the fact rules the claim out, if any; ``share``: the most
+    of the claim's words one sentence of the fact holds."""
     rejected = fact.union("rejected")
     stated = {w for c in fact.clauses for w in c.words - c.rejected}
     asserted = claim_words - claim.union("rejected") - {PERMISSION}
@@ -422,7 +424,7 @@ def _conflict(
         return Relation(
             "contradicts", "name", f"{mine} vs the fact's {theirs}", mine, theirs, topic
         )
-    return _permission_conflict(claim, clause, topic)
+    return _permission_conflict(claim, clause, topic, share)
 
 
 OPPOSITE_VERDICT = "contradicts"
@@ -449,7 +451,9 @@ def _substitute(
     return None
 
 
-def _permission_conflict(claim: Claim, clause: Clause, topic: float) -> Relation | None:
+def _permission_conflict(
+    claim: Claim, clause: Clause, topic: float, share: float
+) -> Relation | None:
     """Allowed/preferred against frozen/forbidden (a negation flips either); required
     against optional."""
     for c in claim.clauses:
@@ -461,6 +465,10 @@ def _permission_conflict(claim: Claim, clause: Clause, topic: float) -> Relation
         if c.polarity == clause.polarity or not (c.explicit or clause.explicit):
             continue
         if topic < PERMISSION_SUBJECT:
+            continue
+        if not (c.permission or clause.permission) and share < STATES:
+            # a bare negation contradicts only the fact that states the rest: "there is no
+            # man playing soccer" says nothing against "a man is playing the flute"
             continue
         mine = "allowed" if c.polarity > 0 else "not allowed"
         theirs = "allowed" if clause.polarity > 0 else "not allowed"
