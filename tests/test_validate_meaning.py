@@ -83,6 +83,12 @@ def test_nobody_negates(vault: Vault) -> None:
     assert verdict == "contradicted", why
 
 
+def test_a_bare_negation_needs_the_rest_stated(vault: Vault) -> None:
+    facts = ["A man is playing the flute."]
+    verdict, why = _verdict(vault, facts, "There is no man playing soccer.")
+    assert verdict == "unknown", why
+
+
 def test_an_opposite_contradicts(vault: Vault) -> None:
     facts = ["The water in the pot is hot."]
     verdict, why = _verdict(vault, facts, "The water in the pot is cold.")
