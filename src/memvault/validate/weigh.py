@@ -11,8 +11,11 @@ if so does it state the claim, rule it out, or leave it open?
    with the fact's quantity in the clause about the same thing; a version of the same
    software; a date, a time of day, a weekday; a name in place of the fact's ("us-east-1"
    for "eu-west-1"); permission (preferred vs frozen, allowed vs never).
-3. **Supports** when nothing conflicts, every value of the claim is in the fact and the
-   fact covers the claim's words; **contradicts** on a conflict; else **related**.
+3. **Supports** when nothing conflicts, every value of the claim is in the fact, one sentence
+   of the fact holds every content word of the claim (75 % when a measured value of it
+   matched), a general word counting as held by one of its kind ("person": "man"), and who
+   does what agrees (:mod:`memvault.validate.roles`); **contradicts** on a conflict (an
+   opposite, a polarity, a value); else **related**.
 """
 
 from __future__ import annotations
