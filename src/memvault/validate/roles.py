@@ -135,6 +135,24 @@ class _Reader:
         self.kind = ""
         self.verbs = set()
 
+    def predicate(self, toks: list[Tok], i: int, word: str | None) -> None:
+        """Token ``i``, after the predicate began: a passive, its "by", an object, a verb."""
+        tok, lang = toks[i], self.lang
+        low = tok.low
+        if low in _BE[lang] and _passive_ahead(toks, i, lang):
+            self.passive = True
+            if self.kind in ("active", "copula"):
+                self.kind = _kind_at(toks, i, lang)
+        elif self.passive and low in _BY[lang] and _agent_follows(toks, i, lang):
+            self.patient.stop()
+            self.after_by = True
+        elif word is not None and not verb_form(tok, lang):
+            (self.by if self.after_by else self.patient).add(word)
+        elif verb_form(tok, lang) and not self.after_by:
+            self.verbs.add(tok.lem)
+        elif word is None and low not in _AND[lang]:
+            (self.by if self.after_by else self.patient).stop()
+
 
 def read_roles(toks: list[Tok], lang: str, starts: Callable[[int], bool]) -> tuple[Role, ...]:
     """The clause's units; ``starts(i)``: does token ``i`` begin the predicate (an auxiliary,
@@ -203,19 +221,7 @@ def read_roles(toks: list[Tok], lang: str, starts: Callable[[int], bool]) -> tup
             elif r.agent.words and low not in _AND[lang]:
                 (r.patient if head is not None else r.agent).stop()
             continue
-        if low in _BE[lang] and _passive_ahead(toks, i, lang):
-            r.passive = True
-            if r.kind in ("active", "copula"):
-                r.kind = _kind_at(toks, i, lang)
-        elif r.passive and low in _BY[lang] and _agent_follows(toks, i, lang):
-            r.patient.stop()
-            r.after_by = True
-        elif word is not None and not verb_form(tok, lang):
-            (r.by if r.after_by else r.patient).add(word)
-        elif verb_form(tok, lang) and not r.after_by:
-            r.verbs.add(tok.lem)
-        elif word is None and low not in _AND[lang]:
-            (r.by if r.after_by else r.patient).stop()
+        r.predicate(toks, i, word)
     if head is not None:
         r.close()
         r.agent = head
