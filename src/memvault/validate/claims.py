@@ -14,6 +14,7 @@ from __future__ import annotations
 from ..language import CYRILLIC, detect, normalise
 from ..values import Record
 from . import lexicon as lx
+from .roles import read_roles
 from .slots import read_slots
 from .words import IGNORED, Clause, Tok, clauses, month, tokens, weekday
 
@@ -29,15 +30,23 @@ class Claim(Record, frozen=True):
             out |= getattr(clause, name)
         return out
 
+    def sentences(self) -> list[set[str]]:
+        """The content words of each sentence (its clauses split at ``;`` together)."""
+        out: dict[int, set[str]] = {}
+        for clause in self.clauses:
+            out.setdefault(clause.sentence, set()).update(clause.words)
+        return list(out.values())
+
 
 def read(text: str, lang: str | None = None) -> Claim:
     """The slots of ``text`` (a statement or a fact), clause by clause."""
     text = normalise(text)
     lang = lang or detect(text)
-    found = [
-        _read_clause(part, lang, starts_sentence)
-        for part, starts_sentence in clauses(tokens(text, lang))
-    ]
+    found: list[Clause] = []
+    sentence = -1
+    for part, starts_sentence in clauses(tokens(text, lang)):
+        sentence += starts_sentence or not found
+        found.append(_read_clause(part, lang, starts_sentence).replace(sentence=sentence))
     return Claim(text, lang, tuple(found))
 
 
@@ -56,6 +65,7 @@ def _read_clause(toks: list[Tok], lang: str, sentence_start: bool) -> Clause:
             tok.entity = weekday(tok.low, None) is None and month(tok.low) is None
     read_slots(toks, clause, lang)
     clause.subject = _subject(toks, lang)
+    clause.roles = read_roles(toks, lang, lambda i: _predicate_starts(toks, i, lang))
     for tok in toks:
         if tok.kind != "word" or tok.used:
             continue
@@ -66,6 +76,8 @@ def _read_clause(toks: list[Tok], lang: str, sentence_start: bool) -> Clause:
                 clause.entities.add(name)
         elif tok.lem not in IGNORED and tok.low not in IGNORED and tok.low not in lx.ALL_NEGATIONS:
             clause.words.add(tok.lem)
+        elif tok.low in lx.LIGHT_VERBS or tok.lem in lx.LIGHT_VERBS:
+            clause.light.add(tok.base or tok.lem)
     return clause
 
 
@@ -76,6 +88,8 @@ def _predicate_starts(toks: list[Tok], i: int, lang: str) -> bool:
         return tok.raw not in ("R$", "$")  # a number, a date, a dash
     if tok.low in lx.AUXILIARIES or tok.lem in lx.VERBS or tok.low in lx.VERBS:
         return True
+    if tok.low in lx.FUNCTION_WORDS:  # "uma" is not the verb "umar"
+        return False
     if CYRILLIC.search(tok.low):  # an inflected verb: its lemma is an infinitive
         return tok.base != tok.low and tok.base.endswith(("ть", "ти", "ться", "тися", "чь"))
     if lang == "pt":

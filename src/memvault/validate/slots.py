@@ -176,6 +176,10 @@ def _number_at(toks: list[Tok], i: int, lang: str) -> tuple[float, int] | None:
         step = 2 if _word(toks, i + 1) in lx.ARTICLE_NUMBERS else 1
         unit = _unit(toks[i + step] if i + step < len(toks) else None, lang)
         return (0.5, step) if unit else None
+    if tok.low in lx.TIMES_NUMBERS:  # "twice a day"
+        return lx.TIMES_NUMBERS[tok.low], 1
+    if tok.low in lx.EVERY and nxt is not None and nxt[0] == "time" and i + 1 < len(toks):
+        return 1.0, 1  # "every hour": one hour
     if tok.low in lx.ARTICLE_NUMBERS:
         ok = nxt is not None and nxt[0] in ("time", "size") and _word(toks, i + 1) != "second"
         return (1.0, 1) if ok and not _after_number(toks, i) else None
@@ -222,6 +226,16 @@ def _quantity(toks: list[Tok], i: int, width: int, value: float, lang: str) -> t
         before.used = True
     elif (unit := _unit(toks[j] if j < len(toks) else None, lang)) is not None:
         dim, value, j = unit[0], value * unit[1], j + 1
+    every = toks[i].low in lx.EVERY or (before is not None and before.low in lx.EVERY)
+    if dim == "time" and every and value:
+        # "every 6 hours": once per 6 hours, a frequency like "4 times a day"
+        dim, value, unit_words = "rate:count", 1.0 / value, frozenset({lx.FREQUENCY})
+        if before is not None and before.low in lx.EVERY:
+            before.used = True
+        text = " ".join(t.raw for t in toks[i - (toks[i].low not in lx.EVERY) : j])
+        return Quantity(value, dim, unit_words, text, _context(toks, i)), j
+    if toks[i].low in lx.TIMES_NUMBERS:
+        dim, unit_words = "count", frozenset({lx.FREQUENCY})
     if dim.startswith("money:"):  # one dimension, the currency as its unit: USD vs EUR
         dim, unit_words = "money", frozenset({dim[6:]})
     if dim == "number":
@@ -239,7 +253,8 @@ def _quantity(toks: list[Tok], i: int, width: int, value: float, lang: str) -> t
                 break
             k += 1
         if nouns:
-            dim, unit_words, j = "count", frozenset(nouns), k
+            times = any(toks[n].low in lx.TIMES for n in range(j, k))
+            dim, unit_words, j = "count", frozenset({lx.FREQUENCY} if times else nouns), k
     if _word(toks, j) in lx.LONG_WORDS:
         j += 1
     # "... per minute", "por minuto", "в минуту": a rate (per second)
@@ -247,39 +262,58 @@ def _quantity(toks: list[Tok], i: int, width: int, value: float, lang: str) -> t
         if toks[k].low in lx.PER and (per := _unit(toks[k + 1], lang)) and per[0] == "time":
             dim, value, j = f"rate:{dim}", value / per[1], max(j, k + 2)
             break
-    context = frozenset(t.lem for t in toks[max(0, i - 2) : i] if t.kind == "word")
     text = " ".join(t.raw for t in toks[i:j])
-    return Quantity(value, dim, unit_words, text, context), j
+    return Quantity(value, dim, unit_words, text, _context(toks, i)), j
+
+
+def _context(toks: list[Tok], i: int) -> frozenset[str]:
+    return frozenset(t.lem for t in toks[max(0, i - 2) : i] if t.kind == "word")
 
 
 def _permission(toks: list[Tok], clause: Clause, lang: str) -> None:
     """Permission words and negations: the clause's polarity. A negation right before a
-    name (only function words between) rejects that name instead ("we do not use X")."""
-    sign, explicit, permission = 1, False, False
+    name (only function words between) rejects that name instead ("we do not use X"); one
+    right before a permission word flips that word ("not allowed"); any other negation
+    makes the clause negative, however many there are ("there is no boy playing and no man
+    smiling" does not cancel out)."""
+    sign, explicit, permission, negated = 1, False, False, False
     for i, tok in enumerate(toks):
         if tok.kind != "word" or tok.used:
             continue
-        if tok.low in lx.NEGATIONS.get(lang, ()) or tok.low.endswith("n't"):
+        if _is_negation(tok, lang):
             tok.used = True
             target = _negated_name(toks, i)
             if target is not None:
                 clause.rejected.add(target)
                 continue
-            sign, explicit = -sign, True
+            explicit = True
+            bound = any(
+                not t.used and (polarity_of(t.low) or polarity_of(t.lem))
+                for t in toks[i + 1 : i + 4]
+                if t.kind == "word"
+            )
+            negated = negated or not bound
             continue
         if tok.low in lx.REQUIRED or tok.low in lx.OPTIONAL:
             tok.used = True
-            negated = i > 0 and toks[i - 1].low in lx.NEGATIONS.get(lang, ())
-            required = (tok.low in lx.REQUIRED) != negated
+            negated_word = i > 0 and toks[i - 1].low in lx.NEGATIONS.get(lang, ())
+            required = (tok.low in lx.REQUIRED) != negated_word
             clause.obligation = 1 if required else -1
             clause.words.add(PERMISSION)
             continue
         value = polarity_of(tok.low) or polarity_of(tok.lem)
         if value:
             tok.used = True
+            if any(_is_negation(t, lang) for t in toks[max(0, i - 3) : i]):
+                value = -value
             sign, explicit, permission = sign * value, True, True
             clause.words.add(PERMISSION)
-    clause.polarity, clause.explicit, clause.permission = sign, explicit, permission
+    clause.polarity = -sign if negated else sign
+    clause.explicit, clause.permission = explicit, permission
+
+
+def _is_negation(tok: Tok, lang: str) -> bool:
+    return tok.kind == "word" and (tok.low in lx.NEGATIONS.get(lang, ()) or tok.low.endswith("n't"))
 
 
 def _negated_name(toks: list[Tok], i: int) -> str | None:

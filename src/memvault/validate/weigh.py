@@ -11,8 +11,11 @@ if so does it state the claim, rule it out, or leave it open?
    with the fact's quantity in the clause about the same thing; a version of the same
    software; a date, a time of day, a weekday; a name in place of the fact's ("us-east-1"
    for "eu-west-1"); permission (preferred vs frozen, allowed vs never).
-3. **Supports** when nothing conflicts, every value of the claim is in the fact and the
-   fact covers the claim's words; **contradicts** on a conflict; else **related**.
+3. **Supports** when nothing conflicts, every value of the claim is in the fact, one sentence
+   of the fact holds every content word of the claim (75 % when a measured value of it
+   matched), a general word counting as held by one of its kind ("person": "man"), and who
+   does what agrees (:mod:`memvault.validate.roles`); **contradicts** on a conflict (an
+   opposite, a polarity, a value); else **related**.
 """
 
 from __future__ import annotations
@@ -23,12 +26,16 @@ from collections.abc import Callable
 from ..values import Record
 from . import lexicon as lx
 from .claims import Claim
+from .roles import ROLE_LANGUAGES, Role
 from .words import PERMISSION, Clause, Quantity
 
 # Share of the claim's words (and matched values) a fact must hold: to be judged about the
 # same subject (a conflict can then contradict), and to state the claim (support).
 SAME_SUBJECT = 0.6
-STATES = 0.75
+STATES = 1.0
+# ... unless the claim is anchored: a measured value of it (not a bare count) that the fact
+# holds too carries the content, and this share of its words suffices.
+STATES_ANCHORED = 0.75
 # A conflict of permission alone ("preferred" vs "frozen") needs the closer match.
 PERMISSION_SUBJECT = 0.66
 # Embedding similarity, scaled so 0 is the embedder's "unrelated" floor and 1 identical:
@@ -52,8 +59,12 @@ class Relation(Record, frozen=True):
 
 
 def near(a: str, b: str) -> bool:
-    """Same word, or forms of one word ("reviewer"/"review", "versioned"/"versioning")."""
+    """Same word, or forms of one word ("reviewer"/"review", "versioned"/"versioning",
+    "cutting"/"cut": English gerunds the lemmatiser leaves as they are)."""
     if a == b:
+        return True
+    gerund = a.endswith("ing") or b.endswith("ing") or a == b + "e" or b == a + "e"
+    if gerund and a.isascii() and b.isascii() and _gerund_stem(a) == _gerund_stem(b):
         return True
     if len(a) < 5 or len(b) < 5 or a.startswith("~") or b.startswith("~"):
         return False
@@ -65,8 +76,22 @@ def near(a: str, b: str) -> bool:
     return n >= 5 and n >= 0.75 * min(len(a), len(b))
 
 
+def _gerund_stem(word: str) -> str:
+    """ "cutting", "cut" -> "cut"; "slicing", "slice" -> "slic"; "playe" (sic) -> "play"."""
+    if word.endswith("ing") and len(word) > 5:
+        stem = word[:-3]
+        return stem[:-1] if stem[-1] == stem[-2] and stem[-1] not in "aeiouls" else stem
+    return word[:-1] if word.endswith("e") and len(word) > 3 else word
+
+
 def _in(word: str, words: set[str]) -> bool:
-    return word in words or any(near(word, w) for w in words)
+    """Is ``word`` among ``words``: itself, a form of it, or one of its kind ("person":
+    "man")?"""
+    return (
+        word in words
+        or any(near(word, w) for w in words)
+        or bool(lx.KINDS.get(word, set()) & words)
+    )
 
 
 def _best_clause(claim: Claim, fact: Claim) -> Clause:
@@ -126,9 +151,34 @@ def _weigh(
         return Relation(
             "related", "words", f"not about the same thing (overlap {topic:.2f})", topic=topic
         ), values.matched
-    conflict = _conflict(claim, fact, clause, values, claim_words, fact_words, topic)
+    # One sentence of the fact must state it: words gathered from several sentences of a
+    # long fact ("the medics ..." in one, "called the police" in another) are not a statement.
+    key = _subject_words(subject)
+    stated = max(
+        _topic(claim, fact, claim_words, words | key, values.matched, similarity)
+        for words in fact.sentences()
+    )
+    conflict = _conflict(claim, fact, clause, values, claim_words, fact_words, topic, stated)
     if conflict is not None:
         return conflict, values.matched
+    verbs = claim.union("light")
+    plain = not claim.union("entities") and not values.matched_slots
+    if verbs and plain and not fact.union("light") and not verbs & fact_words:
+        # "is running" is not stated by "is sitting": a light verb needs one in the fact,
+        # unless a name or a value carries the claim ("the build uses Vite")
+        said = ", ".join(sorted(verbs))
+        return Relation(
+            "related", "verb", f"the fact doesn't say it {said}s", said, topic=topic
+        ), values.matched
+    swap = _role_swap(claim, fact)
+    if swap is not None:
+        word, role = swap
+        why = (
+            f"the fact doesn't say it {word} (its agent does something else)"
+            if role == "verb"
+            else f"the fact has {word} in another role (not the {role})"
+        )
+        return Relation("related", "role", why, word, topic=topic), values.matched
     if values.unmatched:
         what = values.unmatched[0]
         return Relation(
@@ -139,16 +189,68 @@ def _weigh(
         return Relation(
             "related", "name", f"the fact doesn't mention {', '.join(sorted(extra))}", topic=topic
         ), values.matched
-    if topic < STATES:
+    if stated < (STATES_ANCHORED if _anchored(claim, values) else STATES) - 1e-9:
         return Relation(
             "related",
             "words",
-            f"same subject, but the fact doesn't state it (overlap {topic:.2f})",
+            f"same subject, but no sentence of the fact states it (overlap {stated:.2f})",
             topic=topic,
         ), values.matched
     slot, mine, theirs = values.matched_slots[0] if values.matched_slots else ("words", None, None)
     why = f"the fact states it ({slot}: {mine})" if mine else "the fact states it"
     return Relation("supports", slot, why, mine, theirs, topic), values.matched
+
+
+def _anchored(claim: Claim, values: _Values) -> bool:
+    """Does the fact hold a measured value of the claim (a time, size, date, version...;
+    not a bare count, and not a name: names alone let news-like claims through)?"""
+    if any(slot != "number" for slot, _, _ in values.matched_slots):
+        return True
+    measured = any(
+        q.dim.startswith("rate:") or _base(q.dim) != "count"
+        for c in claim.clauses
+        for q in c.quantities
+    )
+    return measured and bool(values.matched_slots)
+
+
+def _role_swap(claim: Claim, fact: Claim) -> tuple[str, str] | None:
+    """The head of a role of the claim that the fact has only as the head of the other
+    role: "the kangaroo is picking up the woman" for "the woman is picking up the kangaroo"."""
+    if claim.lang != fact.lang or claim.lang not in ROLE_LANGUAGES:
+        return None
+    units = [u for c in fact.clauses for u in c.roles if u.acts]
+    agents = {w for u in units for w in u.agent}
+    patients = {w for u in units for w in u.patient}
+    agent_heads = {u.agent_head for u in units if u.agent_head}
+    patient_heads = {u.patient_head for u in units if u.patient_head}
+    for c in claim.clauses:
+        for u in c.roles:
+            if not u.acts:
+                continue
+            verb = _other_verb(u, units)
+            if verb is not None:
+                return verb, "verb"
+            head = None if u.relative else u.agent_head
+            if head and not _in(head, agents) and _in(head, patient_heads):
+                return head, "agent"
+            head = u.patient_head
+            if head and not _in(head, patients) and _in(head, agent_heads):
+                return head, "patient"
+    return None
+
+
+def _other_verb(u: Role, units: list[Role]) -> str | None:
+    """The claim's agent does something else in the fact: "a man is slicing an onion" for
+    "a man is eating onion slices", "a clown is singing" for "people are singing and a clown
+    is dancing"."""
+    if u.relative or not u.agent_head or not u.verbs:
+        return None
+    theirs = [f for f in units if _in(u.agent_head, set(f.agent))]
+    verbs = {v for f in theirs for v in f.verbs}
+    if not verbs or any(_in(v, verbs) for v in u.verbs):
+        return None
+    return ", ".join(sorted(u.verbs))
 
 
 def _subject_words(subject: str | None) -> set[str]:
@@ -292,8 +394,10 @@ def _conflict(
     claim_words: set[str],
     fact_words: set[str],
     topic: float,
+    share: float,
 ) -> Relation | None:
-    """The first slot on which the fact rules the claim out, if any."""
+    """The first slot on which the fact rules the claim out, if any; ``share``: the most
+    of the claim's words one sentence of the fact holds."""
     rejected = fact.union("rejected")
     stated = {w for c in fact.clauses for w in c.words - c.rejected}
     asserted = claim_words - claim.union("rejected") - {PERMISSION}
@@ -312,13 +416,30 @@ def _conflict(
         return Relation(
             "contradicts", slot, f"{slot}: {mine} vs the fact's {theirs}", mine, theirs, topic
         )
+    opposite = _opposite(claim_words, fact_words)
+    if opposite is not None:
+        mine, theirs = opposite
+        why = f"{mine} vs the fact's {theirs}"
+        return Relation(OPPOSITE_VERDICT, "opposite", why, mine, theirs, topic)
     substitute = _substitute(claim, clause, fact_words, claim_words)
     if substitute is not None:
         mine, theirs = substitute
         return Relation(
             "contradicts", "name", f"{mine} vs the fact's {theirs}", mine, theirs, topic
         )
-    return _permission_conflict(claim, clause, topic)
+    return _permission_conflict(claim, clause, topic, share)
+
+
+OPPOSITE_VERDICT = "contradicts"
+
+
+def _opposite(claim_words: set[str], fact_words: set[str]) -> tuple[str, str] | None:
+    """A word of the claim whose opposite the fact says instead ("hot" for "cold")."""
+    for word in sorted(claim_words - fact_words):
+        theirs = lx.OPPOSITES.get(word, frozenset()) & fact_words
+        if theirs and not theirs & claim_words:
+            return word, ", ".join(sorted(theirs))
+    return None
 
 
 def _substitute(
@@ -333,7 +454,9 @@ def _substitute(
     return None
 
 
-def _permission_conflict(claim: Claim, clause: Clause, topic: float) -> Relation | None:
+def _permission_conflict(
+    claim: Claim, clause: Clause, topic: float, share: float
+) -> Relation | None:
     """Allowed/preferred against frozen/forbidden (a negation flips either); required
     against optional."""
     for c in claim.clauses:
@@ -345,6 +468,10 @@ def _permission_conflict(claim: Claim, clause: Clause, topic: float) -> Relation
         if c.polarity == clause.polarity or not (c.explicit or clause.explicit):
             continue
         if topic < PERMISSION_SUBJECT:
+            continue
+        if not (c.permission or clause.permission) and share < STATES:
+            # a bare negation contradicts only the fact that states the rest: "there is no
+            # man playing soccer" says nothing against "a man is playing the flute"
             continue
         mine = "allowed" if c.polarity > 0 else "not allowed"
         theirs = "allowed" if clause.polarity > 0 else "not allowed"

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import re
 from functools import lru_cache
+from typing import Any
 
 from ..index.query import STOPWORDS
 from ..language import CYRILLIC, lemma
@@ -60,6 +61,9 @@ class Clause(Record):
     permission: bool = False  # a permission word (not only a negation) is there
     obligation: int = 0  # 1: required/mandatory, -1: optional
     subject: set[str] = field(default_factory=set)  # content words before the predicate
+    light: set[str] = field(default_factory=set)  # verbs of lexicon.LIGHT_VERBS said
+    sentence: int = 0  # which sentence of the text the clause belongs to
+    roles: tuple[Any, ...] = ()  # memvault.validate.roles.Role units (English, Portuguese)
 
 
 class Tok(Record):
@@ -93,7 +97,7 @@ def canonical(word: str, lang: str) -> str:
     lem = _lemma(low, lang)
     found = lx.ALIASES.get(lem) or GLOSSARY.get(lem)
     if found is None and lem == low and CYRILLIC.search(low):
-        # a loanword the dictionary lacks ("бэкапы"): try it without a case ending
+        # a loanword the dictionary lacks ("кэшем"): try it without a case ending
         for ending in _CYRILLIC_ENDINGS:
             if low.endswith(ending) and low[: -len(ending)] in GLOSSARY:
                 return GLOSSARY[low[: -len(ending)]]

@@ -1,0 +1,135 @@
+"""validate reads who did what, negation, opposites, kinds and frequencies (issue 25).
+
+Each test writes its facts into a real vault (git, SQLite, Chroma; the fake embedder at the
+model boundary) and asks ``vault.validate`` as the CLI and MCP do. Each one fails when the rule
+it names is taken out.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from memvault import Vault
+
+
+def _verdict(vault: Vault, facts: list[str], statement: str) -> tuple[str, str]:
+    for i, text in enumerate(facts):
+        vault.add("semantic", text, id=f"f-{i}")
+    result = vault.validate(statement, log=False)
+    return result.verdict, result.why
+
+
+# --- coverage: every content word of the claim, in one sentence of one fact ------------------
+
+
+def test_a_claim_that_adds_a_word_is_not_stated(vault: Vault) -> None:
+    # 3 of its 4 content words are in the fact: the old 75 % rule called it supported
+    verdict, why = _verdict(
+        vault, ["A man is sitting in a field."], "A man is sitting in a field with a dog."
+    )
+    assert verdict == "unknown", why
+
+
+def test_words_from_two_sentences_are_not_a_statement(vault: Vault) -> None:
+    # Russian: no roles are read, so only the one-sentence rule stands between the two
+    facts = ["Врачи приехали на место. Женщина вызвала полицию."]
+    verdict, why = _verdict(vault, facts, "Врачи вызвали полицию.")
+    assert verdict == "unknown", why
+
+
+def test_a_measured_value_still_carries_a_paraphrase(vault: Vault) -> None:
+    facts = ["The public API rate limit is 250 requests per minute per API key."]
+    verdict, why = _verdict(vault, facts, "The public API allows 250 requests per minute per key.")
+    assert verdict == "supported", why
+
+
+# --- roles -------------------------------------------------------------------------------
+
+
+def test_swapped_roles_are_not_stated(vault: Vault) -> None:
+    facts = ["The woman is picking up the kangaroo."]
+    verdict, why = _verdict(vault, facts, "The kangaroo is picking up the woman.")
+    assert verdict == "unknown", why
+    assert "another role" in why
+
+
+def test_a_passive_states_its_active(vault: Vault) -> None:
+    facts = ["The woman is picking up the kangaroo."]
+    verdict, why = _verdict(vault, facts, "The kangaroo is being picked up by the woman.")
+    assert verdict == "supported", why
+
+
+def test_someone_else_did_it(vault: Vault) -> None:
+    facts = ["Alice led the migration to PostgreSQL and Bob reviewed it."]
+    verdict, why = _verdict(vault, facts, "Bob led the migration to PostgreSQL.")
+    assert verdict == "unknown", why
+    assert "does something else" in why
+
+
+# --- negation, opposites, light verbs ----------------------------------------------------------
+
+
+def test_two_negations_do_not_cancel(vault: Vault) -> None:
+    facts = ["The young boys are playing outdoors and the man is smiling nearby."]
+    statement = "There is no boy playing outdoors and there is no man smiling."
+    verdict, why = _verdict(vault, facts, statement)
+    assert verdict == "contradicted", why
+
+
+def test_nobody_negates(vault: Vault) -> None:
+    verdict, why = _verdict(
+        vault, ["A man is playing the guitar."], "Nobody is playing the guitar."
+    )
+    assert verdict == "contradicted", why
+
+
+def test_a_bare_negation_needs_the_rest_stated(vault: Vault) -> None:
+    facts = ["A man is playing the flute."]
+    verdict, why = _verdict(vault, facts, "There is no man playing soccer.")
+    assert verdict == "unknown", why
+
+
+def test_an_opposite_contradicts(vault: Vault) -> None:
+    facts = ["The water in the pot is hot."]
+    verdict, why = _verdict(vault, facts, "The water in the pot is cold.")
+    assert (verdict, why.split("] ")[-1]) == ("contradicted", "cold vs the fact's hot"), why
+
+
+def test_a_light_verb_needs_one_in_the_fact(vault: Vault) -> None:
+    verdict, why = _verdict(vault, ["A man is sitting in a field."], "A man is running in a field.")
+    assert verdict == "unknown", why
+
+
+# --- kinds ------------------------------------------------------------------------------------
+
+
+def test_a_general_word_is_stated_by_one_of_its_kind(vault: Vault) -> None:
+    facts = ["A man is playing a guitar."]
+    verdict, why = _verdict(vault, facts, "A person is playing an instrument.")
+    assert verdict == "supported", why
+
+
+def test_a_specific_word_is_not_stated_by_its_kind(vault: Vault) -> None:
+    facts = ["A person is playing an instrument."]
+    verdict, why = _verdict(vault, facts, "A man is playing a guitar.")
+    assert verdict == "unknown", why
+
+
+# --- numbers and arithmetic on frequencies ---------------------------------------------------
+
+BACKUPS = ["Database backups are taken every 6 hours and kept for 35 days."]
+
+
+@pytest.mark.parametrize(
+    ("statement", "verdict"),
+    [
+        ("Database backups are taken four times a day.", "supported"),
+        ("Os backups do banco de dados são feitos quatro vezes por dia.", "supported"),
+        ("Database backups are taken twice a day.", "contradicted"),
+        ("Database backups are taken every 8 hours.", "contradicted"),
+        ("Database backups are kept for 30 days.", "contradicted"),
+    ],
+)
+def test_frequencies_and_numbers(vault: Vault, statement: str, verdict: str) -> None:
+    got, why = _verdict(vault, BACKUPS, statement)
+    assert got == verdict, why
