@@ -190,7 +190,10 @@ def build_transcripts(
         ingest_s += time.perf_counter() - started
         expected = len(lines) - len(left_out)
         lost = report.added != expected or (expected and report.memory_id is None)
-        if lost or len(report.problems) != len(left_out):
+        # the only problems allowed are the screened lines' own
+        screened = {f"{path}:{i + 1}" for i, line in enumerate(lines) if line["id"] in left_out}
+        flagged = [p.path for p in report.problems if p.key == "content"]
+        if lost or len(report.problems) != len(screened) or set(flagged) != screened:
             raise BenchError(
                 f"{conv.name} session {session.n}: ingested {report.added}/{expected} turns, "
                 f"{len(report.problems)} problem(s): {[str(p) for p in report.problems[:3]]}"
