@@ -265,7 +265,10 @@ def main(argv: list[str] | None = None) -> int:
         "write them) or turns-as-memories (the older per-turn import, a second figure only).",
     )
     parser.add_argument(
-        "--limit-conversations", type=int, default=0, help="Only the first N conversations."
+        "--limit-conversations",
+        type=int,
+        default=0,
+        help="Only the first N conversations of each set.",
     )
     parser.add_argument(
         "--embedder", default=None, help="Embedder spec (default: the vault's default)."
