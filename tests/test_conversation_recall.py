@@ -114,6 +114,119 @@ def test_bench_fails_when_a_conversation_does_not_ingest(
     assert captured.out == "" and "chat-1 session 2: ingested 18/19 turns" in captured.err
 
 
+# --- BEAM's shape, through the same harness --------------------------------------------------
+
+
+def _exchange(first: int, user: str, assistant: str, anchor: str | None = None) -> list[Any]:
+    opening: dict[str, Any] = {"role": "user", "id": first, "content": f"{user} ->-> 1,{first}"}
+    if anchor:
+        opening["time_anchor"] = anchor
+    return [opening, {"role": "assistant", "id": first + 1, "content": assistant}]
+
+
+def write_beam(folder: Path, *, evidence: bool = True) -> Path:
+    """Two made-up conversations in BEAM's layout (``<n>/chat.json``,
+    ``<n>/probing_questions.json``): "1" falls in the tune split, "3" in the held-out one."""
+    chat = [
+        {
+            "batch_number": 1,
+            "time_anchor": None,
+            "turns": [
+                _exchange(0, "My first sprint ends on March 29.", "Noted.", "March-15-2024"),
+                _exchange(2, "The dashboard API answers in about 400ms.", "That is fine."),
+                _exchange(4, "I like tabs over spaces in Go code.", "Gofmt uses tabs."),
+            ],
+        },
+        {
+            "batch_number": 2,
+            "time_anchor": None,
+            "turns": [
+                _exchange(
+                    6, "After caching the dashboard API is at 250ms.", "Good.", "April-05-2024"
+                ),
+                _exchange(8, "The release is tagged v1.0.0 on GitHub.", "Congratulations."),
+            ],
+        },
+    ]
+
+    def ids(value: Any) -> dict[str, Any]:
+        return {"source_chat_ids": value} if evidence else {}
+
+    probing = {
+        "information_extraction": [
+            {"question": "When does my first sprint end?", **ids([0])},
+            {"question": "Which version did I tag the release as?", **ids([[8]])},
+        ],
+        "knowledge_update": [
+            {
+                "question": "How fast is the dashboard API?",
+                **ids({"original_info": [2], "updated_info": [6]}),
+            }
+        ],
+        "abstention": [{"question": "What is the name of my dog?"}],
+    }
+    for name in ("1", "3"):
+        (folder / name).mkdir(parents=True)
+        (folder / name / "chat.json").write_text(json.dumps(chat), encoding="utf-8")
+        (folder / name / "probing_questions.json").write_text(json.dumps(probing), encoding="utf-8")
+    return folder
+
+
+def test_beam_runs_beside_locomo_through_the_same_harness(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    folder = write_beam(tmp_path / "beam")
+    data = bench.read_set(folder)
+    assert [(c.name, c.split) for c in data.conversations] == [
+        ("beam-1", "tune"),
+        ("beam-3", "heldout"),
+    ]
+    lines = bench.transcript_lines(data.conversations[0], data.conversations[0].sessions[0])
+    assert [line["role"] for line in lines] == ["user", "assistant"] and "name" not in lines[0]
+    assert lines[0]["content"] == "My first sprint ends on March 29."  # the marker is cut
+    assert lines[0]["timestamp"] == "2024-03-15T12:00:00Z"
+
+    code = bench.main(["--data", str(DATA), "--data", str(folder), "--json"])
+    out = capsys.readouterr().out
+    assert code == 0
+    locomo, beam = json.loads(out)["sets"]
+    assert (locomo["set"], locomo["turn"]["n"], beam["set"]) == ("locomo", 49, "beam")
+    # two scored questions and one update per conversation; the abstention one is a probe
+    assert (beam["turn"]["n"], beam["tune"]["turn"]["n"], beam["heldout"]["turn"]["n"]) == (6, 3, 3)
+    assert set(beam["turn"]["by_category"]) == {"information_extraction", "knowledge_update"}
+    assert {"R@1", "R@5", "MRR"} <= set(beam["turn"]["overall"])
+    assert set(beam["baselines"]) == {"bm25", "dense", "bm25_dated", "dense_dated"}
+    assert beam["baselines"]["bm25"]["heldout"]["turn"]["n"] == 3
+    abstention = beam["lifecycle"]["abstention"]
+    assert abstention["n"]["all"] == {"unanswerable": 2, "answerable": 6}
+    assert abstention["top_score"]["tune"]["unanswerable"] is not None
+    update = beam["lifecycle"]["knowledge_update"]
+    assert update["all"]["n"] == 2 and update["all"]["neither_found"] == 0.0
+    assert "best-ranked turn" in beam["definitions"]["session R@k"]
+    assert locomo["lifecycle"] == {"abstention": None, "knowledge_update": None}
+
+
+def test_beam_without_evidence_fails_the_run(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    folder = write_beam(tmp_path / "beam", evidence=False)
+    assert bench.main(["--data", str(folder), "--json", "--no-baselines"]) == 1
+    captured = capsys.readouterr()
+    assert captured.out == "" and "no question with evidence" in captured.err
+
+
+def test_beam_turn_ingest_leaves_out_fails_the_run(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    folder = write_beam(tmp_path / "beam")
+    chat = json.loads((folder / "3" / "chat.json").read_text(encoding="utf-8"))
+    chat[1]["turns"][0][1]["role"] = "robot"  # ingest reports the line and skips it
+    (folder / "3" / "chat.json").write_text(json.dumps(chat), encoding="utf-8")
+    assert bench.main(["--data", str(folder), "--json", "--no-baselines"]) == 1
+    captured = capsys.readouterr()
+    assert captured.out == "" and "beam-3 session 4: ingested 1/2 turns" in captured.err
+
+
 # --- addresses -------------------------------------------------------------------------------
 
 
