@@ -396,6 +396,7 @@ BASELINE_LABELS = {
     "dense": "dense cosine (turn text)",
     "bm25_dated": "BM25 ([date] speaker: text)",
     "dense_dated": "dense ([date] speaker: text)",
+    "no_floor": "recall with no relevance floor (min_score=0)",
 }
 
 
@@ -477,6 +478,11 @@ def run_conversation(
     if baselines:
         started = time.perf_counter()
         rankers = baseline_rankers(conv, built.vault, skipped)
+        vault, dia_of = built.vault, built.dia_of
+        # recall as users get it but with no relevance floor: what the floor costs answers
+        rankers["no_floor"] = lambda q: ranked_dia_ids(
+            vault.recall(q, limit=RESULTS, log=False, min_score=0.0), dia_of
+        )
         result.baselines_s += time.perf_counter() - started
     result.baseline_rows = {name: [] for name in rankers}
     for q in conv.questions:

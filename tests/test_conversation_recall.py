@@ -85,7 +85,7 @@ def test_bench_json_is_the_only_output(capsys: pytest.CaptureFixture[str]) -> No
     result = json.loads(out)  # one JSON object, nothing else
     assert result["layout"] == "transcripts" and result["errors"] == []
     assert result["turn"]["n"] == 25 and result["heldout"]["turn"]["n"] == 0
-    assert set(result["baselines"]) == {"bm25", "dense", "bm25_dated", "dense_dated"}
+    assert set(result["baselines"]) == {"bm25", "dense", "bm25_dated", "dense_dated", "no_floor"}
     assert {"R@1", "R@5", "R@10", "H@5"} <= set(result["session"]["overall"])
     assert set(result["latency_ms"]) == {"p50", "p95"}
 
@@ -195,7 +195,7 @@ def test_beam_runs_beside_locomo_through_the_same_harness(
     assert (beam["turn"]["n"], beam["tune"]["turn"]["n"], beam["heldout"]["turn"]["n"]) == (6, 3, 3)
     assert set(beam["turn"]["by_category"]) == {"information_extraction", "knowledge_update"}
     assert {"R@1", "R@5", "MRR"} <= set(beam["turn"]["overall"])
-    assert set(beam["baselines"]) == {"bm25", "dense", "bm25_dated", "dense_dated"}
+    assert set(beam["baselines"]) == {"bm25", "dense", "bm25_dated", "dense_dated", "no_floor"}
     assert beam["baselines"]["bm25"]["heldout"]["turn"]["n"] == 3
     abstention = beam["lifecycle"]["abstention"]
     assert abstention["n"]["all"] == {"unanswerable": 2, "answerable": 6}
