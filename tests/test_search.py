@@ -479,3 +479,17 @@ def test_a_snippet_of_one_long_line_is_cut(vault: Vault) -> None:
     (hit,) = [h for h in vault.search("bundled script minified").hits if h.id == "bundle"]
     assert len(hit.snippet) <= SNIPPET_CHARS and hit.snippet.endswith("…")
     assert hit.snippet.startswith("Bundle minified:xxx")
+
+
+def test_full_match_survives_a_row_count_older_than_a_words_count(vault: Vault) -> None:
+    """The index caches its row count; a concurrent write may add rows holding a word after
+    it was read. The idf must not take the log of a negative (bench/stress.py's readers
+    crashed with 'math domain error')."""
+    from memvault.index import ensure_fresh
+    from memvault.index.query import full_match
+
+    vault.add("semantic", "Deploys are frozen on Fridays")
+    vault.add("semantic", "Deploys need a green build")
+    idx = ensure_fresh(vault.core)
+    idx._fts_rows = 0  # read before the rows a writer added since
+    assert full_match(idx, ["deploys", "fridays"]) > 0

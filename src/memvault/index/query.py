@@ -178,8 +178,11 @@ def full_match(index: Index, tokens: Sequence[str]) -> float:
     total = 0.0
     for token in tokens[:MAX_QUERY_WORDS]:
         hits = index.term_docs(token)
+        # The row count is cached and a concurrent write may have added rows since: a count
+        # under the term's would make the log's argument negative (a reader crashed on it).
+        total_rows = max(rows, hits)
         # FTS5's own idf, floored as FTS5 floors it (sqlite/ext/fts5/fts5_aux.c)
-        total += max(math.log((rows - hits + 0.5) / (hits + 0.5)), 1e-6)
+        total += max(math.log((total_rows - hits + 0.5) / (hits + 0.5)), 1e-6)
     return total
 
 
