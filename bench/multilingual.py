@@ -527,7 +527,7 @@ def run_task(task: dict[str, Any], base: Path, args: argparse.Namespace) -> dict
 
 def run(args: argparse.Namespace) -> tuple[dict[str, Any], int]:
     """Our own set alone, or the public sets at ``--data`` and our own set beside them."""
-    sys.path.insert(0, str(ROOT / "bench"))
+    sys.path.append(str(ROOT / "bench"))  # after site-packages: bench/mcp.py is no SDK
     from public_retrieval import read
 
     path = Path(args.data)

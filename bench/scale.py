@@ -63,7 +63,7 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "bench"))
+sys.path.append(str(ROOT / "bench"))  # after site-packages: bench/mcp.py is no SDK
 
 from scaledata import records  # noqa: E402
 

@@ -436,7 +436,7 @@ def run_public(args: argparse.Namespace, public: Any) -> tuple[dict[str, Any], i
 
 def run(args: argparse.Namespace) -> tuple[dict[str, Any], int]:
     """Our own set alone, or a public set and, in the same run, our own set beside it."""
-    sys.path.insert(0, str(ROOT / "bench"))
+    sys.path.append(str(ROOT / "bench"))  # after site-packages: bench/mcp.py is no SDK
     from public_nli import read
 
     paths = [Path(p) for p in args.data or [str(DEFAULT_DATA)]]

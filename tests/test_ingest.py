@@ -22,7 +22,7 @@ from memvault.ingest import (
 )
 from memvault.transcripts import parse_turns
 
-from helpers import commit_count, is_clean, last_message, run_memvault
+from helpers import commit_count, git, is_clean, last_message, run_memvault
 
 
 def jsonl(path: Path, *records: object) -> Path:
@@ -250,21 +250,30 @@ def test_session_and_turn_ids_come_from_the_lines(vault: Vault, tmp_path: Path) 
     assert other.memory_id == "session-renamed" and other.added == 2
 
 
-def test_turns_with_credentials_are_skipped_and_reported(vault: Vault, tmp_path: Path) -> None:
+def test_a_turn_holding_a_credential_is_kept_with_the_span_redacted(
+    vault: Vault, tmp_path: Path
+) -> None:
     token = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
+    url = "postgres://admin:hunter2@db.example.com/app"
     path = jsonl(
         tmp_path / "s.jsonl",
-        {"role": "user", "content": "my token is " + token},
+        {"role": "user", "content": f"my token is {token} and the database is {url}"},
         {"role": "assistant", "content": "Please revoke it."},
     )
     report = ingest_file(vault.core, path)
-    assert report.added == 1
-    assert any(
-        str(p).startswith(f"{path}:1: content: looks like a GitHub token") for p in report.problems
-    )
-    assert token not in transcript_text(vault, report.path or "")
-    kept = ingest_file(vault.core, path, allow_secrets=True)
-    assert kept.added == 1
+    assert report.added == 2 and report.problems == [] and report.redacted == 2
+    text = transcript_text(vault, report.path or "")
+    assert token not in text and "hunter2" not in text
+    assert "my token is [secret redacted: GitHub token] and the database is" in text
+    assert "db.example.com/app" in text  # the rest of the turn is kept
+    assert report.notes == [
+        f"{path}:1: redacted 2 secret-looking span(s) in 1 turn(s) (1 GitHub token,"
+        " 1 password in URL); the turns are kept (--allow-secrets keeps the text as it is)"
+    ]
+    assert ingest_file(vault.core, path).added == 0  # the redacted turn is the same turn again
+    assert token not in git(vault.root, "log", "--all", "-p")
+    kept = ingest_file(vault.core, path, session="verbatim", allow_secrets=True)
+    assert kept.added == 2 and token in transcript_text(vault, kept.path or "")
 
 
 def test_very_long_turns_are_cut(vault: Vault, tmp_path: Path) -> None:

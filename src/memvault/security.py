@@ -82,14 +82,15 @@ def _compile(patterns: Iterable[Any], key: str) -> list[re.Pattern[str]]:
     return out
 
 
-def find_secrets(text: str, config: Mapping[str, Any] | None = None) -> list[Finding]:
-    """Credential-looking spans in ``text`` that no allow-list regex accepts."""
+def _secret_spans(text: str, config: Mapping[str, Any] | None) -> list[tuple[str, re.Match[str]]]:
+    """Every credential-looking match in ``text`` that no allow-list regex accepts, with its
+    kind, in pattern order."""
     config = config or {}
     allow = _compile(config.get("allow") or [], "security.allow")
     patterns = dict(SECRET_PATTERNS)
     for i, extra in enumerate(config.get("patterns") or []):
         patterns[f"custom pattern {i + 1}"] = str(extra)
-    findings: list[Finding] = []
+    spans: list[tuple[str, re.Match[str]]] = []
     lowered = text.lower()
     for kind, pattern in patterns.items():
         keywords = SECRET_KEYWORDS.get(kind) if kind in SECRET_PATTERNS else None
@@ -102,12 +103,40 @@ def find_secrets(text: str, config: Mapping[str, Any] | None = None) -> list[Fin
                 f"invalid regex: {exc}", ".memvault/config.yaml", "security.patterns"
             ) from None
         for match in regex.finditer(text):
-            found = match.group(0)
-            if any(a.search(found) for a in allow):
-                continue
-            shown = found[:6] + "…" if len(found) > 6 else found
-            findings.append(Finding(kind, shown))
-    return findings
+            if not any(a.search(match.group(0)) for a in allow):
+                spans.append((kind, match))
+    return spans
+
+
+def _finding(kind: str, found: str) -> Finding:
+    return Finding(kind, found[:6] + "…" if len(found) > 6 else found)
+
+
+def find_secrets(text: str, config: Mapping[str, Any] | None = None) -> list[Finding]:
+    """Credential-looking spans in ``text`` that no allow-list regex accepts."""
+    return [_finding(kind, match.group(0)) for kind, match in _secret_spans(text, config)]
+
+
+def redact_secrets(text: str, config: Mapping[str, Any] | None = None) -> tuple[str, list[Finding]]:
+    """``text`` with each credential-looking span replaced by ``[secret redacted: KIND]``,
+    and what was found: the rest of the text is kept (a turn that mentions a password is
+    still a turn of the conversation). Overlapping matches are redacted once, as the
+    earliest and longest."""
+    spans = sorted(
+        _secret_spans(text, config), key=lambda s: (s[1].start(), -(s[1].end() - s[1].start()))
+    )
+    out: list[str] = []
+    found: list[Finding] = []
+    at = 0
+    for kind, match in spans:
+        if match.start() < at:
+            continue  # inside a span already redacted
+        out.append(text[at : match.start()])
+        out.append(f"[secret redacted: {kind}]")
+        found.append(_finding(kind, match.group(0)))
+        at = match.end()
+    out.append(text[at:])
+    return "".join(out), found
 
 
 def check_secrets(

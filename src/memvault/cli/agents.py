@@ -60,7 +60,9 @@ def ingest(
         help="Read a Claude Code hook's JSON from stdin (transcript_path, session_id).",
     ),
     allow_secrets: bool = typer.Option(
-        False, "--allow-secrets", help="Keep turns that look like they hold a credential."
+        False,
+        "--allow-secrets",
+        help="Keep credential-looking spans as they are (default: redacted, the turn kept).",
     ),
     json_out: bool = typer.Option(False, "--json", help="Print the ingest report as JSON."),
 ) -> None:
@@ -129,6 +131,8 @@ def _show_report(report: IngestReport, json_out: bool) -> None:
         + (f", {report.truncated} cut to size" if report.truncated else "")
         + (f"; commit {report.commit[:10]}" if report.commit else "")
     )
+    for note in report.notes:
+        info(f"note: {note}")
 
 
 def _hook_failed(what: str, why: str, json_out: bool = False) -> None:

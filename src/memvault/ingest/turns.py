@@ -9,7 +9,7 @@ from typing import Any
 from ..core import Core, WriteResult
 from ..errors import PermissionDeniedError, Problem, ValidationError
 from ..memory import Memory
-from ..security import find_secrets
+from ..security import redact_secrets
 from ..transcripts import Turn, parse_turns, transcript_id, turn_key
 from ..values import Record, field
 from .formats import RATINGS, ROLES, ParsedTranscript, clean_extra, read_transcript
@@ -29,6 +29,8 @@ class IngestReport(Record):
     truncated: int = 0
     commit: str | None = None
     problems: list[Problem] = field(default_factory=list)
+    redacted: int = 0  # credential-looking spans replaced by a marker (turns kept)
+    notes: list[str] = field(default_factory=list)  # one line per file on what was redacted
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -43,6 +45,8 @@ class IngestReport(Record):
             "truncated": self.truncated,
             "commit": self.commit,
             "problems": [str(p) for p in self.problems],
+            "redacted": self.redacted,
+            "notes": list(self.notes),
         }
 
 
@@ -106,25 +110,33 @@ def ingest_file(
 def screened_turns(
     vault: Core, parsed: ParsedTranscript, report: IngestReport, allow_secrets: bool
 ) -> list[Turn]:
-    """The parsed turns minus those that look like they hold a credential (reported)."""
+    """The parsed turns with each credential-looking span replaced by a marker
+    (``[secret redacted: KIND]``): the turn stays, the secret doesn't, and one line of
+    ``report.notes`` says so for the file."""
     security = vault.config.get("security") or {}
     if allow_secrets or security.get("secrets") == "allow":
         return [turn for _, turn in parsed.turns]
     turns: list[Turn] = []
+    kinds: dict[str, int] = {}
+    first = ""
+    touched = 0
     for loc, turn in parsed.turns:
-        _, text, _, _, _ = turn
-        found = find_secrets(text, security)
+        role, text, when, extra, given = turn
+        clean, found = redact_secrets(text, security)
         if found:
-            report.problems.append(
-                Problem(
-                    loc,
-                    "content",
-                    f"looks like a {found[0].kind} ({found[0].excerpt});"
-                    " turn skipped (--allow-secrets keeps it)",
-                )
-            )
-            continue
+            touched += 1
+            first = first or str(loc)
+            for finding in found:
+                kinds[finding.kind] = kinds.get(finding.kind, 0) + 1
+            turn = (role, clean, when, extra, given)
         turns.append(turn)
+    if kinds:
+        report.redacted = sum(kinds.values())
+        what = ", ".join(f"{n} {kind}" for kind, n in kinds.items())
+        report.notes.append(
+            f"{first}: redacted {report.redacted} secret-looking span(s) in {touched} turn(s)"
+            f" ({what}); the turns are kept (--allow-secrets keeps the text as it is)"
+        )
     return turns
 
 
