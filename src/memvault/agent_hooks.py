@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import os
 import re
-import subprocess
 from collections import Counter
 from collections.abc import Mapping
 from pathlib import Path
@@ -82,17 +81,15 @@ def readme_title(folder: Path) -> str | None:
 
 
 def _git(folder: Path, *args: str) -> str:
+    """git's output in the project's folder, or "" (not a repository, no git)."""
+    from .errors import GitError
+    from .store.git.process import run_git
+
     try:
-        proc = subprocess.run(
-            ["git", "-C", str(folder), *args],
-            capture_output=True,
-            text=True,
-            timeout=2,
-            check=False,
-        )
-    except (OSError, subprocess.TimeoutExpired):
+        result = run_git(folder, args, check=False)
+    except GitError:
         return ""
-    return proc.stdout if proc.returncode == 0 else ""
+    return result.stdout if result.returncode == 0 else ""
 
 
 def remote_name(folder: Path) -> str | None:
