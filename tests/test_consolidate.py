@@ -31,6 +31,11 @@ def meta(vault: Vault, memory_id: str) -> dict:
     return dict(vault.get(memory_id).meta)
 
 
+def used(vault: Vault, memory_id: str) -> dict:
+    """A memory's usage record (reads and relevance live outside its file)."""
+    return vault.usage(memory_id).as_dict()
+
+
 @pytest.mark.parametrize(
     ("decay", "expected"),
     [("fast", 0.5**2), ("normal", 0.8**2), ("slow", 0.95**2), ("never", 1.0)],
@@ -40,7 +45,7 @@ def test_decay_matches_the_formula_for_each_rate(vault: Vault, decay: str, expec
     consolidate(vault.core, now=weeks(2), only=["decay"])
     # importance 5/5 × rate^2 weeks × boost 1.0 (never accessed, created this quarter);
     # a memory that never decays keeps its file untouched (no churn in the diff)
-    assert meta(vault, mid).get("relevance", 1.0) == pytest.approx(round(expected, 4))
+    assert (used(vault, mid)["relevance"] or 1.0) == pytest.approx(round(expected, 4))
     assert f"= {expected:.4f}" in why(vault.core, mid, now=weeks(2))
 
 
@@ -78,7 +83,7 @@ def test_access_log_folds_into_files_and_refreshes_relevance(vault: Vault) -> No
     _log_access(vault, [mid], weeks(10) + dt.timedelta(hours=1))
     now = weeks(10) + dt.timedelta(hours=2)
     consolidate(vault.core, now=now)
-    m = meta(vault, mid)
+    m = used(vault, mid)
     assert m["access_count"] == 2
     assert m["last_accessed"] == "2026-03-12T01:00:00Z"
     # accessed today: 2/5 × 0.8^(1h in weeks) × 2.0
@@ -86,7 +91,7 @@ def test_access_log_folds_into_files_and_refreshes_relevance(vault: Vault) -> No
     assert m["relevance"] == pytest.approx(round(0.4 * 0.8**hours * 2.0, 4))
     # the access log was folded exactly once: a second run counts nothing again
     consolidate(vault.core, now=now)
-    assert meta(vault, mid)["access_count"] == 2
+    assert used(vault, mid)["access_count"] == 2
 
 
 def test_reads_parked_by_a_run_killed_after_its_commit_are_not_counted_twice(
@@ -99,12 +104,12 @@ def test_reads_parked_by_a_run_killed_after_its_commit_are_not_counted_twice(
     log = vault.root / ".memvault" / "access.log"
     kept = log.read_bytes()
     consolidate(vault.core, now=now)
-    assert meta(vault, mid)["access_count"] == 1
+    assert used(vault, mid)["access_count"] == 1
     # the run died after its commit, before dropping the parked log: put it back
     parked.write_bytes(kept)
     _log_access(vault, [mid], weeks(10) + dt.timedelta(hours=1))
     consolidate(vault.core, now=now + dt.timedelta(minutes=1))
-    assert meta(vault, mid)["access_count"] == 2  # the new read only
+    assert used(vault, mid)["access_count"] == 2  # the new read only
     assert not parked.exists()
 
 
@@ -117,10 +122,10 @@ def test_reads_parked_by_a_run_killed_before_its_commit_are_counted_once(vault: 
     _log_access(vault, [mid], weeks(10) + dt.timedelta(hours=1))
     now = weeks(10) + dt.timedelta(hours=2)
     consolidate(vault.core, now=now)
-    assert meta(vault, mid)["access_count"] == 2
+    assert used(vault, mid)["access_count"] == 2
     assert not parked.exists() and not log.exists()
     consolidate(vault.core, now=now)
-    assert meta(vault, mid)["access_count"] == 2
+    assert used(vault, mid)["access_count"] == 2
 
 
 def test_archived_memory_used_again_comes_back(vault: Vault) -> None:
@@ -488,12 +493,14 @@ def test_hand_comments_and_unknown_keys_survive(vault: Vault) -> None:
     write(vault.root, "episodic/2026/01/hand-made.md", text)
     git(vault.root, "add", "-A")
     git(vault.root, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "hand")
-    consolidate(vault.core, now=weeks(1))
-    new = (vault.root / "episodic/2026/01/hand-made.md").read_text()
+    consolidate(vault.core, now=weeks(1))  # decays it: its usage record, not its file
+    assert (vault.root / "episodic/2026/01/hand-made.md").read_text() == text
+    consolidate(vault.core, now=weeks(8))  # 2/5 × 0.8^8 < 0.1: archived, its file rewritten
+    new = (vault.root / "archive/episodic/2026/01/hand-made.md").read_text()
     assert (
         "# written by hand" in new and "importance: 2   # low" in new and "my_key: keep me" in new
     )
-    assert "relevance:" in new
+    assert "status: archived" in new
     assert new.endswith("\n\nA hand-written episode.\n")
 
 

@@ -60,8 +60,9 @@ class Row(Record, frozen=True):
         return str(getattr(self, facet))
 
 
-def row_of(memory: Memory, now: dt.datetime, rates: Any) -> Row:
-    from .consolidate.decay import relevance
+def row_of(memory: Memory, now: dt.datetime, rates: Any, records: Any = None) -> Row:
+    """``records``: the vault's usage records (a memory's last read decays from there)."""
+    from .consolidate.decay import last_read, relevance
 
     summary = " ".join(memory.content.split())[:160]
     return Row(
@@ -79,7 +80,9 @@ def row_of(memory: Memory, now: dt.datetime, rates: Any) -> Row:
         updated=str(memory.get("updated", "") or memory.get("created", "")),
         title=memory.title,
         summary=summary,
-        relevance=round(relevance(memory, now, *rates).value, 3),
+        relevance=round(
+            relevance(memory, now, rates[0], rates[1], last_read(memory, records or {})).value, 3
+        ),
     )
 
 
@@ -199,6 +202,7 @@ class Listing:
         self._stats: Stats | None = None
         self._stop = threading.Event()
         self._sweeper: threading.Thread | None = None
+        self._usage: Any = None  # the usage records the rows were built with
 
     def _current_key(self) -> tuple[int, str | None]:
         return generation(self.vault.root), read_head(self.vault.root)
@@ -217,9 +221,11 @@ class Listing:
             return self._snapshot
 
     def _rebuild(self, key: tuple[int, str | None], full: bool) -> None:
-        """Rows from the catalog; a file whose sha did not change keeps its row."""
+        """Rows from the catalog; a file whose sha did not change keeps its row (unless the
+        usage records changed)."""
         from .consolidate.decay import config_rates
         from .memory import now_utc
+        from .store.usage import load as load_usage
 
         catalog = self.vault.catalog
         entries: dict[str, Any] = {}
@@ -231,17 +237,20 @@ class Listing:
             found = catalog.shas()
         old = self._snapshot.shas if self._snapshot is not None else {}
         now, rates = now_utc(), config_rates(self.vault.config)
+        records = load_usage(self.vault.root)
+        same_usage = records is self._usage  # else a consolidation rewrote it: rows decay anew
+        self._usage = records
         shas: dict[str, tuple[str, Row | None]] = {}
         can_see = self.vault.identity.can_see
         for path, sha in found.items():
             kept = old.get(path)
-            if sha and kept is not None and kept[0] == sha:
+            if sha and kept is not None and kept[0] == sha and same_usage:
                 shas[path] = kept
                 continue
             entry = entries.get(path) or catalog.entry(path)
             memory = entry.memory if entry is not None and entry.valid else None
             if memory is not None:
-                row = row_of(memory, now, rates) if can_see(memory) else None
+                row = row_of(memory, now, rates, records) if can_see(memory) else None
                 shas[path] = (entry.sha if entry is not None else sha, row)
         self._snapshot = Snapshot([r for _, r in shas.values() if r is not None], shas)
         self._key = key

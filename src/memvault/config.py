@@ -36,6 +36,9 @@ DEFAULTS: dict[str, Any] = {
         "dedup_threshold": 0.68,  # with the words agreeing: consolidate/compare.py
         "same_event_hours": 6,
         "promote_min_episodes": 3,
+        # a procedure used this often that succeeds less often gets a review proposal
+        "review_min_uses": 4,
+        "review_below": 0.5,
         "distill_after_days": 30,
         # facts said in user turns become semantic memories (consolidate/chatfacts.py)
         "distill_facts": True,

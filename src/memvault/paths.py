@@ -27,6 +27,8 @@ ACCESS_LOG_FOLDING = ".memvault/access.log.folding"  # the log a consolidation i
 ACCESS_LOG_HISTORY = ".memvault/access.log.history"
 CONSOLIDATION_LOG = ".memvault/consolidation.log"  # what each consolidation did (tracked)
 REVIEW_LOG = ".memvault/reviews.log"  # every accepted or rejected proposal (tracked)
+# reads and decayed relevance per memory, written by consolidation (tracked; store/usage.py)
+USAGE_PATH = ".memvault/usage.jsonl"
 
 MEMORY_TYPES = ("episodic", "semantic", "procedural")  # one top-level folder per type
 ARCHIVE = "archive"  # decayed or superseded memories, same relative paths

@@ -55,12 +55,33 @@ def accept(vault: Core, memory_id: str, note: str = "") -> WriteResult:
         dst = m.path.removeprefix(INBOX_DIR)
         if (vault.root / dst).exists():
             raise MemvaultError(f"{dst} already exists", m.path)
+        now = now_utc()
         doc = load_document(vault.root / m.path, m.path)
-        text = update_text(doc, {"status": "active", "updated": format_time(now_utc())})
+        text = update_text(doc, {"status": "active", "updated": format_time(now)})
         msg = f"memvault: accept {memory_id} from inbox" + (f": {note}" if note else "")
         log = _logged(vault, m, "accepted", note)
-        sha = vault.commit_files({dst: text, REVIEW_LOG: log}, msg, removes=[m.path])
+        writes = {dst: text, REVIEW_LOG: log, **_replaced(vault, m, now)}
+        sha = vault.commit_files(writes, msg, removes=[m.path])
     return WriteResult(m, sha, message=msg)
+
+
+def _replaced(vault: Core, proposal: Memory, now: dt.datetime) -> dict[str, str]:
+    """The tombstones of what an accepted proposal ``supersedes`` and is still in force (a
+    reviewed procedure replaces the failing one), as file texts."""
+    from .conflicts import superseded_keys
+
+    writes: dict[str, str] = {}
+    for old_id in _ids(proposal.meta.get("supersedes")):
+        try:
+            old = vault.get(old_id)
+        except NotFoundError:
+            continue
+        if old.status != "active" or old.path.startswith((INBOX_DIR, f"{ARCHIVE}/")):
+            continue
+        doc = load_document(vault.root / old.path, old.path)
+        keys = superseded_keys(proposal.id, now, format_time(now))
+        writes[old.path] = update_text(doc, keys)
+    return writes
 
 
 def reject(vault: Core, memory_id: str, reason: str = "") -> WriteResult:

@@ -37,6 +37,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from .search import ContextBlock, SearchOptions, SearchResult, ValidateOptions
     from .store.git.ops import Change
     from .store.journal import Recovery
+    from .store.usage import Usage
     from .sync import HandEdits, SyncReport
     from .transcripts import TurnWindow
     from .transfer import ImportProgress, ImportReport
@@ -504,10 +505,19 @@ class Vault:
 
     def relevance(self, memory: Memory, now: dt.datetime | None = None) -> Relevance:
         """A memory's relevance now (decay by rate since its last use, times importance)."""
-        from .consolidate.decay import config_rates, relevance
+        from .consolidate.decay import config_rates, last_read, relevance
         from .memory import now_utc
+        from .store.usage import load
 
-        return relevance(memory, now or now_utc(), *config_rates(self.config))
+        last = last_read(memory, load(self.root))
+        return relevance(memory, now or now_utc(), *config_rates(self.config), last)
+
+    def usage(self, memory_id: str) -> Usage:
+        """How often and how lately a memory was read, and its relevance at the last
+        consolidation (its record in ``.memvault/usage.jsonl``, else its own file's keys)."""
+        from .store.usage import load, of
+
+        return of(self.get(memory_id), load(self.root))
 
     def inbox(self) -> list[Memory]:
         """Proposals awaiting review that this identity may see, oldest first."""

@@ -15,7 +15,10 @@ import math
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
-from ..memory import Memory, format_time, now_utc
+from ..memory import Memory, format_time, now_utc, parse_time
+from ..store.usage import Usage
+from ..store.usage import load as load_usage
+from ..store.usage import of as usage_of
 from ..values import Record
 from .model import ARCHIVE_DIR, INBOX_DIR, Action, Plan, State
 
@@ -104,6 +107,14 @@ def relevance(
     return Relevance(min(1.0, raw), importance, name, rate, weeks, since, boost, reason, raw > 1.0)
 
 
+def last_read(memory: Memory, records: Mapping[str, Usage]) -> dt.datetime | None:
+    """When the memory was last read, by its usage record (else its file's own key)."""
+    try:
+        return parse_time(usage_of(memory, records).last_accessed)
+    except ValueError:
+        return None
+
+
 def config_rates(config: Config) -> tuple[dict[str, float], dict[str, str]]:
     """Decay rates by name and the default decay per type, the defaults overridden by config."""
     rates = dict(DEFAULT_RATES)
@@ -123,7 +134,8 @@ def plan_decay(
     result: Plan,
     accesses: Mapping[str, tuple[int, dt.datetime]],
 ) -> None:
-    """Store each memory's relevance; archive it below the threshold, restore it when used."""
+    """Store each memory's relevance (its usage record); archive it below the threshold,
+    restore it when used."""
     rates, defaults = config_rates(vault.config)
     threshold = archive_below(vault.config)
     now = result.now
@@ -132,14 +144,16 @@ def plan_decay(
             continue
         rel = relevance(m, now, rates, defaults, state.last_accessed(m))
         rounded = round(rel.value, 4)
-        if rel.rate < 1.0 or "relevance" in m.meta or m.id in accesses:
-            old = m.meta.get("relevance")
-            if old is None or abs(float(old) - rounded) > 1e-9:
-                changes = {"relevance": rounded}
-                state.change(m, changes)
-                what = f"relevance {old if old is not None else '-'} → {rounded}"
-                why = rel.explain().splitlines()[0]
-                result.actions.append(Action("decay", m.id, m.path, what, why, changes))
+        old = state.value(m, "relevance")
+        moved = old is None or abs(float(old) - rounded) > 1e-9
+        if moved and (rel.rate < 1.0 or old is not None or m.id in accesses):
+            changes = {"relevance": rounded}
+            state.set_usage(m, changes)
+            what = f"relevance {old if old is not None else '-'} → {rounded}"
+            why = rel.explain().splitlines()[0]
+            result.actions.append(
+                Action("decay", m.id, m.path, what, why, changes, usage_only=True)
+            )
         # A transcript leaves by distillation only: archived for low relevance first, it
         # would never be summarised, and what was said in it never becomes knowledge.
         undistilled = m.category == "transcript"
@@ -160,12 +174,18 @@ def why(vault: Core, memory_id: str, now: dt.datetime | None = None) -> str:
     m = vault.get(memory_id)
     now = now or now_utc()
     rates, defaults = config_rates(vault.config)
-    rel = relevance(m, now, rates, defaults)
+    records = load_usage(vault.root)
+    rel = relevance(m, now, rates, defaults, last_read(m, records))
     threshold = archive_below(vault.config)
     lines = [f"{m.id} ({m.type}/{m.category}, {m.status}) at {format_time(now)}", rel.explain()]
-    stored = m.meta.get("relevance")
-    if stored is not None:
-        lines.append(f"  stored relevance (last consolidation): {stored}")
+    used = usage_of(m, records)
+    if used.access_count or used.last_accessed:
+        lines.append(
+            f"  read {used.access_count} time(s), last {used.last_accessed or '-'} "
+            "(folded by consolidation; .memvault/usage.jsonl)"
+        )
+    if used.relevance is not None:
+        lines.append(f"  stored relevance (last consolidation): {used.relevance}")
     if rel.rate >= 1.0:
         lines.append("  does not decay (decay: never), so it is never archived for low relevance")
     elif rel.value < threshold and m.status == "archived":

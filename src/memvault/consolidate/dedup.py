@@ -174,7 +174,7 @@ def _merge(state: State, result: Plan, members: list[Memory]) -> None:
     if sources and len(sources) > 1:
         changes["source"] = sources
     if count != int(state.value(keeper, "access_count") or 0):
-        changes["access_count"] = count
+        state.set_usage(keeper, {"access_count": count})
     sup = sorted(id_set(keeper.meta.get("supersedes")) | dup_ids)
     changes["supersedes"] = sup[0] if len(sup) == 1 else sup
     state.change(keeper, changes)

@@ -1,4 +1,5 @@
-"""Folding the access log into the files: ``access_count`` and ``last_accessed`` per memory.
+"""Folding the access log into the usage records (:mod:`memvault.store.usage`, never the
+memory files): ``access_count`` and ``last_accessed`` per memory.
 
 Reads are appended to ``.memvault/access.log`` (git-ignored). A consolidation counts the
 records up to its ``now`` and, when it applies, parks the log as
@@ -85,21 +86,24 @@ def accesses(root: Path, now: dt.datetime) -> tuple[Accesses, str | None, int]:
 
 
 def plan_fold(root: Path, state: State, result: Plan) -> Accesses:
-    """Add the logged reads to each memory's ``access_count`` and ``last_accessed``."""
+    """Add the logged reads to each memory's ``access_count`` and ``last_accessed`` (its
+    usage record)."""
     per, result.folded_sha, result.folded_records = accesses(root, result.now)
     for mid, (count, last) in sorted(per.items()):
         m = state.by_id.get(mid)
         if m is None:
             continue
-        prev = m.time("last_accessed")
+        prev = state.last_accessed(m)
         new_last = max(prev, last) if prev else last
         changes = {
-            "access_count": int(m.get("access_count", 0) or 0) + count,
+            "access_count": int(state.value(m, "access_count") or 0) + count,
             "last_accessed": format_time(new_last),
         }
-        state.change(m, changes)
+        state.set_usage(m, changes)
         why = f"read {count} time(s), last {format_time(last)}"
-        result.actions.append(Action("fold", mid, m.path, f"accessed {count}×", why, changes))
+        result.actions.append(
+            Action("fold", mid, m.path, f"accessed {count}×", why, changes, usage_only=True)
+        )
     return per
 
 

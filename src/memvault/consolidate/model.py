@@ -14,6 +14,8 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ..memory import Memory, format_time, parse_time
 from ..paths import ARCHIVE, INBOX
+from ..store.usage import USAGE_KEYS, Records, Usage
+from ..store.usage import of as usage_of
 from ..values import Record, field
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -22,7 +24,7 @@ if TYPE_CHECKING:  # pragma: no cover
 
     from ..index import Index
 
-STEPS = ("fold", "decay", "retention", "dedup", "supersede", "promote", "distill")
+STEPS = ("fold", "decay", "retention", "dedup", "supersede", "promote", "optimize", "distill")
 ARCHIVE_DIR = f"{ARCHIVE}/"
 INBOX_DIR = f"{INBOX}/"
 Progress = Callable[[str, int, int], None]  # (stage, done, total)
@@ -69,6 +71,8 @@ class Action(Record):
     why: str
     changes: dict[str, Any] = field(default_factory=dict)
     move_to: str | None = None
+    # bookkeeping, not a decision: reads folded or relevance decayed (the usage file only)
+    usage_only: bool = False
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -97,6 +101,8 @@ class Plan(Record):
     known: dict[str, Memory] = field(default_factory=dict)
     # memory files with edits not committed yet: the run is not applied while there are any
     held: list[str] = field(default_factory=list)
+    # the usage records after this run (:mod:`memvault.store.usage`), when they change
+    usage: Records | None = None
     # one line each: what the run did not do as configured, and why (a command not allowed)
     notes: list[str] = field(default_factory=list)
 
@@ -142,10 +148,16 @@ class CachedVector(NamedTuple):
 class State:
     """Accumulates key changes and moves per memory before rendering text."""
 
-    def __init__(self, memories: Sequence[Memory], writer: bool = False) -> None:
+    def __init__(
+        self, memories: Sequence[Memory], writer: bool = False, usage: Records | None = None
+    ) -> None:
         self.memories = list(memories)
         self.by_id = {m.id: m for m in memories}
         self.changes: dict[str, dict[str, Any]] = defaultdict(dict)
+        # reads and relevance live in the usage file, not in the memories' own files:
+        # what the vault holds, and what this run changes of it
+        self.usage: Records = dict(usage or {})
+        self.usage_changes: dict[str, dict[str, Any]] = defaultdict(dict)
         self.moves: dict[str, str] = {}  # id -> new rel path
         self.archived: set[str] = set()
         # ``writer``: the caller holds the vault lock, so the index may be brought up to date
@@ -163,7 +175,29 @@ class State:
         self.changes[m.id].update(changes)
 
     def value(self, m: Memory, key: str) -> Any:
+        if key in USAGE_KEYS:
+            changed = self.usage_changes.get(m.id, {})
+            return changed[key] if key in changed else getattr(self.used(m), key)
         return self.changes.get(m.id, {}).get(key, m.meta.get(key))
+
+    def used(self, m: Memory) -> Usage:
+        """The memory's usage before this run: its record, else its file's own keys."""
+        return usage_of(m, self.usage)
+
+    def set_usage(self, m: Memory, changes: Mapping[str, Any]) -> None:
+        """Change a memory's usage record (never its file)."""
+        self.usage_changes[m.id].update(changes)
+
+    def usage_after(self) -> Records:
+        """Every memory's usage record after this run, for the memories that still exist."""
+        out: Records = {}
+        for mid, m in self.by_id.items():
+            changed = self.usage_changes.get(mid)
+            if mid not in self.usage and not changed:
+                continue
+            base = self.used(m)
+            out[mid] = base.replace(**changed) if changed else base
+        return out
 
     def last_accessed(self, m: Memory) -> dt.datetime | None:
         try:

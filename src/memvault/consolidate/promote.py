@@ -213,9 +213,16 @@ def proposal_meta(
     }
 
 
-def add_proposal(vault: Core, result: Plan, meta: dict[str, Any], body: str) -> None:
+def add_proposal(
+    vault: Core,
+    result: Plan,
+    meta: dict[str, Any],
+    body: str,
+    why: str | None = None,
+    step: str = "promote",
+) -> None:
     """Add a new file in inbox/ to the plan."""
     rel = INBOX_DIR + vault.path_for(meta)
     result.new_files[rel] = render_new(meta, body)
-    why = f"derived from {len(meta['derived_from'])} episodes"
-    result.actions.append(Action("promote", meta["id"], rel, "propose", why, {}))
+    why = why or f"derived from {len(meta['derived_from'])} episodes"
+    result.actions.append(Action(step, meta["id"], rel, "propose", why, {}))

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import MemvaultError
 from ..memory import Memory, format_time, now_utc
-from ..paths import ALL_TREES, CONSOLIDATION_LOG
+from ..paths import ALL_TREES, CONSOLIDATION_LOG, USAGE_PATH
 from ..store.catalog import sha256_bytes
 from ..store.files import Document, load_document, parse_text, rewritten_memory, update_text
 from .compare import forget_texts
@@ -24,7 +24,8 @@ from .decay import plan_decay
 from .dedup import plan_dedup
 from .distill import plan_distill
 from .fold import Accesses, drop_parked_log, park_access_log, plan_fold
-from .model import STEPS, Plan, Progress, State
+from .model import STEPS, Action, Plan, Progress, State
+from .optimize import plan_optimize
 from .promote import plan_promote
 from .retention import plan_retention
 from .supersede import newer_wins_after, plan_disputes, plan_supersede
@@ -33,8 +34,11 @@ if TYPE_CHECKING:  # pragma: no cover
     from ..core import Core
 
 # Keys whose change alone does not count as an edit of the memory (no new ``updated``).
+# Consolidation keeps them in the usage file; a file may still hold them (older vaults).
 BOOKKEEPING_KEYS = frozenset({"relevance", "access_count", "last_accessed"})
-MESSAGE_ACTIONS = 200  # actions listed in the commit message; the log holds them all
+MESSAGE_ACTIONS = 200  # decisions listed in the commit message; the log holds them all
+SUMMARY_LINES = 15  # the commit message opens with at most this many lines
+SUMMARY_IDS = 4  # ids named per line of the summary
 
 
 def plan(
@@ -61,10 +65,12 @@ def plan(
             f"expected {','.join(STEPS)}",
             key="only",
         )
+    from ..store.usage import load as load_usage
+
     result = Plan(now=now or now_utc())
     memories = vault.all_memories()
     result.held = uncommitted(vault.root)
-    state = State(memories, writer)
+    state = State(memories, writer, load_usage(vault.root))
     accesses: Accesses = {}
     if "fold" in steps:
         accesses = plan_fold(vault.root, state, result)
@@ -80,9 +86,14 @@ def plan(
         plan_dedup(vault, state, result, progress)
     if "promote" in steps:
         plan_promote(vault, state, result, progress)
+    if "optimize" in steps:
+        plan_optimize(vault, state, result)
     if "distill" in steps:
         plan_distill(vault, state, result)
     result.neighbours = state.neighbour_reports
+    records = state.usage_after()
+    if records != state.usage:
+        result.usage = records
     if texts:
         render(vault, state, result)
     forget_texts()  # the word caches hold every memory's text: free them for a server
@@ -132,6 +143,10 @@ def render(vault: Core, state: State, result: Plan) -> None:
             result.moves[m.path] = dst
             result.writes.setdefault(dst, (vault.root / m.path).read_text(encoding="utf-8"))
     result.writes.update(result.new_files)
+    if result.usage is not None:
+        from ..store.usage import render as render_usage
+
+        result.writes[USAGE_PATH] = render_usage(result.usage)
 
 
 def _document(vault: Core, m: Memory, sha: str | None) -> Document:
@@ -162,14 +177,36 @@ def log_entry(result: Plan) -> dict[str, Any]:
 
 
 def commit_message(result: Plan) -> str:
-    message = f"memvault: consolidate ({format_time(result.now)}): {result.summary()}"
+    """The run's commit message: a summary of at most :data:`SUMMARY_LINES` lines (what was
+    decided, by kind, with a few ids each; reads and relevance in one line), then each
+    decision with its reason. The log holds every action."""
+    decisions = [a for a in result.actions if not a.usage_only]
+    groups: dict[str, list[Action]] = {}
+    for a in decisions:
+        groups.setdefault(a.what.split(" ")[0], []).append(a)
+    lines = [f"memvault: consolidate ({format_time(result.now)}): {result.summary()}", ""]
+    for verb, acts in sorted(groups.items(), key=lambda kv: (-len(kv[1]), kv[0])):
+        ids = [a.memory_id for a in acts[:SUMMARY_IDS]]
+        more = f", and {len(acts) - SUMMARY_IDS} more" if len(acts) > SUMMARY_IDS else ""
+        lines.append(f"{verb} {len(acts)}: {', '.join(ids)}{more}")
+    if result.new_files:
+        names = sorted(result.new_files)
+        more = f", and {len(names) - SUMMARY_IDS} more" if len(names) > SUMMARY_IDS else ""
+        lines.append(f"new files {len(names)}: {', '.join(names[:SUMMARY_IDS])}{more}")
+    read = sum(1 for a in result.actions if a.step == "fold")
+    decayed = sum(1 for a in result.actions if a.usage_only and a.step != "fold")
+    if read or decayed:
+        lines.append(
+            f"usage ({USAGE_PATH}): reads of {read} memories folded, relevance of {decayed} updated"
+        )
+    if len(lines) > SUMMARY_LINES:  # more kinds than fit: the log names them all
+        lines[SUMMARY_LINES - 1 :] = [f"… see {CONSOLIDATION_LOG} for the rest"]
     body = "\n".join(
-        f"- {a.step}: {a.memory_id}: {a.what} ({a.why})" for a in result.actions[:MESSAGE_ACTIONS]
+        f"- {a.step}: {a.memory_id}: {a.what} ({a.why})" for a in decisions[:MESSAGE_ACTIONS]
     )
-    if len(result.actions) > MESSAGE_ACTIONS:
-        more = len(result.actions) - MESSAGE_ACTIONS
-        body += f"\n- … and {more} more (see {CONSOLIDATION_LOG})"
-    return f"{message}\n\n{body}"
+    if len(decisions) > MESSAGE_ACTIONS:
+        body += f"\n- … and {len(decisions) - MESSAGE_ACTIONS} more (see {CONSOLIDATION_LOG})"
+    return "\n".join(lines) + (f"\n\n{body}" if body else "")
 
 
 def apply(vault: Core, result: Plan) -> str | None:

@@ -32,6 +32,8 @@ from .. import debug
 from ..errors import MemvaultError
 from ..memory import Memory, now_utc
 from ..paths import CONFIG_PATH
+from ..store.usage import Usage
+from ..store.usage import load as load_usage
 from ..values import Record, field
 from .dates import date_hint
 from .results import SearchHit, TurnRef, snippet
@@ -367,9 +369,20 @@ def speaker_named(speakers: str, tokens: set[str], query: str) -> bool:
     return False
 
 
-def boost(found: Found, plan: Plan, w: Mapping[str, float], now: float, query: str) -> float:
-    """The product of ``found``'s boosts (each recorded in ``found.boosts`` for --explain)."""
+def boost(
+    found: Found,
+    plan: Plan,
+    w: Mapping[str, float],
+    now: float,
+    query: str,
+    usage: Mapping[str, Usage] | None = None,
+) -> float:
+    """The product of ``found``'s boosts (each recorded in ``found.boosts`` for --explain).
+    ``usage``: the vault's usage records, whose decayed relevance is newer than the one the
+    index read from a memory's file (:mod:`memvault.usage`)."""
     row = found.row
+    used = usage.get(row.id) if usage else None
+    stored = used.relevance if used is not None and used.relevance is not None else row.relevance
     boosts = found.boosts
     if row.importance is not None and row.importance != 3:
         boosts["importance"] = 1.0 + w["importance"] * (int(row.importance) - 3)
@@ -378,8 +391,8 @@ def boost(found: Found, plan: Plan, w: Mapping[str, float], now: float, query: s
         bonus = w["recency"] * 0.5 ** (age_days / max(w["half_life_days"], 1e-6))
         if bonus > 1e-4:
             boosts["recency"] = 1.0 + bonus
-    if row.relevance is not None:
-        kept = max(0.0, min(1.0, float(row.relevance)))
+    if stored is not None:
+        kept = max(0.0, min(1.0, float(stored)))
         boosts["relevance"] = 1.0 - w["relevance"] * (1.0 - kept)
     success = row.success_rate
     if row.type == "procedural" and (plan.procedures or success is not None):
@@ -428,8 +441,9 @@ def rank(
     found = fuse(legs, tokens, query, plan, w)
     now = now_utc().timestamp()
     lowered = " ".join(query.lower().split())
+    usage = load_usage(vault.root)
     for item in found:
-        item.score = item.base * boost(item, plan, w, now, lowered)
+        item.score = item.base * boost(item, plan, w, now, lowered, usage)
     best = max((item.evidence for item in found), default=0.0)
     if best < plan.min_score and plan.order != "time":  # a timeline's match is its window
         found = []  # nothing plainly matches: no answer is better than a wrong one

@@ -19,7 +19,9 @@ file. For a memory file (under ``episodic/``, ``semantic/``, ``procedural/``,
 The result never contains conflict markers, and no edit to the body is lost. Only a
 file that none of the three versions can be parsed as a memory, and whose text does not
 merge cleanly, is left to git as an ordinary conflict (exit status 1). Files outside the
-memory trees (``README.md``, ``.memvault/config.yaml``) get git's ordinary text merge.
+memory trees (``README.md``, ``.memvault/config.yaml``) get git's ordinary text merge,
+except the usage records (``.memvault/usage.jsonl``), merged id by id: reads add up, the
+later read wins (:func:`memvault.store.usage.merge`).
 """
 
 from __future__ import annotations
@@ -34,7 +36,7 @@ from typing import Any
 
 from ..errors import ValidationError
 from ..memory import LIST_KEYS, parse_time
-from ..paths import ALL_TREES
+from ..paths import ALL_TREES, USAGE_PATH
 from ..values import Record
 from .files import Document, parse_text, update_text
 from .git import ops as gitstore
@@ -114,6 +116,10 @@ def merge_texts(base: str | None, ours: str, theirs: str, path: str) -> MergeRes
         return MergeResult(theirs, notes=(f"{path}: took the incoming version",))
     if base is not None and theirs == base_text:
         return MergeResult(ours)
+    if path.replace("\\", "/").endswith(USAGE_PATH):
+        from .usage import merge as merge_usage
+
+        return MergeResult(merge_usage(base_text, ours, theirs))
     if not is_memory_path(path):
         merged, clean = text_merge(base_text, ours, theirs)
         return MergeResult(merged, conflict=not clean)
