@@ -509,26 +509,9 @@ class Core(Repository):
             else:
                 new_scope = wanted or self.capture_scope(None)
                 self._check_writable(new_scope, f"log {session}", channel=channel)
-                first_when = next((t[2] for t in turns if t[2] is not None), None) or now_utc()
-                meta = self._new_meta(
-                    "episodic",
-                    "",
-                    f"Session {session}",
-                    tid,
-                    {
-                        "category": "transcript",
-                        "session": str(session),
-                        "created": format_time(first_when),
-                        "decay": "fast",
-                        "source": source,
-                        "scope": new_scope,
-                        "channel": channel,
-                    },
-                )
-                meta["id"] = tid
+                meta = self._transcript_meta(session, turns, new_scope, channel, source)
                 rel = self.path_for(meta)
-                if new_scope == "global" and not self.identity.is_librarian:
-                    meta["status"] = "proposed"
+                if meta["status"] == "proposed":
                     rel = f"inbox/{rel}"
                 text, added = new_transcript(meta, turns)
             if not added:
@@ -540,6 +523,35 @@ class Core(Repository):
                 msg += _lifecycle_note([], "", [], True)
             sha = self.commit_files({rel: text}, msg)
         return WriteResult(check_text(text, rel), sha, message=msg)
+
+    def _transcript_meta(
+        self,
+        session: str,
+        turns: Sequence[tuple[str, str, dt.datetime | None, Any, str | None]],
+        scope: str,
+        channel: str | None,
+        source: str | None,
+    ) -> dict[str, Any]:
+        """A new session transcript's front matter: ``global`` without the librarian role
+        is proposed (for ``inbox/``), as ``add`` does."""
+        from .transcripts import transcript_id
+
+        first_when = next((t[2] for t in turns if t[2] is not None), None) or now_utc()
+        fields = {
+            "category": "transcript",
+            "session": str(session),
+            "created": format_time(first_when),
+            "decay": "fast",
+            "source": source,
+            "scope": scope,
+            "channel": channel,
+        }
+        tid = transcript_id(session)
+        meta = self._new_meta("episodic", "", f"Session {session}", tid, fields)
+        meta["id"] = tid
+        if scope == "global" and not self.identity.is_librarian:
+            meta["status"] = "proposed"
+        return meta
 
     def turn_window(self, address: str, *, around: int = 2) -> TurnWindow:
         """One turn of a transcript (``<transcript id>#<turn id>``, as search hits name it)
