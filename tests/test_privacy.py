@@ -186,9 +186,9 @@ def test_a_paused_agent_is_refused_on_every_path_while_another_is_not(
     with pytest.raises(PermissionDeniedError, match="paused for agent 'bob'"):
         bob(root).log_turn("s", "rated reply", rating="helpful")
     # the Claude Code hook: one line on stderr, exit 0, nothing saved
+    payload = json.dumps({"transcript_path": str(file), "session_id": "h1"})
     hook = run_memvault(*as_bob, "-q", "ingest", "--hook", "--format", "claude", "--scope",
-                        "self", "--channel", "claude-code",
-                        stdin=json.dumps({"transcript_path": str(file), "session_id": "h1"}))  # fmt: skip
+                        "self", "--channel", "claude-code", stdin=payload)  # fmt: skip
     assert hook.returncode == 0 and "not saved" in hook.stderr and "paused" in hook.stderr
     assert hook.stderr.count("\n") == 1
     assert commit_count(root) == before and is_clean(root)
@@ -223,7 +223,8 @@ def test_a_paused_agent_is_refused_over_mcp_while_another_is_not(root: Path) -> 
 def test_pause_by_channel_and_by_combination(root: Path, cli: Any) -> None:
     v = Vault.open(root)
     assert v.pause(channel="slack:#hr") and v.pause(agent="bob", scope="team")
-    assert cli("--vault", root, "pause", "--channel", "slack:#hr").out.endswith("(it already was)\n")
+    again = cli("--vault", root, "pause", "--channel", "slack:#hr")
+    assert again.out.endswith("(it already was)\n")
     with pytest.raises(PermissionDeniedError, match="channel 'slack:#hr'"):
         alice(root).log("hr", "user", "salary talk", channel="slack:#hr")
     with pytest.raises(PermissionDeniedError, match="channel 'slack:#hr'"):
@@ -303,9 +304,7 @@ def test_history_of_a_forgotten_id_shows_its_record(root: Path, cli: Any, serve:
     assert "agent:alice" in page.text
 
 
-def test_history_of_a_purged_id_shows_when_who_and_why_but_no_content(
-    root: Path, cli: Any
-) -> None:
+def test_history_of_a_purged_id_shows_when_who_and_why_but_no_content(root: Path, cli: Any) -> None:
     pytest.importorskip("git_filter_repo")
     mine = alice(root)
     mine.add("semantic", SECRET, id="carol-phone", scope="self")
