@@ -137,6 +137,16 @@ Channel = Annotated[
     Field(max_length=200, description="Where it was said, e.g. slack:#ops (pausable)."),
 ]
 
+NewScope = Annotated[
+    Scope,
+    Field(
+        description=(
+            "self (only you; it must be yours), team (your team), global (everyone; "
+            "proposed for review unless you are a librarian)."
+        )
+    ),
+]
+
 # --- forget, ingest, rescope ------------------------------------------------------------
 
 UseOutcome = Annotated[
@@ -339,7 +349,7 @@ class WriteTools:
         report = self.vault.ingest(path, session=session, fmt=format, scope=scope, channel=channel)
         return result(report.as_dict())
 
-    def rescope(self, id: ForgetId, scope: Scope, reason: Reason) -> CallToolResult:
+    def rescope(self, id: ForgetId, scope: NewScope, reason: Reason) -> CallToolResult:
         """Move a memory (or a session transcript) to another scope, as one git commit.
 
         self: only you will see it (it must be yours); team: your team; global: everyone,
