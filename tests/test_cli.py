@@ -244,7 +244,6 @@ def test_add_from_stdin_and_file(cli: Cli, v: Path, tmp_path: Path) -> None:
     ("args", "needle"),
     [
         (["--importance", "9"], "importance: expected 1-5, got 9"),
-        (["--scope", "everyone"], "scope"),
         (["--decay", "sometimes"], "decay"),
         (["--valid-from", "last tuesday"], "valid_from"),
         (["--id", "../../x"], "id"),
@@ -271,6 +270,28 @@ def test_usage_errors_exit_2(cli: Cli, v: Path) -> None:
     assert r.code == 2 and "Traceback" not in r.err
     assert cli("--vault", v, "list", "--no-such-option").code == 2
     assert cli("--vault", v, "forget", "x").code == 2  # --reason is required
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["add", "fact", "text"],
+        ["log", "-S", "s", "text"],
+        ["search", "x"],
+        ["pause"],
+        ["resume"],
+        ["rescope", "some-id"],
+        ["ingest", "chat.jsonl"],
+    ],
+)
+def test_an_unknown_scope_is_a_usage_error_listing_the_scopes(
+    cli: Cli, v: Path, command: list[str]
+) -> None:
+    before = commit_count(v)
+    r = cli("--vault", v, *command, "--scope", "everyone")
+    assert r.code == 2 and "Traceback" not in r.err, r.err
+    assert "'everyone' is not one of 'self', 'team', 'global'" in r.err
+    assert commit_count(v) == before and is_clean(v)
 
 
 def test_not_a_vault(cli: Cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -870,9 +891,9 @@ def test_pause_and_resume(cli: Cli, v: Path) -> None:
     assert Vault.open(v).config.get("paused") == []
     ok(cli("--vault", v, "add", "fact", "back to work"))
     before = commit_count(v)
-    for verb in ("pause", "resume"):
-        line = one_line_error(cli("--vault", v, verb, "--scope", "everything"))
-        assert "expected self|team|global" in line, (verb, line)
+    for verb in ("pause", "resume"):  # a usage error listing the scopes (exit 2)
+        r = cli("--vault", v, verb, "--scope", "everything")
+        assert r.code == 2 and "is not one of 'self', 'team', 'global'" in r.err, (verb, r.err)
     resumed = ok(cli("--vault", v, "resume", "--scope", "team"))  # not paused: nothing to do
     assert "was not paused" in resumed.out and commit_count(v) == before
 

@@ -8,6 +8,7 @@ catalog scan and ``git commit --only``; these tests hold it to the same guarante
 
 from __future__ import annotations
 
+import enum
 import json
 import subprocess
 import sys
@@ -15,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from memvault import Vault
+from memvault import SCOPES, Vault
 from memvault.errors import DuplicateIdError
 
 from helpers import commit_count, git, is_clean, last_message
@@ -28,6 +29,8 @@ def _kind(param) -> str:
         return "flag"
     if param.multiple or getattr(annotation, "__origin__", None) is list:
         return "list"
+    if isinstance(annotation, type) and issubclass(annotation, enum.Enum):
+        return "str"  # a choice: the table's str option with choices
     return {int: "int", float: "float", Path: "path", str: "str"}[annotation]
 
 
@@ -58,6 +61,9 @@ def test_the_typer_commands_have_the_options_of_the_table():
         assert arguments == [a.name for a in command.arguments]
     kinds = group.commands["add"].params[0].type_descriptor.annotation
     assert tuple(k.value for k in kinds) == options.KINDS
+    for name in ("add", "log", "search"):  # --scope lists the scopes (a usage error otherwise)
+        scope = next(p for p in group.commands[name].params if p.name == "scope")
+        assert tuple(k.value for k in scope.type_descriptor.annotation) == SCOPES
 
 
 SAME_CALL = [

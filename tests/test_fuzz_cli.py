@@ -80,6 +80,7 @@ WRITE_COMMANDS = (
     "reindex",
     "pause",
     "resume",
+    "rescope",
     "review accept",
     "review reject",
     "dispute keep",

@@ -43,7 +43,7 @@ READ_ONLY = {
     "recent_episodes",
     "insights",
 }
-WRITES = {"remember", "log_turn", "ingest", "procedure_used"}
+WRITES = {"remember", "log_turn", "ingest", "procedure_used", "rescope"}
 DESTRUCTIVE = {"forget", "consolidate"}
 ALL_TOOLS = READ_ONLY | WRITES | DESTRUCTIVE
 

@@ -40,6 +40,8 @@ _EXPORTS = {
     "MemoryFields": "fields",
     "WRITE_FIELDS": "fields",
     "AgentIdentity": "scopes",
+    "PauseRule": "pauses",
+    "Forgotten": "forgotten",
     "Filters": "scopes",
     "WriteResult": "core",
     "Vault": "vault",
@@ -106,6 +108,7 @@ if TYPE_CHECKING:  # pragma: no cover
         VaultNotFoundError,
     )
     from .fields import WRITE_FIELDS, MemoryFields
+    from .forgotten import Forgotten
     from .index import ReindexReport
     from .index.drift import change_feed, set_change_feed
     from .ingest import IngestReport
@@ -122,6 +125,7 @@ if TYPE_CHECKING:  # pragma: no cover
         parse_when,
     )
     from .paths import ALL_TREES, ARCHIVE, CONFIG_PATH, INBOX, LOCK_PATH, MARKER, user_cache_dir
+    from .pauses import PauseRule
     from .purge import PurgeReport
     from .scopes import AgentIdentity, Filters
     from .search import ContextBlock, SearchHit, SearchOptions, SearchResult, ValidateOptions
@@ -168,6 +172,7 @@ __all__ = [
     "ContextBlock",
     "DuplicateIdError",
     "Filters",
+    "Forgotten",
     "HandEdits",
     "ID_RE",
     "INBOX",
@@ -182,6 +187,7 @@ __all__ = [
     "MemvaultError",
     "NotFoundError",
     "PermissionDeniedError",
+    "PauseRule",
     "Plan",
     "Problem",
     "PurgeReport",

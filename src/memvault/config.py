@@ -53,6 +53,9 @@ DEFAULTS: dict[str, Any] = {
     # validate's own judge (an LLM behind a command; docs/validate.md), and its time limit
     "validate": {"judge_command": None, "judge_timeout": 60},
     "security": {"secrets": "refuse", "allow": [], "patterns": [], "redact": {}},
+    # the scope log, ingest and MCP log_turn save a new session with (None: defaults.scope);
+    # the Claude Code hooks name theirs (integrations install --capture-scope, default self)
+    "capture": {"scope": None},
     "paused": [],
 }
 
@@ -256,6 +259,11 @@ def _check(config: Config) -> None:
     if scope not in ("self", "team", "global"):
         raise ConfigError(
             f"expected self|team|global, got {scope!r}", CONFIG_PATH, "defaults.scope"
+        )
+    capture = config.get("capture.scope")
+    if capture is not None and capture not in ("self", "team", "global"):
+        raise ConfigError(
+            f"expected self|team|global, got {capture!r}", CONFIG_PATH, "capture.scope"
         )
     if not isinstance(config.get("embedder"), str):
         raise ConfigError("expected a model name", CONFIG_PATH, "embedder")

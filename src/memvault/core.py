@@ -12,6 +12,7 @@ import datetime as dt
 from collections.abc import Callable, Mapping, Sequence
 
 from .errors import DuplicateIdError, NotFoundError, PermissionDeniedError, ValidationError
+from .forgotten import trailers
 from .memory import (
     CATEGORIES,
     DEFAULT_CATEGORY,
@@ -24,6 +25,7 @@ from .memory import (
     validate_meta,
 )
 from .paths import CONFIG_PATH
+from .pauses import check_capture, check_scope
 from .security import check_secrets, redact
 from .store import journal
 from .store.files import check_text, load_document, new_memory, render_new, update_text
@@ -62,14 +64,32 @@ class Core(Repository):
 
     # --- writing -------------------------------------------------------------------
 
-    def _check_writable(self, scope: str, where: str) -> None:
-        paused = self.config.get("paused") or []
-        if scope in paused:
+    def _check_writable(
+        self, scope: str, where: str, agent: str | None = None, channel: str | None = None
+    ) -> None:
+        """Refuse a write that a pause rule (``memvault pause``) stops: by the scope written
+        to, the agent writing (default: this identity's) and the channel it came from."""
+        check_capture(
+            self.config.get("paused"), scope, agent or self.identity.agent, channel, where
+        )
+
+    def capture_scope(self, scope: str | None) -> str:
+        """The scope a conversation is saved with: ``scope``, else ``capture.scope``, else
+        ``defaults.scope``; ``self`` needs an agent identity (nobody else could see it)."""
+        chosen = scope or self.config.get("capture.scope") or self.config.get("defaults.scope")
+        check_scope(str(chosen or "team"), "scope" if scope else "capture.scope")
+        if chosen == "self" and not self.identity.agent:
             raise PermissionDeniedError(
-                f"capture is paused for scope '{scope}' (run 'memvault resume --scope {scope}')",
-                where,
-                "scope",
+                "scope 'self' needs an agent identity (--agent or MEMVAULT_AGENT): "
+                "nobody else could read it",
+                key="scope",
             )
+        return str(chosen or "team")
+
+    @property
+    def who(self) -> str:
+        """Who writes, as records name them: ``agent:NAME``, else the git author."""
+        return self.identity.name or f"{self.git_identity.name} (no agent)"
 
     def _id_taken(self, memory_id: str) -> bool:
         """Whether a file of the vault (as the catalog last saw it) already has this id."""
@@ -122,7 +142,7 @@ class Core(Repository):
             )
         meta = self._new_meta(type, content, title, id, fields)
         scope = meta["scope"]
-        self._check_writable(scope, "add")
+        self._check_writable(scope, "add", meta.get("agent"), meta.get("channel"))
         check_secrets(
             f"{title or ''}\n{content}\n{fields}", "add", self.config.get("security"), allow_secrets
         )
@@ -386,6 +406,7 @@ class Core(Repository):
             writes = self._unlink_references(memory_id, memory.path)
             if writes:
                 msg += f"\nDropped links to it from {', '.join(sorted(writes))}."
+            msg += "\n\n" + trailers(self.who, memory, reason)  # `history ID` reads them back
             sha = self.commit_files(writes, msg, removes=[memory.path])
         return WriteResult(memory, sha, message=msg)
 
@@ -421,10 +442,16 @@ class Core(Repository):
         extra: Mapping[str, Any] | None = None,
         allow_secrets: bool = False,
         turn_id: str | None = None,
+        scope: str | None = None,
+        channel: str | None = None,
     ) -> WriteResult:
         """Append a conversation turn to the session's transcript (created on first turn)."""
         return self.log_many(
-            session, [(role, text, when, extra, turn_id)], allow_secrets=allow_secrets
+            session,
+            [(role, text, when, extra, turn_id)],
+            allow_secrets=allow_secrets,
+            scope=scope,
+            channel=channel,
         )
 
     def log_many(
@@ -434,8 +461,15 @@ class Core(Repository):
         *,
         allow_secrets: bool = False,
         source: str | None = None,
+        scope: str | None = None,
+        channel: str | None = None,
     ) -> WriteResult:
-        """Append several turns in one commit; turns whose ``turn_id`` is there are skipped."""
+        """Append several turns in one commit; turns whose ``turn_id`` is there are skipped.
+
+        A new transcript is saved with ``scope`` (default :meth:`capture_scope`): as for
+        ``add``, ``global`` without the librarian role is proposed in ``inbox/``. Turns added
+        to a transcript keep its scope; naming another one is an error (``rescope`` moves
+        it). A pause rule on the scope, this agent or ``channel`` refuses the write."""
         from .transcripts import append_turns, new_transcript, transcript_id
 
         if not session or not str(session).strip():
@@ -446,8 +480,8 @@ class Core(Repository):
                     f"expected user|assistant|system|tool, got {role!r}", key="role"
                 )
             check_secrets(text, f"log {session}", self.config.get("security"), allow_secrets)
-        scope = self.config.get("defaults.scope", "team")
-        self._check_writable(scope, "log")
+        wanted = self.capture_scope(scope) if scope else None  # a bad one fails before the lock
+        channel = (str(channel).strip() or None) if channel is not None else None
         tid = transcript_id(session)
         with self.locked():
             existing = [m for m in self.all_memories() if m.id == tid]
@@ -459,34 +493,65 @@ class Core(Repository):
                 )
             if existing:
                 memory = existing[0]
+                if scope and memory.scope != scope:
+                    raise ValidationError(
+                        f"session {session!r} is saved with scope {memory.scope}, not {scope}; "
+                        f"'memvault rescope {memory.id} --scope {scope}' moves it",
+                        memory.path,
+                        "scope",
+                    )
+                self._check_writable(
+                    memory.scope, f"log {session}", channel=channel or memory.meta.get("channel")
+                )
                 doc = load_document(self.root / memory.path, memory.path)
                 text, added = append_turns(doc, turns)
                 rel = memory.path
             else:
-                first_when = next((t[2] for t in turns if t[2] is not None), None) or now_utc()
-                meta = self._new_meta(
-                    "episodic",
-                    "",
-                    f"Session {session}",
-                    tid,
-                    {
-                        "category": "transcript",
-                        "session": str(session),
-                        "created": format_time(first_when),
-                        "decay": "fast",
-                        "source": source,
-                    },
-                )
-                meta["id"] = tid
+                new_scope = wanted or self.capture_scope(None)
+                self._check_writable(new_scope, f"log {session}", channel=channel)
+                meta = self._transcript_meta(session, turns, new_scope, channel, source)
                 rel = self.path_for(meta)
+                if meta["status"] == "proposed":
+                    rel = f"inbox/{rel}"
                 text, added = new_transcript(meta, turns)
             if not added:
                 return WriteResult(
                     check_text((self.root / rel).read_text(encoding="utf-8"), rel), None
                 )
             msg = f"memvault: log {added} turn(s) to session {session}"
+            if rel.startswith("inbox/") and not existing:
+                msg += _lifecycle_note([], "", [], True)
             sha = self.commit_files({rel: text}, msg)
         return WriteResult(check_text(text, rel), sha, message=msg)
+
+    def _transcript_meta(
+        self,
+        session: str,
+        turns: Sequence[tuple[str, str, dt.datetime | None, Any, str | None]],
+        scope: str,
+        channel: str | None,
+        source: str | None,
+    ) -> dict[str, Any]:
+        """A new session transcript's front matter: ``global`` without the librarian role
+        is proposed (for ``inbox/``), as ``add`` does."""
+        from .transcripts import transcript_id
+
+        first_when = next((t[2] for t in turns if t[2] is not None), None) or now_utc()
+        fields = {
+            "category": "transcript",
+            "session": str(session),
+            "created": format_time(first_when),
+            "decay": "fast",
+            "source": source,
+            "scope": scope,
+            "channel": channel,
+        }
+        tid = transcript_id(session)
+        meta = self._new_meta("episodic", "", f"Session {session}", tid, fields)
+        meta["id"] = tid
+        if scope == "global" and not self.identity.is_librarian:
+            meta["status"] = "proposed"
+        return meta
 
     def turn_window(self, address: str, *, around: int = 2) -> TurnWindow:
         """One turn of a transcript (``<transcript id>#<turn id>``, as search hits name it)

@@ -19,6 +19,7 @@ from pathlib import Path
 
 from .core import Core
 from .errors import GitError, MemvaultError
+from .forgotten import trailers
 from .paths import ACCESS_LOG, ACCESS_LOG_HISTORY, INDEX_DIR
 from .store.git import ops as gitstore
 from .values import Record, field
@@ -131,7 +132,8 @@ def purge_memory(vault: Core, memory_id: str, reason: str) -> PurgeReport:
                 "--allow-empty",
                 "-q",
                 "-m",
-                f"memvault: purge a memory from history: {reason}",
+                f"memvault: purge a memory from history: {reason}\n\n"
+                + trailers(vault.who, memory, reason, purged=True),
             ],
             identity=vault.git_identity,
             check=False,

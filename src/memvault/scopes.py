@@ -28,13 +28,22 @@ class AgentIdentity(Record, frozen=True):
         return self.role == "librarian"
 
     def can_see(self, memory: Memory) -> bool:
-        scope = memory.scope
+        return self.can_see_owner(memory.scope, memory.agent, memory.team)
+
+    def can_see_owner(self, scope: str, agent: str | None, team: str | None) -> bool:
+        """Whether a memory of ``scope`` owned by ``agent`` and ``team`` is visible (also for
+        the record of a forgotten one, which keeps only these)."""
         if scope == "global":
             return True
         if scope == "self":
-            return self.agent is not None and memory.agent == self.agent
+            return self.agent is not None and agent == self.agent
         # team: visible to members of that team; a memory with no team is the vault's own team
-        return memory.team is None or memory.team == self.team
+        return team is None or team == self.team
+
+    @property
+    def name(self) -> str | None:
+        """Who writes, as commit records name them: ``agent:NAME``, None for no agent."""
+        return f"agent:{self.agent}" if self.agent else None
 
 
 class Filters(Record):

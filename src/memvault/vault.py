@@ -27,10 +27,12 @@ if TYPE_CHECKING:  # pragma: no cover
     from .consolidate.model import Progress as StepProgress
     from .errors import Problem
     from .fields import MemoryFields
+    from .forgotten import Forgotten
     from .index import ReindexReport
     from .index.handle import Progress
     from .ingest import IngestReport
     from .memory import Memory
+    from .pauses import PauseRule
     from .purge import PurgeReport
     from .review import Dispute
     from .scopes import AgentIdentity, Filters
@@ -188,6 +190,22 @@ class Vault:
 
         return purge_memory(self._core, memory_id, reason)
 
+    def rescope(self, memory_id: str, scope: str, reason: str = "") -> WriteResult:
+        """Move a memory to another scope (one commit; none when it already has it).
+        ``global`` without the librarian role is proposed in ``inbox/``; ``self`` makes it
+        this agent's own (only its own agent's, or a librarian's, to give)."""
+        from .rescope import rescope
+
+        return rescope(self._core, memory_id, scope, reason)
+
+    def forgotten(self, memory_id: str, limit: int = 50) -> Forgotten | None:
+        """The record of a forgotten or purged memory: when, by whom, why (and for a
+        forgotten one, its file's earlier commits; for a purged one, nothing of it). None
+        when there is none this identity may see."""
+        from .forgotten import find
+
+        return find(self.root, self.identity, memory_id, limit)
+
     def log(
         self,
         session: str,
@@ -198,9 +216,15 @@ class Vault:
         extra: Mapping[str, Any] | None = None,
         allow_secrets: bool = False,
         turn_id: str | None = None,
+        scope: str | None = None,
+        channel: str | None = None,
     ) -> WriteResult:
         """Append a conversation turn to the session's transcript (created on first turn;
-        a ``turn_id`` already there is skipped). One commit."""
+        a ``turn_id`` already there is skipped). One commit.
+
+        A new transcript gets ``scope`` (default: config ``capture.scope``, else
+        ``defaults.scope``; ``global`` is proposed in ``inbox/`` without the librarian
+        role) and ``channel``; a pause on either, or on this agent, refuses the turn."""
         return self._core.log(
             session,
             role,
@@ -209,6 +233,8 @@ class Vault:
             extra=extra,
             allow_secrets=allow_secrets,
             turn_id=turn_id,
+            scope=scope,
+            channel=channel,
         )
 
     def log_many(
@@ -218,9 +244,14 @@ class Vault:
         *,
         allow_secrets: bool = False,
         source: str | None = None,
+        scope: str | None = None,
+        channel: str | None = None,
     ) -> WriteResult:
-        """Append several turns ``(role, text, when, extra, turn_id)`` in one commit."""
-        return self._core.log_many(session, turns, allow_secrets=allow_secrets, source=source)
+        """Append several turns ``(role, text, when, extra, turn_id)`` in one commit (scope
+        and channel as for :meth:`log`)."""
+        return self._core.log_many(
+            session, turns, allow_secrets=allow_secrets, source=source, scope=scope, channel=channel
+        )
 
     def log_turn(
         self,
@@ -233,8 +264,11 @@ class Vault:
         query: str | None = None,
         when: dt.datetime | None = None,
         allow_secrets: bool = False,
+        scope: str | None = None,
+        channel: str | None = None,
     ) -> WriteResult:
-        """A turn with an optional rating (``insights`` reads them back per agent)."""
+        """A turn with an optional rating (``insights`` reads them back per agent); scope
+        and channel as for :meth:`log`."""
         from .ingest import log_turn
 
         return log_turn(
@@ -247,6 +281,8 @@ class Vault:
             query=query,
             when=when,
             allow_secrets=allow_secrets,
+            scope=scope,
+            channel=channel,
         )
 
     def log_usage(
@@ -268,11 +304,22 @@ class Vault:
         session: str | None = None,
         fmt: str = "auto",
         allow_secrets: bool = False,
+        scope: str | None = None,
+        channel: str | None = None,
     ) -> IngestReport:
-        """Save a transcript file (Claude Code JSONL, chat JSON...) as a session; idempotent."""
+        """Save a transcript file (Claude Code JSONL, chat JSON...) as a session; idempotent.
+        Scope and channel as for :meth:`log`."""
         from .ingest import ingest_file
 
-        return ingest_file(self._core, path, session=session, fmt=fmt, allow_secrets=allow_secrets)
+        return ingest_file(
+            self._core,
+            path,
+            session=session,
+            fmt=fmt,
+            allow_secrets=allow_secrets,
+            scope=scope,
+            channel=channel,
+        )
 
     def import_file(
         self,
@@ -551,20 +598,36 @@ class Vault:
 
         return keep(self._core, memory_id, note)
 
-    def pause(self, scope: str, why: str = "") -> str | None:
-        """Stop capture for a scope (one commit; None when it already was paused)."""
+    def pause(
+        self,
+        scope: str | None = None,
+        why: str = "",
+        *,
+        agent: str | None = None,
+        channel: str | None = None,
+    ) -> str | None:
+        """Stop capture for a scope, an agent, a channel, or any combination of them: every
+        write the rule matches is refused until :meth:`resume` (one commit; None when the
+        rule already was in force)."""
         from .capture import pause
 
-        return pause(self._core, scope, why)
+        return pause(self._core, agent=agent, channel=channel, scope=scope, why=why)
 
-    def resume(self, scope: str, why: str = "") -> str | None:
-        """Resume capture for a scope (one commit; None when it was not paused)."""
+    def resume(
+        self,
+        scope: str | None = None,
+        why: str = "",
+        *,
+        agent: str | None = None,
+        channel: str | None = None,
+    ) -> str | None:
+        """Lift the pause with exactly these keys (one commit; None when there was none)."""
         from .capture import resume
 
-        return resume(self._core, scope, why)
+        return resume(self._core, agent=agent, channel=channel, scope=scope, why=why)
 
-    def paused(self) -> list[str]:
-        """The scopes whose capture is paused."""
+    def paused(self) -> list[PauseRule]:
+        """The pause rules in force."""
         from .capture import paused
 
         return paused(self._core)

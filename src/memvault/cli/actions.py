@@ -107,6 +107,8 @@ def log(
     role: str,
     name: str | None,
     rating: str | None,
+    scope: str | None,
+    channel: str | None,
     file: Path | None,
     allow_secrets: bool,
     json_out: bool,
@@ -115,11 +117,21 @@ def log(
     body = read_text_arg(text, file)
     vault = open_vault()
     extra = {k: v for k, v in (("name", name), ("rating", rating)) if v} or None
-    result = vault.log(session, role, body, extra=extra, allow_secrets=allow_secrets)
+    result = vault.log(
+        session,
+        role,
+        body,
+        extra=extra,
+        allow_secrets=allow_secrets,
+        scope=scope,
+        channel=channel,
+    )
     if json_out:
         emit_json({**result.memory.to_dict(with_content=False), "commit": result.commit})
         return
     print(f"{result.memory.id}\t{result.memory.path}")
+    if result.memory.path.startswith("inbox/") and result.commit:
+        info("scope global: the session is proposed in inbox/ for review")
 
 
 def show(memory_id: str, *, raw: bool, around: int | None, json_out: bool) -> None:

@@ -14,6 +14,7 @@ from ..errors import MemvaultError
 from .common import emit_json, hook_payload, info, open_vault, state
 from .options import INTEGRATIONS_INSTALL, typer_parameters
 from .root import app
+from .write import Scope
 
 if TYPE_CHECKING:
     from .. import IngestReport
@@ -64,24 +65,34 @@ def ingest(
         "--allow-secrets",
         help="Keep credential-looking spans as they are (default: redacted, the turn kept).",
     ),
+    scope: Scope | None = typer.Option(
+        None,
+        "--scope",
+        "-s",
+        help="A new session's scope: self (only you), team or global (reviewed first); "
+        "default: config capture.scope, else defaults.scope.",
+    ),
+    channel: str | None = typer.Option(
+        None, "--channel", help="Where the conversation happened (e.g. claude-code, slack:#ops)."
+    ),
     json_out: bool = typer.Option(False, "--json", help="Print the ingest report as JSON."),
 ) -> None:
     """Import a conversation transcript as session turns (one commit; again adds nothing).
 
     Bad lines are reported as FILE:LINE on stderr and skipped; exit 1 only when nothing
     in the file could be read. With --hook a failure never blocks the client: one line on
-    stderr says what was not saved and why, and the exit code is 0.
+    stderr says what was not saved and why (a pause too), and the exit code is 0.
 
     Examples:
 
       memvault ingest ~/.claude/projects/-home-me-app/3f2a9c1e.jsonl
 
-      memvault ingest chat.jsonl --session 2026-01-05-deploy
+      memvault ingest chat.jsonl --session 2026-01-05-deploy --scope self
 
       memvault ingest --hook --format claude   # in a Claude Code SessionEnd/PreCompact hook
     """
     if not hook:
-        report = _ingest(file, session, format, allow_secrets)
+        report = _ingest(file, session, format, allow_secrets, scope, channel)
         _show_report(report, json_out)
         for problem in report.problems:
             print(f"warning: {problem}", file=sys.stderr)
@@ -95,7 +106,7 @@ def ingest(
         what = f"session {session or '?'}" + (f" ({file})" if file else "")
         if file is None:
             raise MemvaultError("the hook's input names no transcript_path", "<stdin>")
-        report = _ingest(file, session, format, allow_secrets)
+        report = _ingest(file, session, format, allow_secrets, scope, channel)
     except MemvaultError as exc:
         _hook_failed(what, str(exc), json_out)
         return
@@ -110,14 +121,28 @@ def ingest(
         _hook_failed(f"{len(report.problems)} line(s) of {file}", f"skipped (first: {first})")
 
 
-def _ingest(file: Path | None, session: str | None, fmt: str, allow_secrets: bool) -> IngestReport:
+def _ingest(
+    file: Path | None,
+    session: str | None,
+    fmt: str,
+    allow_secrets: bool,
+    scope: Scope | None,
+    channel: str | None,
+) -> IngestReport:
 
     if file is None:
         raise MemvaultError(
             "give a transcript FILE (or --hook to read a Claude Code hook's input)", key="FILE"
         )
     vault = open_vault()
-    return vault.ingest(file, session=session, fmt=fmt, allow_secrets=allow_secrets)
+    return vault.ingest(
+        file,
+        session=session,
+        fmt=fmt,
+        allow_secrets=allow_secrets,
+        scope=scope.value if scope else None,
+        channel=channel,
+    )
 
 
 def _show_report(report: IngestReport, json_out: bool) -> None:
@@ -222,6 +247,7 @@ def integrations_install(
     user: bool,
     folder: Path | None,
     command: str | None,
+    capture_scope: str | None,
     dry_run: bool,
     json_out: bool,
 ) -> None:
@@ -233,11 +259,15 @@ def integrations_install(
     .cursor/mcp.json (--user: ~/.cursor/mcp.json). Running it again changes nothing; your
     own servers, hooks and rules are kept; --dry-run prints the diff and writes nothing.
     The files name this memvault by its absolute path (a client started from a desktop
-    launcher has no venv on its PATH); --command chooses another.
+    launcher has no venv on its PATH); --command chooses another. Claude Code's hooks save
+    each session with scope self (only this agent reads it) unless --capture-scope says
+    otherwise, and channel claude-code ('memvault pause --channel claude-code' stops them).
 
     Examples:
 
       memvault --vault ~/memory integrations install claude-code --dry-run
+
+      memvault --vault ~/memory --team web integrations install claude-code --capture-scope team
 
       memvault --vault ~/memory --agent cursor integrations install cursor --user
     """
@@ -259,6 +289,7 @@ def integrations_install(
         home=home,
         dry_run=dry_run,
         command=command,
+        capture_scope=capture_scope,
     )
     if json_out:
         emit_json(report.as_dict())

@@ -41,6 +41,8 @@ def _value(option: Option, value: str) -> object:
             return float(value)
         except ValueError:
             raise _Unsure(value) from None  # Typer says it is not a number
+    if option.choices and value not in option.choices:
+        raise _Unsure(value)  # Typer says which values are valid
     return Path(value) if option.kind == "path" else value
 
 

@@ -10,7 +10,7 @@ beyond the standard library at import time; typer is imported inside
 
 from __future__ import annotations
 
-from .. import KIND_TYPE
+from .. import KIND_TYPE, SCOPES
 from ..values import TYPE_CHECKING
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -47,7 +47,17 @@ class Argument:
 class Option:
     """An option: its parameter name, its flags (as shown in help), what value it takes."""
 
-    __slots__ = ("name", "flags", "kind", "help", "default", "required", "off_flags", "bounds")
+    __slots__ = (
+        "name",
+        "flags",
+        "kind",
+        "help",
+        "default",
+        "required",
+        "off_flags",
+        "bounds",
+        "choices",
+    )
 
     def __init__(
         self,
@@ -60,6 +70,7 @@ class Option:
         required: bool = False,
         off_flags: tuple[str, ...] = (),
         bounds: tuple[int, int] | None = None,
+        choices: tuple[str, ...] = (),
     ) -> None:
         self.name = name
         self.flags = flags
@@ -71,6 +82,7 @@ class Option:
         self.required = required
         self.off_flags = off_flags  # a flag's "off" spellings (--no-transcripts)
         self.bounds = bounds  # an "int" option's smallest and largest value
+        self.choices = choices  # a "str" option's valid values (anything else: exit 2)
 
     def default_value(self) -> object:
         """The value the command gets when the option is not given."""
@@ -144,7 +156,7 @@ ADD = Command(
         Option("importance", ("--importance", "-i"), "int", "1-5."),
         Option("decay", ("--decay",), "str", "fast|normal|slow|never."),
         Option("confidence", ("--confidence",), "str", "high|medium|low."),
-        Option("scope", ("--scope", "-s"), "str", "self|team|global."),
+        Option("scope", ("--scope", "-s"), "str", "self|team|global.", choices=SCOPES),
         Option(
             "subject",
             ("--subject",),
@@ -175,6 +187,15 @@ LOG = Command(
         Option("role", ("--role", "-r"), "str", "user|assistant|system|tool.", default="user"),
         Option("name", ("--name",), "str", "Who spoke: a person's or agent's name (searchable)."),
         Option("rating", ("--rating",), "str", "helpful|neutral|not_helpful (agent feedback)."),
+        Option(
+            "scope",
+            ("--scope", "-s"),
+            "str",
+            "A new session's scope: self (only you), team or global (reviewed first); "
+            "default: config capture.scope, else defaults.scope.",
+            choices=SCOPES,
+        ),
+        Option("channel", ("--channel",), "str", "Where it was said (e.g. slack:#ops)."),
         Option("file", ("--file", "-f"), "path", _FILE),
         Option("allow_secrets", ("--allow-secrets",), "flag", _ALLOW_SECRETS),
         Option("json_out", ("--json",), "flag", "Print the transcript memory as JSON."),
@@ -241,6 +262,14 @@ INTEGRATIONS_INSTALL = Command(
             "What the client runs (default: this memvault's absolute path, which works "
             "where the client's PATH lacks it; 'memvault' names it by PATH).",
         ),
+        Option(
+            "capture_scope",
+            ("--capture-scope",),
+            "str",
+            "claude-code: the scope its hooks save sessions with (default self: only this "
+            "agent reads them; team; global: reviewed first).",
+            choices=SCOPES,
+        ),
         Option("dry_run", ("--dry-run",), "flag", "Show the diff of every file; write nothing."),
         Option("json_out", ("--json",), "flag", "Print the report (files, diffs, notes) as JSON."),
     ),
@@ -277,7 +306,11 @@ _CATEGORY = Option(
 )
 _TAG = Option("tag", ("--tag",), "list", "Has all these tags (repeat, or comma-separated).")
 _SCOPE = Option(
-    "scope", ("--scope",), "str", "Only self|team|global memories (among those you can see)."
+    "scope",
+    ("--scope",),
+    "str",
+    "Only self|team|global memories (among those you can see).",
+    choices=SCOPES,
 )
 _BY_AGENT = Option("by_agent", ("--by-agent",), "str", "Only memories written by this agent.")
 _SINCE = Option("since", ("--since",), "str", "Created on/after (2026-01-31, or 7d, 2w).")
@@ -507,6 +540,10 @@ def _typer_option(option: Option) -> inspect.Parameter:
     }
     if option.kind == "flag":
         annotation: object = bool
+    elif option.choices:  # an enum, so that help and errors list the choices
+        choice = _choice_type(option.name.title(), option.choices)
+        needed = option.required or option.default is not None
+        annotation = choice if needed else choice | None  # type: ignore[operator]
     elif option.required or option.default is not None:
         annotation = plain[option.kind]
     else:

@@ -9,7 +9,7 @@ from typing import Any
 import typer
 
 from .. import debug, parse_when
-from ..errors import MemvaultError
+from ..errors import MemvaultError, NotFoundError
 from . import actions, options
 from .common import emit_json, open_vault, print_table, split_list
 from .options import typer_parameters
@@ -175,10 +175,29 @@ def history(
 ) -> None:
     """The git history of one memory (follows moves to archive/).
 
+    A forgotten or purged memory shows its record first: when, by whom and why (a purged
+    one shows nothing of what it held); with --json that is an object with 'forgotten'
+    and 'commits'.
+
     Example: memvault history python-version
     """
     vault = open_vault()
-    changes = vault.history(memory_id, limit)
+    try:
+        changes = vault.history(memory_id, limit)
+    except NotFoundError:
+        record = vault.forgotten(memory_id, limit)
+        if record is None:
+            raise
+        if json_out:
+            data = record.as_dict()
+            emit_json({"forgotten": data, "commits": data.pop("commits")})
+            return
+        print(f"{record.action} {record.when[:19]} by {record.by}: {record.reason}")
+        if record.path:
+            print(f"it was {record.path}; git history still holds it")
+        else:
+            print("purged: nothing of what it held is kept, in files or in git history")
+        changes = record.commits
     if json_out:
         emit_json([c.as_dict() for c in changes])
         return

@@ -1,4 +1,5 @@
-"""Commands that write memories: init, add, log, edit, forget, import, pause/resume."""
+"""Commands that write memories: init, add, log, edit, forget, import, pause/resume,
+rescope."""
 
 from __future__ import annotations
 
@@ -273,27 +274,122 @@ def _with_import_bar(work: Any) -> Any:
         return work(progress)
 
 
+class Scope(enum.StrEnum):
+    """The scopes, as a choice: an unknown one is a usage error that lists them (exit 2)."""
+
+    self_ = "self"
+    team = "team"
+    global_ = "global"
+
+
+_PAUSE_AGENT = typer.Option(None, "--agent", help="An agent whose capture is paused.")
+_PAUSE_CHANNEL = typer.Option(None, "--channel", help="A channel (e.g. slack:#hr, claude-code).")
+_PAUSE_SCOPE = typer.Option(None, "--scope", help="A scope: self|team|global.")
+_PAUSE_WHY = typer.Option("", "--why", help="Why (kept in the commit message).")
+
+
 @app.command()
 def pause(
-    scope: str = typer.Option(..., "--scope", help="self|team|global."),
-    why: str = typer.Option("", "--why", help="Why (kept in the commit message)."),
+    agent: str | None = _PAUSE_AGENT,
+    channel: str | None = _PAUSE_CHANNEL,
+    scope: Scope | None = _PAUSE_SCOPE,
+    why: str = _PAUSE_WHY,
+    list_: bool = typer.Option(False, "--list", help="Show what is paused; change nothing."),
+    json_out: bool = typer.Option(False, "--json", help="With --list: print the rules as JSON."),
 ) -> None:
-    """Stop capture for a scope: writes to it are refused until 'resume'.
+    """Stop capture: every write (add, log, ingest, MCP, the Claude Code hooks) by that
+    agent, from that channel or to that scope is refused until 'resume'. Options given
+    together pause only what matches all of them. One commit to .memvault/config.yaml.
 
-    Example: memvault pause --scope self --why "pairing with a customer"
+    Examples:
+
+      memvault pause --agent support-bot --why "handling a customer's data"
+
+      memvault pause --channel slack:#hr
+
+      memvault pause --agent claude-code --scope team   # its own self memories go on
+
+      memvault pause --list
     """
-    sha = open_vault().pause(scope, why)
-    print(f"capture paused for scope {scope}" + ("" if sha else " (it already was)"))
+    vault = open_vault()
+    if list_ or json_out:
+        if agent or channel or scope:
+            raise ValidationError("--list shows what is paused; give it no rule", key="list")
+        rules = vault.paused()
+        if json_out:
+            emit_json([r.as_dict() for r in rules])
+        elif not rules:
+            print("nothing is paused")
+        for each in [] if json_out else rules:
+            print(f"paused: {each.describe()}\t(memvault resume {each.options()})")
+        return
+    sha = vault.pause(scope.value if scope else None, why, agent=agent, channel=channel)
+    rule = vault.paused()[-1] if sha else None
+    what = rule.describe() if rule else _words(agent, channel, scope)
+    print(f"capture paused for {what}" + ("" if sha else " (it already was)"))
 
 
 @app.command()
 def resume(
-    scope: str = typer.Option(..., "--scope", help="self|team|global."),
-    why: str = typer.Option("", "--why", help="Why (kept in the commit message)."),
+    agent: str | None = _PAUSE_AGENT,
+    channel: str | None = _PAUSE_CHANNEL,
+    scope: Scope | None = _PAUSE_SCOPE,
+    why: str = _PAUSE_WHY,
 ) -> None:
-    """Resume capture for a paused scope.
+    """Resume capture paused with the same options ('memvault pause --list' shows them).
 
-    Example: memvault resume --scope self
+    Examples:
+
+      memvault resume --agent support-bot
+
+      memvault resume --scope self
     """
-    sha = open_vault().resume(scope, why)
-    print(f"capture resumed for scope {scope}" + ("" if sha else " (it was not paused)"))
+    vault = open_vault()
+    sha = vault.resume(scope.value if scope else None, why, agent=agent, channel=channel)
+    what = _words(agent, channel, scope)
+    if sha:
+        print(f"capture resumed for {what}")
+        return
+    print(f"capture for {what} was not paused: nothing to do")
+    for rule in vault.paused():
+        info(f"still paused: {rule.describe()} (memvault resume {rule.options()})")
+
+
+def _words(agent: str | None, channel: str | None, scope: Scope | None) -> str:
+    given = (("agent", agent), ("channel", channel), ("scope", scope.value if scope else None))
+    return ", ".join(f"{key} {value}" for key, value in given if value)
+
+
+@app.command()
+def rescope(
+    memory_id: str = typer.Argument(..., metavar="ID", help="The memory's id."),
+    scope: Scope = typer.Option(..., "--scope", help="The new scope: self|team|global."),
+    reason: str = typer.Option("", "--reason", help="Why (kept in the commit message)."),
+    json_out: bool = typer.Option(False, "--json", help="Print the moved memory as JSON."),
+) -> None:
+    """Move a memory (a session transcript too) to another scope, as one commit.
+
+    self: only you see it (it must be yours); team: your team; global: everyone, proposed
+    in inbox/ for review unless you are a librarian.
+
+    Example: memvault --agent alice rescope session-dm-bob --scope self --reason "a DM"
+    """
+    result = open_vault().rescope(memory_id, scope.value, reason)
+    if json_out:
+        emit_json(
+            {
+                **result.memory.to_dict(with_content=False),
+                "commit": result.commit,
+                "inbox": result.inbox,
+            }
+        )
+        return
+    if result.commit is None:
+        print(f"{memory_id} already has scope {scope.value}: nothing to do")
+        return
+    print(f"{result.memory.id}\t{result.memory.path}")
+    info(
+        f"scope {scope.value}"
+        + ("; proposed in inbox/ for review" if result.inbox else "")
+        + f"; commit {result.commit[:10]}"
+    )

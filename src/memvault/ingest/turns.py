@@ -73,16 +73,21 @@ def ingest_file(
     session: str | None = None,
     fmt: str = "auto",
     allow_secrets: bool = False,
+    scope: str | None = None,
+    channel: str | None = None,
 ) -> IngestReport:
     """Import a transcript file as session turns, in one commit (none if nothing is new).
 
     ``session`` defaults to the file's own session id (Claude Code ``sessionId``, a
     ``session`` key in generic JSONL), else the file name without its extension. Turns
     that look like they hold a credential are skipped and reported, unless
-    ``allow_secrets``.
+    ``allow_secrets``. ``scope`` and ``channel`` as for :meth:`Core.log_many` (a bad
+    scope is refused before the file is read).
     """
     path = Path(path).expanduser()
     where = str(path)
+    if scope:
+        vault.capture_scope(scope)
     used_fmt, parsed = read_transcript(path, fmt, where)
     report = IngestReport(
         source=where, format=used_fmt, truncated=parsed.truncated, problems=list(parsed.problems)
@@ -97,7 +102,9 @@ def ingest_file(
         return report
     before = turn_ids(check_session_writable(vault, name))
     # Secrets were screened turn by turn above: one bad turn must not sink the file.
-    result = vault.log_many(name, turns, allow_secrets=True, source=where)
+    result = vault.log_many(
+        name, turns, allow_secrets=True, source=where, scope=scope, channel=channel
+    )
     report.memory_id = result.memory.id
     report.path = result.memory.path
     report.commit = result.commit
@@ -156,6 +163,8 @@ def log_turn(
     query: str | None = None,
     when: dt.datetime | None = None,
     allow_secrets: bool = False,
+    scope: str | None = None,
+    channel: str | None = None,
 ) -> WriteResult:
     """Log one turn (and optionally the user ``query`` it answers, just before it), one commit.
 
@@ -181,7 +190,7 @@ def log_turn(
         {"agent": agent if role == "assistant" else None, "rating": rating, "context": context}
     )
     turns.append((role, text, when, extra or None, None))
-    return vault.log_many(session, turns, allow_secrets=allow_secrets)
+    return vault.log_many(session, turns, allow_secrets=allow_secrets, scope=scope, channel=channel)
 
 
 def log_usage(

@@ -53,7 +53,22 @@ ASK_COMMANDS = ("forget", "ingest")
 # remote, recent files) at a session start. Nothing is printed when nothing is relevant.
 SESSION_START = "memvault -q context --hook --budget 1500 || true"
 PROMPT_HOOK = "memvault -q context --hook --budget 600 || true"
-INGEST_HOOK = "memvault -q ingest --hook --format claude >/dev/null || true"
+# Captured sessions are saved with a scope chosen at install (--capture-scope, default self:
+# only the agent that had the conversation reads it) and channel claude-code, so that
+# `memvault pause --channel claude-code` stops the capture.
+CAPTURE_SCOPE = "self"
+CAPTURE_CHANNEL = "claude-code"
+
+
+def ingest_hook(scope: str = CAPTURE_SCOPE) -> str:
+    """The PreCompact/SessionEnd hook's command, saving sessions with ``scope``."""
+    return (
+        f"memvault -q ingest --hook --format claude --scope {scope} --channel {CAPTURE_CHANNEL}"
+        " >/dev/null || true"
+    )
+
+
+INGEST_HOOK = ingest_hook()
 COMMAND = "memvault"  # the hooks' and the server's command, as the shipped files name it
 
 
@@ -110,8 +125,10 @@ def claude_settings(
     team: str | None = None,
     role: str | None = None,
     command: str = COMMAND,
+    capture_scope: str = CAPTURE_SCOPE,
 ) -> dict[str, Any]:
-    """What memvault adds to Claude Code's settings.json.
+    """What memvault adds to Claude Code's settings.json (``capture_scope``: the scope the
+    ingest hooks save sessions with).
 
     ``env`` reaches every command Claude Code runs (the slash command's ``memvault`` calls
     and the hooks); the allow list names the read-only tools and commands one by one; the
@@ -122,7 +139,15 @@ def claude_settings(
     allow = [tool_rule(t) for t in READ_ONLY_TOOLS] + [command_rule(c) for c in READ_ONLY_COMMANDS]
     ask = [tool_rule(t) for t in ASK_TOOLS] + [command_rule(c) for c in ASK_COMMANDS]
     ingest = [
-        {"hooks": [{"type": "command", "command": run_as(INGEST_HOOK, command), "timeout": 60}]}
+        {
+            "hooks": [
+                {
+                    "type": "command",
+                    "command": run_as(ingest_hook(capture_scope), command),
+                    "timeout": 60,
+                }
+            ]
+        }
     ]
     env = {"MEMVAULT_VAULT": vault, "MEMVAULT_AGENT": agent}
     if team:

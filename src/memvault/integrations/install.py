@@ -15,9 +15,18 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Literal
 
+from .. import SCOPES as MEMORY_SCOPES
 from ..errors import MemvaultError, ValidationError
 from ..values import Record, field
-from .entries import CLIENTS, COMMAND, SERVER, claude_settings, mcp_entry, slash_command
+from .entries import (
+    CAPTURE_SCOPE,
+    CLIENTS,
+    COMMAND,
+    SERVER,
+    claude_settings,
+    mcp_entry,
+    slash_command,
+)
 from .merge import Json, merge_server, merge_settings, parse_json, render_json
 
 SCOPES = ("project", "user")
@@ -54,6 +63,7 @@ class InstallReport(Record):
     dry_run: bool
     files: list[FileChange] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    capture_scope: str | None = None  # the scope the hooks save sessions with (claude-code)
 
     @property
     def changed(self) -> list[FileChange]:
@@ -65,6 +75,7 @@ class InstallReport(Record):
             "scope": self.scope,
             "vault": self.vault,
             "dry_run": self.dry_run,
+            "capture_scope": self.capture_scope,
             "files": [
                 {"path": str(f.path), "action": f.action, "diff": f.diff()} for f in self.files
             ],
@@ -100,6 +111,7 @@ def targets(
     project: Path,
     home: Path,
     command: str = COMMAND,
+    capture_scope: str = CAPTURE_SCOPE,
 ) -> list[Target]:
     """The files ``client`` reads, for one scope, with memvault's part of each."""
     entry = mcp_entry(client, vault, agent, team, role, command)
@@ -110,7 +122,7 @@ def targets(
     if client == "cursor":
         base = project if scope == "project" else home
         return [json_target(base / ".cursor" / "mcp.json", server)]
-    settings = claude_settings(vault, agent, team, role, command)
+    settings = claude_settings(vault, agent, team, role, command, capture_scope)
 
     def merged_settings(doc: Json, where: str, notes: list[str]) -> Json:
         return merge_settings(doc, settings, where, notes)
@@ -168,22 +180,37 @@ def install(
     home: Path,
     dry_run: bool = False,
     command: str | None = None,
+    capture_scope: str | None = None,
 ) -> InstallReport:
     """Merge memvault into ``client``'s configuration for ``scope``, idempotently.
 
     ``vault`` is written as given (``~/memory`` stays portable across a team); ``agent``
     defaults to the client's name. ``command`` is what the client runs (default: the
-    absolute path of this installation's ``memvault``, see :func:`installed_command`). With
-    ``dry_run`` nothing is written.
+    absolute path of this installation's ``memvault``, see :func:`installed_command`).
+    ``capture_scope``: the scope Claude Code's hooks save sessions with (default ``self``;
+    Cursor has no capture hooks). With ``dry_run`` nothing is written.
     """
     if client not in CLIENTS:
         raise ValidationError(f"expected {'|'.join(CLIENTS)}, got {client!r}", key="client")
     if scope not in SCOPES:
         raise ValidationError(f"expected {'|'.join(SCOPES)}, got {scope!r}", key="scope")
+    if capture_scope is not None and capture_scope not in MEMORY_SCOPES:
+        raise ValidationError(
+            f"expected {'|'.join(MEMORY_SCOPES)}, got {capture_scope!r}", key="capture-scope"
+        )
+    if capture_scope is not None and client != "claude-code":
+        raise ValidationError(
+            f"{client} has no capture hooks: --capture-scope is for claude-code",
+            key="capture-scope",
+        )
     report = InstallReport(client, scope, vault, dry_run)
     command = command or installed_command(report.notes)
+    captured = capture_scope or CAPTURE_SCOPE
+    if client == "claude-code":
+        report.capture_scope = captured
+        report.notes.append(capture_note(captured, agent or client, team))
     for target in targets(
-        client, scope, vault, agent or client, team, role, project, home, command
+        client, scope, vault, agent or client, team, role, project, home, command, captured
     ):
         before = read_text(target.path)
         after = target.merge(before, str(target.path), report.notes)
@@ -216,6 +243,19 @@ def install(
         for change in report.changed:
             write_text(change.path, change.after)
     return report
+
+
+def capture_note(scope: str, agent: str, team: str | None) -> str:
+    """What the install says about the sessions its hooks will save."""
+    who = {
+        "self": f"only agent {agent} can read them",
+        "team": f"team {team} can read them" if team else "the whole team can read them",
+        "global": "proposed in inbox/ for review, then everyone can read them",
+    }[scope]
+    return (
+        f"Claude Code sessions are saved at PreCompact and SessionEnd with scope {scope}: {who}"
+        " (--capture-scope chooses; memvault pause --channel claude-code stops it)"
+    )
 
 
 def installed_command(notes: list[str]) -> str:

@@ -34,5 +34,6 @@ def define_tools(vault: Vault) -> list[ToolSpec]:
         (read.recent_episodes, READ, "Recent episodes"),
         (maintain.consolidate, DESTRUCTIVE, "Consolidate memory"),
         (write.ingest, IDEMPOTENT_WRITE, "Ingest a transcript"),
+        (write.rescope, WRITE, "Move a memory to another scope"),
         (read.insights, READ, "Agent insights"),
     ]

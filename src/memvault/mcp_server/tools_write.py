@@ -1,4 +1,4 @@
-"""The tools that write: remember, log_turn, forget, ingest.
+"""The tools that write: remember, log_turn, forget, ingest, rescope.
 
 Each body calls one core function on the server's vault and returns JSON; the argument
 types below are the schema the model sees (see :mod:`.args`).
@@ -123,7 +123,31 @@ TurnQuery = Annotated[
     ),
 ]
 
-# --- forget, ingest ---------------------------------------------------------------------
+CaptureScope = Annotated[
+    Scope | None,
+    Field(
+        description=(
+            "Who may read a new session: self (only you: direct messages, anything personal), "
+            "team, or global (proposed for review). Default: the vault's capture.scope."
+        )
+    ),
+]
+Channel = Annotated[
+    str | None,
+    Field(max_length=200, description="Where it was said, e.g. slack:#ops (pausable)."),
+]
+
+NewScope = Annotated[
+    Scope,
+    Field(
+        description=(
+            "self (only you; it must be yours), team (your team), global (everyone; "
+            "proposed for review unless you are a librarian)."
+        )
+    ),
+]
+
+# --- forget, ingest, rescope ------------------------------------------------------------
 
 UseOutcome = Annotated[
     Literal["success", "failure"], Field(description="How following the procedure went.")
@@ -247,21 +271,33 @@ class WriteTools:
         rating: RatingArg = None,
         context: TurnContext = None,
         query: TurnQuery = None,
+        scope: CaptureScope = None,
+        channel: Channel = None,
     ) -> CallToolResult:
         """Append a conversation turn to a session transcript (short-term memory).
 
         Use it to keep an exchange worth remembering and to record feedback: pass `rating`
         (helpful / neutral / not_helpful) and `context` on your reply, and `query` to log the
         user's message in the same call. `insights` reads the ratings back; consolidation later
-        distills old transcripts into episodes. Logging the same turn twice adds nothing."""
+        distills old transcripts into episodes. Logging the same turn twice adds nothing.
+        A new session gets `scope` (self for a private conversation); later turns keep the
+        session's scope. A paused agent, channel or scope is refused."""
         res = self.vault.log_turn(
-            session, text, role=speaker, rating=rating, context=context, query=query
+            session,
+            text,
+            role=speaker,
+            rating=rating,
+            context=context,
+            query=query,
+            scope=scope,
+            channel=channel,
         )
         return result(
             {
                 "session": session,
                 "id": res.memory.id,
                 "path": res.memory.path,
+                "scope": res.memory.scope,
                 "commit": res.commit,
                 "added": res.commit is not None,
             }
@@ -297,11 +333,30 @@ class WriteTools:
         return result({"id": res.memory.id, **counters, "commit": res.commit})
 
     def ingest(
-        self, path: TranscriptPath, session: IngestSession = None, format: FormatArg = "auto"
+        self,
+        path: TranscriptPath,
+        session: IngestSession = None,
+        format: FormatArg = "auto",
+        scope: CaptureScope = None,
+        channel: Channel = None,
     ) -> CallToolResult:
         """Import a conversation transcript file as session turns (short-term memory).
 
         Reads Claude Code session JSONL or generic JSONL ({role, content, timestamp} per line).
         Idempotent: turns already ingested are skipped, so re-ingesting a growing file adds only
-        the new turns. Bad lines are reported as file:line and skipped."""
-        return result(self.vault.ingest(path, session=session, fmt=format).as_dict())
+        the new turns. Bad lines are reported as file:line and skipped. `scope` as for
+        log_turn."""
+        report = self.vault.ingest(path, session=session, fmt=format, scope=scope, channel=channel)
+        return result(report.as_dict())
+
+    def rescope(self, id: ForgetId, scope: NewScope, reason: Reason) -> CallToolResult:
+        """Move a memory (or a session transcript) to another scope, as one git commit.
+
+        self: only you will see it (it must be yours); team: your team; global: everyone,
+        proposed in the review inbox unless you are a librarian. Use it when something was
+        saved too widely (a private conversation saved team-wide) or should be shared."""
+        res = self.vault.rescope(id, scope, reason)
+        m = res.memory
+        return result(
+            {"id": m.id, "path": m.path, "scope": m.scope, "inbox": res.inbox, "commit": res.commit}
+        )

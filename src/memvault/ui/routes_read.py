@@ -9,6 +9,7 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, Response
 
 from .. import SCOPES, TYPES, Listing
+from ..errors import NotFoundError
 from . import details
 from .params import (
     MAX_QUERY,
@@ -118,7 +119,14 @@ def memory(request: Request) -> Response:
     session = session_of(request)
     mid = memory_id(request.path_params["memory_id"])
     with session.using() as vault:
-        m = vault.get(mid)
+        try:
+            m = vault.get(mid)
+        except NotFoundError:
+            # A forgotten or purged memory: its record (when, by whom, why), never its text.
+            record = vault.forgotten(mid, 10)
+            if record is None:
+                raise
+            return page(request, "forgotten.html", record=record)
         related, hidden = details.links(vault, [str(i) for i in m.meta.get("related") or []])
         context: dict[str, Any] = {
             "m": m,
@@ -157,7 +165,14 @@ def scopes(request: Request) -> Response:
     session = session_of(request)
     with session.using() as vault:
         now = vault.paused()
-    return page(request, "scopes.html", scopes=[(s, s in now) for s in SCOPES])
+    scope_only = {r.scope for r in now if r.scope and not (r.agent or r.channel)}
+    others = [r for r in now if r.agent or r.channel]
+    return page(
+        request,
+        "scopes.html",
+        scopes=[(s, s in scope_only) for s in SCOPES],
+        others=others,
+    )
 
 
 def export(request: Request) -> Response:
