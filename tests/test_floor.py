@@ -79,6 +79,30 @@ def test_reads_under_the_floor_are_not_logged_as_use(stocked: Vault) -> None:
     assert usage["recall_hit_rate"] == pytest.approx(0.5)
 
 
+def _logged_ids(vault: Vault) -> list[str]:
+    lines = (vault.root / ".memvault" / "access.log").read_text(encoding="utf-8").splitlines()
+    return json.loads(lines[-1])["ids"]
+
+
+def test_only_hits_above_the_floor_on_their_own_and_near_the_top_count_as_reads(
+    stocked: Vault,
+) -> None:
+    for n in range(6):
+        stocked.add("episodic", f"Billing note {n}: the deploy checklist was read again")
+    floorless = stocked.recall("billing deploy day", min_score=0.0, limit=10, log=False)
+    assert len(floorless.hits) > 5
+    stocked.recall("billing deploy day", min_score=0.0, limit=10)
+    assert _logged_ids(stocked) == [h.id for h in floorless.hits[:5]]  # the first five
+    strongest = floorless.hits[0].relevance
+    weaker = sorted({h.relevance for h in floorless.hits[:5]})
+    assert len(weaker) > 1 and weaker[-1] == strongest
+    floor = (weaker[-2] + strongest) / 2  # the answer stands; the weaker hits are not read
+    kept = stocked.recall("billing deploy day", min_score=floor, limit=10)
+    assert [h.id for h in kept.hits] == [h.id for h in floorless.hits]
+    above = [h.id for h in floorless.hits[:5] if h.relevance >= floor]
+    assert _logged_ids(stocked) == above and len(above) < 5
+
+
 def test_context_injects_nothing_off_topic(stocked: Vault) -> None:
     block = stocked.context("zzzqqq blorf wibble", budget=400, min_score=0.9, log=False)
     assert block.included == () and "nothing relevant" in block.text

@@ -24,9 +24,21 @@ from ..paths import ACCESS_LOG, ACCESS_LOG_FOLDING, ACCESS_LOG_HISTORY
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..store.repository import Repository
+    from .results import SearchHit
 
 MAX_QUERY_CHARS = 500
 KEEP_DAYS = 90  # folded reads kept in the history for `stats` (its longest window)
+# Only the first hits of an answer count as reads: an agent acts on the top of a list, and a
+# long tail of weak hits would keep unrelated memories from decaying.
+READ_TOP_K = 5
+
+
+def counted(hits: Sequence[SearchHit], floor: float) -> list[str]:
+    """The ids of the hits that count as reads: returned, within the first
+    :data:`READ_TOP_K`, and each above the relevance floor on its own (the floor holds the
+    answer as a whole, so a weak hit may be returned beside a strong one; it was not what
+    the answer was about, and counting it would keep junk alive)."""
+    return [h.id for h in hits[:READ_TOP_K] if h.relevance is None or h.relevance >= floor]
 
 
 def log_access(

@@ -49,6 +49,7 @@ class ContextLine(Record, frozen=True):
     id: str
     text: str
     score: float
+    relevance: float | None = None  # the hit's own relevance (reads count above the floor)
 
     @property
     def tokens(self) -> int:
@@ -194,9 +195,8 @@ def context(
                 continue
             seen.add(hit.address)
             rendered = render_line(section, hit)
-            candidates.append(
-                ContextLine(section, hit.address, rendered, ceiling * SECTION_WEIGHT[section])
-            )
+            weight = ceiling * SECTION_WEIGHT[section]
+            candidates.append(ContextLine(section, hit.address, rendered, weight, hit.relevance))
     # Lines far weaker than the best one are noise, whatever the budget.
     weak = RELATIVE_FLOOR * max((c.score for c in candidates), default=0.0)
     candidates = [c for c in candidates if c.score >= weak and c.score > 0]
@@ -223,7 +223,8 @@ def context(
         text = _render(header, chosen, left)
     ms = (time.perf_counter() - started) * 1000
     if log:
-        log_read(vault, "context", query, [c.id for c in chosen], ms)
+        read = [c.id for c in chosen if c.relevance is None or c.relevance >= floor]
+        log_read(vault, "context", query, read, ms)
     return ContextBlock(query, budget, text, tokens(text), tuple(chosen), tuple(left), ms)
 
 
