@@ -86,7 +86,8 @@ def probe_week(team: Any, world: lw.World, week: int, record: Record, rng: rando
         top = _text(hits[0]) if hits else ""
         block = vault.context(q).text
         statement = rng.choice(item["versions"][:k])[2]
-        verdict = vault.validate(statement).verdict
+        checked = vault.validate(statement)
+        verdict = checked.verdict
         flags = {
             "fact": _favours_old(top, new, olds),
             "context": _favours_old(block, new, olds),
@@ -102,6 +103,8 @@ def probe_week(team: Any, world: lw.World, week: int, record: Record, rng: rando
                 "old": statement,
                 "top": top.strip(),
                 "verdict": verdict,
+                "evidence": checked.evidence_id,
+                "why": checked.why,
                 "stale": any(flags.values()),
                 "by": [name for name, bad in flags.items() if bad],
             }
@@ -262,6 +265,12 @@ def final(team: Any, world: lw.World, record: Record) -> None:
                 "top": [_text(h).strip() for h in hits[:2]],
             }
         )
+    from memvault.search.accesslog import read_reads
+
+    readers: dict[str, list[str]] = {}
+    for read in read_reads(team.root):
+        for address in read.get("ids") or []:
+            readers.setdefault(str(address).split("#", 1)[0], []).append(str(read.get("q")))
     rates, defaults = config_rates(vault.config)
     threshold = archive_below(vault.config)
     for junk in world.junk:
@@ -279,6 +288,7 @@ def final(team: Any, world: lw.World, record: Record) -> None:
                     "archived": m.status == "archived" or m.path.startswith("archive/"),
                     "access_count": m.meta.get("access_count", 0),
                     "relevance": m.meta.get("relevance"),
+                    "read_by": sorted(set(readers.get(m.id, [])))[:5],
                 }
             )
     for run in runs:

@@ -442,9 +442,12 @@ def _lookalikes(rng: random.Random, weeks: int, events: list[Event]) -> list[dic
     out = []
     hosts = iter(rng.sample(range(10, 99), 40))
     for kind, (pairs, questions, things) in LOOKALIKES.items():
-        for p in range(2 if kind != "latency" else 1):
+        count = 2 if kind != "latency" else 1
+        # no thing in two pairs: two pairs about one thing would be a change, not look-alikes
+        drawn = rng.sample(things, 2 * count)
+        for p in range(count):
             (ta, tb) = rng.choice(pairs)
-            t, u = rng.sample(things, 2)
+            t, u = drawn[2 * p], drawn[2 * p + 1]
             if kind == "env-host":
                 a, b = f"db-stg-{next(hosts)}", f"db-prd-{next(hosts)}"
             elif kind == "oncall-pair":
