@@ -63,7 +63,7 @@ sys.path.append(str(Path(__file__).resolve().parent))  # after site-packages (be
 import lifecycle_score as score  # noqa: E402
 import lifecycle_world as lw  # noqa: E402
 
-FAULTS = ("no-floor", "no-infer")
+FAULTS = ("no-floor", "no-infer", "no-distill")
 
 
 class Clock:
@@ -98,6 +98,8 @@ class Team:
         self.vault = Vault.init(root, agent=lw.AGENTS[0])
         if fault == "no-floor":
             self.vault.set_config("search.min_score", 0.0, "fault: no relevance floor")
+        if fault == "no-distill":
+            self.vault.set_config("consolidate.distill_facts", False, "fault: no chat facts")
         if fault == "no-infer":
             self.vault.set_config("supersede.infer", False, "fault: no inference")
         self.ids: dict[str, str] = {}  # planted key -> memory id

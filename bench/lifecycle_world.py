@@ -20,7 +20,11 @@ from typing import Any
 T0 = dt.datetime(2026, 1, 5, 8, 0, tzinfo=dt.UTC)  # a Monday
 AGENTS = ("ops-agent", "dev-agent", "support-agent")
 DAYS = ["Monday", "Tuesday", "Wednesday", "Thursday", "Friday"]
-PEOPLE = ["Ana", "Bruno", "Chen", "Dara", "Emeka", "Farah", "Goran", "Hana", "Ivo", "Jun"]
+# three sets of names, so a name found in a hit says which kind of memory it came from: team
+# leads (a fact that changes), release managers (said in chat), everyone else (episodes)
+LEADS = ["Ana", "Bruno", "Chen", "Dara", "Emeka"]
+MANAGERS = ["Kofi", "Lena", "Mats"]
+PEOPLE = ["Farah", "Goran", "Hana", "Ivo", "Jun"]
 
 # kind -> (first wordings, change wordings, questions, things, value maker). {t} the thing,
 # {v} the value. The first wording is the fact as written; a change says the new value in
@@ -374,7 +378,7 @@ def _value(kind: str, rng: random.Random, thing: str, used: set[str]) -> str:
         elif kind == "rate":
             v = str(rng.choice(range(100, 2100, 100)))
         elif kind == "lead":
-            v = rng.choice(PEOPLE)
+            v = rng.choice(LEADS)
         elif kind == "timeout":
             v = str(rng.choice(range(30, 930, 30)))
         elif kind == "version":
@@ -510,7 +514,7 @@ def _chat(rng: random.Random, weeks: int, events: list[Event]) -> list[dict[str,
         elif shape == "day":
             v = rng.choice(DAYS)
         else:
-            v = rng.choice(PEOPLE)
+            v = rng.choice(MANAGERS)
         week = rng.randrange(0, max(1, min(weeks - 1, 7)))
         start = _when(rng, week)
         turns = [("user", said.format(t=thing, v=v))]
