@@ -7,7 +7,7 @@ written as one generic-JSONL transcript and imported with ``Vault.ingest`` (what
 with ``vault.recall(question, limit=50, log=False)``. A hit is a returned turn whose turn
 id maps to an evidence turn. Questions with evidence are scored (turn and session R@k, H@5,
 MRR); questions without (a set's unanswerable ones) and questions that name an older and a
-newer value are kept as *probes* for :mod:`lifecycle`.
+newer value are kept as *probes* for :mod:`beam_lifecycle`.
 
 The plain baselines (BM25 with memvault's own query tokenizer, dense cosine with the vault's
 embedder) rank the same turns for the same questions in the same run.
@@ -30,7 +30,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-import lifecycle
+import beam_lifecycle
 
 LAYOUTS = ("transcripts", "turns-as-memories")
 KS = (1, 5, 10)
@@ -398,7 +398,7 @@ class ConversationRun:
     split: str
     rows: list[Row] = field(default_factory=list)
     baseline_rows: dict[str, list[Row]] = field(default_factory=dict)
-    probes: list[dict[str, Any]] = field(default_factory=list)  # for lifecycle.figures
+    probes: list[dict[str, Any]] = field(default_factory=list)  # for beam_lifecycle.figures
     latencies_ms: list[float] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
     stray_hits: int = 0  # hits that name no turn of the conversation (should stay 0)
@@ -421,7 +421,7 @@ def ranked_dia_ids(hits: Iterable[Any], dia_of: dict[tuple[str, str | None], str
 
 
 def probe(q: Question, found: Any, ranked: Sequence[str]) -> dict[str, Any]:
-    """What :mod:`lifecycle` reads of one question: the top score, the ``nothing_relevant``
+    """What :mod:`beam_lifecycle` reads of one question: the top score, the ``nothing_relevant``
     flag when recall gives one, and where the older and newer value ranked (1-based)."""
 
     def first(ids: Sequence[str]) -> int | None:
@@ -568,7 +568,7 @@ def evaluate(
             name: split_summary(runs, partial(baseline_rows, name=name), order)
             for name in (runs[0].baseline_rows if runs else {})
         },
-        "lifecycle": lifecycle.figures([p for run in runs for p in run.probes]),
+        "lifecycle": beam_lifecycle.figures([p for run in runs for p in run.probes]),
         "definitions": DEFINITIONS,
         "layout": layout,
         "latency_ms": {"p50": percentile(latencies, 50), "p95": percentile(latencies, 95)},
@@ -652,7 +652,7 @@ def table(result: dict[str, Any]) -> str:
                 if figures[split]["turn"]["n"]:
                     lines.append(_row(f"    {split} turn", figures[split]["turn"]["overall"]))
         lines.append("")
-    lines += lifecycle.table(result["lifecycle"])
+    lines += beam_lifecycle.table(result["lifecycle"])
     t, lat = result["timing_s"], result["latency_ms"]
     lines.append(
         f"recall per question p50 {lat['p50']} ms, p95 {lat['p95']} ms (in-process); "

@@ -1,198 +1,317 @@
-"""What the conversation bench reports for the memory's lifecycle: does recall abstain when a
-conversation holds no answer, and does the newer of two values rank above the older one.
+#!/usr/bin/env python3
+"""A team living through twelve weeks: does the vault stay true? (issue 26, item 9)
 
-:func:`figures` reads the per-question *probes* ``conversations.run_conversation`` records:
-``answerable`` (the question has evidence), ``top`` (the first hit's score, None when recall
-returned nothing), ``nothing_relevant`` (recall's flag, None while recall has none),
-``hit5`` (an evidence turn in the first five hits), ``older`` / ``newer`` (the rank of the
-first turn of the replaced value and of the value that replaced it, None when not in the
-50 hits) and ``split``.
+Three agents share one vault and work through the real doors: ``Vault`` calls and the
+``memvault`` CLI (run in this process, ``memvault.cli.main``), the web inspector's search
+(a real server, over HTTP), and a weekly ``memvault consolidate --now``. The world is drawn
+per seed from templates (``bench/lifecycle_world.py``): facts that change (half with
+``--subject``, half without), look-alike facts about other things, facts said only in chat
+(logged turn by turn or ingested from a file), problems that recur in other words,
+procedures used with outcomes (two for each task, one better), junk episodes read by noise
+and browsed in the inspector, off-topic questions, and a learned proposal rejected in review.
 
-Abstention: while search has no relevance floor, recall never returns nothing; what a floor
-would do is read from the top scores. Candidate floors are the deciles of the tune split's
-unanswerable questions' top scores; for each, the share of unanswerable questions it would
-silence ("abstains"), of answerable ones ("silenced") and of answerable ones whose evidence
-was in the first five hits ("hits lost"), on tune and held-out. The floor with the best
-abstains - silenced on tune is named, and its held-out figures are the honest ones.
-``auc`` is the chance that an unanswerable question's top score is below an answerable
-one's (0.5: the scores don't tell them apart).
+Time is simulated: the bench's clock stands in for ``memvault.memory.now_utc`` (every
+module's copy of it), so writes, reads and decay see the week the scenario is in.
+
+Figures, per split of seeds (targets from the issue; counts pooled over the split's seeds):
+
+* ``stale_answer_rate`` <= 0.02: checks of a changed fact (each week after the change) whose
+  ``fact`` top hit, ``context`` block or ``validate`` of the older statement favours the
+  older value;
+* ``false_supersede_rate`` <= 0.01: look-alike facts (and the others never restated) no
+  longer in force at the end;
+* ``offtopic_abstain_rate`` >= 0.9: off-topic questions whose ``recall`` is empty and whose
+  ``context`` injects nothing;
+* ``answerable_r5_loss`` <= 1 point: recall's R@5 on answerable questions with
+  ``--min-score 0`` less R@5 with the relevance floor, asked at the same moment;
+* ``chat_facts_distilled`` >= 0.8: facts said only in chat, whose transcript is old enough to
+  be distilled by the last run, that ``fact`` finds (top 5) as semantic memories;
+* ``junk_archived`` >= 0.9: junk episodes whose unread relevance fell under
+  ``archive_below`` a week before the last run, archived by it;
+* ``bookkeeping_files_per_run`` = 0: memory files a consolidation commit changed (its diff)
+  that the run decided nothing about (only read counts folded or a relevance refreshed);
+* ``rejected_reproposed`` = 0: proposals whose evidence lies inside a rejected proposal's;
+* ``procedure_rank_by_success`` >= 0.9: asked for a task (weeks 6 on), the procedure with
+  the better success rate is ``procedure``'s top hit.
+
+    python bench/lifecycle.py --json                    # 4 seeds x 12 weeks, MiniLM
+    python bench/lifecycle.py --fake-embedder --seeds 1 --weeks 2     # smoke
+    python bench/lifecycle.py --inject-fault no-floor   # the gates fail
+
+Exit 1 when a held-out seed misses a target (tune seeds' misses are printed, not gated).
 """
 
 from __future__ import annotations
 
-import statistics
-from collections.abc import Sequence
+import argparse
+import contextlib
+import datetime as dt
+import io
+import json
+import os
+import random
+import sys
+import tempfile
+import time
+from pathlib import Path
 from typing import Any
 
-SPLITS = ("all", "tune", "heldout")
-QUANTILES = (10, 25, 50, 75, 90)
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "src"))
+sys.path.append(str(Path(__file__).resolve().parent))  # after site-packages (bench/mcp.py)
+
+import lifecycle_score as score  # noqa: E402
+import lifecycle_world as lw  # noqa: E402
+
+FAULTS = ("no-floor", "no-infer", "no-distill")
 
 
-def _pick(probes: Sequence[dict[str, Any]], split: str) -> list[dict[str, Any]]:
-    return [p for p in probes if split == "all" or p["split"] == split]
+class Clock:
+    """The scenario's time, standing in for ``memvault.memory.now_utc`` everywhere."""
+
+    def __init__(self) -> None:
+        self.now = lw.T0
+
+    def __call__(self) -> Any:
+        return self.now.replace(microsecond=0)
+
+    def install(self) -> None:
+        import memvault  # noqa: F401  (load the package before sweeping its modules)
+        import memvault.memory as mm
+
+        original = mm.now_utc
+        if original is self:
+            return
+        for name, module in list(sys.modules.items()):
+            if name.startswith("memvault") and getattr(module, "now_utc", None) is original:
+                module.now_utc = self  # type: ignore[attr-defined]
 
 
-def _share(part: int, whole: int) -> float | None:
-    return round(100 * part / whole, 1) if whole else None
+class Team:
+    """The vault, the doors the team uses, and which memory each planted item became."""
+
+    def __init__(self, root: Path, clock: Clock, fault: str | None) -> None:
+        from memvault import Vault
+
+        self.root = root
+        self.clock = clock
+        self.vault = Vault.init(root, agent=lw.AGENTS[0])
+        if fault == "no-floor":
+            self.vault.set_config("search.min_score", 0.0, "fault: no relevance floor")
+        if fault == "no-distill":
+            self.vault.set_config("consolidate.distill_facts", False, "fault: no chat facts")
+        if fault == "no-infer":
+            self.vault.set_config("supersede.infer", False, "fault: no inference")
+        self.ids: dict[str, str] = {}  # planted key -> memory id
+        self.keys: dict[str, str] = {}  # memory id -> planted key
+        self.cli_errors: list[str] = []
+        self.server: Any = None
+        self.http: Any = None
+
+    # --- doors -----------------------------------------------------------------------
+
+    def cli(self, agent: str, *argv: str) -> Any:
+        """``memvault ARGV --json`` as ``agent``, in this process; the parsed output."""
+        from memvault.cli import main
+
+        out, err = io.StringIO(), io.StringIO()
+        old = os.environ.get("MEMVAULT_AGENT")
+        os.environ["MEMVAULT_AGENT"] = agent
+        try:
+            with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+                code = main(["--vault", str(self.root), *argv])
+        finally:
+            if old is None:
+                os.environ.pop("MEMVAULT_AGENT", None)
+            else:
+                os.environ["MEMVAULT_AGENT"] = old
+        if code != 0:
+            self.cli_errors.append(f"{' '.join(argv)[:120]}: exit {code}: {err.getvalue()[:300]}")
+            return None
+        text = out.getvalue().strip()
+        try:
+            return json.loads(text) if text else None
+        except json.JSONDecodeError:
+            return text
+
+    def browse(self, query: str) -> None:
+        """A person searching in the web inspector (a real server, over HTTP)."""
+        if self.server is None:
+            import httpx
+
+            from memvault.ui import Server
+
+            self.server = Server(self.vault, port=0)
+            self.server.start()
+            self.http = httpx.Client(base_url=self.server.base, timeout=120)
+            self.http.get(self.server.url)  # the token URL sets the session cookie
+        for mode in ("recall", "search"):
+            response = self.http.get("/search", params={"q": query, "mode": mode})
+            if response.status_code != 200:
+                self.cli_errors.append(f"inspector search {query!r}: HTTP {response.status_code}")
+
+    def close(self) -> None:
+        if self.server is not None:
+            self.http.close()
+            self.server.stop()
+
+    def remember(self, key: str | None, memory_id: str | None) -> None:
+        if key and memory_id:
+            self.ids[key] = memory_id
+            self.keys[memory_id] = key
+
+    # --- events ----------------------------------------------------------------------
+
+    def write_fact(self, data: dict[str, Any]) -> None:
+        subject = data["subject"]
+        if data["cli"]:
+            argv = ["add", "fact", data["text"], "--json"]
+            out = self.cli(data["agent"], *argv, *(["--subject", subject] if subject else []))
+            self.remember(f"{data['key']}#{data['version']}", out and out.get("id"))
+        else:
+            result = self.vault.add("semantic", data["text"], subject=subject)
+            self.remember(f"{data['key']}#{data['version']}", result.memory.id)
+
+    def write_episode(self, data: dict[str, Any]) -> None:
+        fields: dict[str, Any] = {"importance": data["importance"]}
+        if data["outcome"]:
+            fields["outcome"] = data["outcome"]
+        result = self.vault.add("episodic", data["text"], **fields)
+        self.remember(data["key"], result.memory.id)
+
+    def write_procedure(self, data: dict[str, Any]) -> None:
+        argv = ["add", "procedure", data["title"], "--json"]
+        for step in data["steps"]:
+            argv += ["--step", step]
+        for word in data["trigger"]:
+            argv += ["--trigger", word]
+        out = self.cli(data["agent"], *argv)
+        self.remember(data["key"], out and out.get("id"))
+
+    def chat(self, data: dict[str, Any], work: Path) -> None:
+        session = data["session"]
+        if data["ingest"]:
+            path = work / f"{session}.jsonl"
+            lines = [
+                json.dumps({"role": r, "content": t, "timestamp": w.isoformat()})
+                for r, t, w in data["turns"]
+            ]
+            path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+            self.vault.ingest(path, session=session)
+        else:
+            for role, text, when in data["turns"]:
+                self.vault.log(session, role, text, when=when)
+
+    def used(self, data: dict[str, Any]) -> None:
+        memory_id = self.ids.get(data["key"])
+        if memory_id:
+            self.cli(data["agent"], "procedure", "used", memory_id, "--outcome", data["outcome"])
+
+    def consolidate(self, week: int) -> dict[str, Any] | None:
+        """``memvault consolidate --now`` at the week's end; the report and its commit's files."""
+        out = self.cli(lw.AGENTS[0], "consolidate", "--now", self.clock().isoformat(), "--json")
+        if not isinstance(out, dict) or not out.get("commit"):
+            return out if isinstance(out, dict) else None
+        changed = self.vault.run_git(
+            ["show", "--name-status", "--no-renames", "--format=", out["commit"]]
+        ).stdout.splitlines()
+        out["changed_files"] = [line.split("\t", 1)[1] for line in changed if "\t" in line]
+        out["week"] = week
+        return out
 
 
-def quantiles(values: Sequence[float]) -> dict[str, float] | None:
-    if not values:
-        return None
-    ordered = sorted(values)
-    at = {q: min(len(ordered) - 1, round(q / 100 * (len(ordered) - 1))) for q in QUANTILES}
-    return {f"p{q}": round(ordered[i], 3) for q, i in at.items()}
+def run_seed(seed: int, weeks: int, fault: str | None, clock: Clock) -> dict[str, Any]:
+    """One seed: the world lived week by week, probed at each week's end; its raw record."""
+    world = lw.world(seed, weeks)
+    rng = random.Random(seed * 7919)
+    with tempfile.TemporaryDirectory() as tmp:
+        clock.now = lw.T0
+        team = Team(Path(tmp) / "vault", clock, fault)
+        record = score.Record(seed)
+        events = iter(world.events)
+        pending = next(events, None)
+        try:
+            for week in range(weeks):
+                end = lw.T0 + dt.timedelta(days=7 * week + 6, hours=14)
+                while pending is not None and pending.at < end:
+                    clock.now = pending.at
+                    happen(team, pending, record, Path(tmp))
+                    pending = next(events, None)
+                clock.now = end
+                score.probe_week(team, world, week, record, rng)
+                clock.now = end + dt.timedelta(hours=8)
+                record.runs.append(team.consolidate(week))
+                score.review(team, world, week, record)
+            clock.now = lw.T0 + dt.timedelta(days=7 * weeks)
+            score.final(team, world, record)
+        finally:
+            team.close()
+        record.cli_errors = team.cli_errors
+    return record.as_dict()
 
 
-def auc(low: Sequence[float], high: Sequence[float]) -> float | None:
-    """P(a value of ``low`` < a value of ``high``), ties counting half."""
-    if not low or not high:
-        return None
-    wins = sum((a < b) + 0.5 * (a == b) for a in low for b in high)
-    return round(wins / (len(low) * len(high)), 3)
+def happen(team: Team, event: Any, record: Any, work: Path) -> None:
+    data = event.data
+    if event.kind == "fact":
+        team.write_fact(data)
+    elif event.kind == "episode":
+        team.write_episode(data)
+    elif event.kind == "procedure":
+        team.write_procedure(data)
+    elif event.kind == "chat":
+        team.chat(data, work)
+    elif event.kind == "used":
+        team.used(data)
+    elif event.kind == "noise":
+        team.vault.recall(data["query"], limit=10)
+    elif event.kind == "browse":
+        team.browse(data["query"])
+    elif event.kind == "offtopic":
+        score.offtopic(team, data["query"], record)
 
 
-def _top(probes: Sequence[dict[str, Any]]) -> list[float]:
-    # no hit at all is the lowest score there is
-    return [p["top"] if p["top"] is not None else float("-inf") for p in probes]
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--seeds", type=int, default=4, help="how many seeds (half held out)")
+    parser.add_argument("--weeks", type=int, default=12)
+    parser.add_argument("--fake-embedder", action="store_true", help="the test embedder (smoke)")
+    parser.add_argument("--inject-fault", choices=FAULTS, default=None)
+    parser.add_argument("--json", action="store_true")
+    args = parser.parse_args(argv)
+    os.environ["MEMVAULT_EMBEDDER"] = "fake" if args.fake_embedder else "all-MiniLM-L6-v2"
+    # tune seeds 1, 2, ...; held-out seeds 101, 102, ... (a single seed is held out)
+    tune = [1 + i for i in range(args.seeds // 2)]
+    heldout = [101 + i for i in range(args.seeds - len(tune))]
+    started = time.monotonic()
+    clock = Clock()
+    clock.install()
+    seeds = []
+    for seed in tune + heldout:
+        began = time.monotonic()
+        seeds.append(run_seed(seed, args.weeks, args.inject_fault, clock))
+        seeds[-1]["seconds"] = round(time.monotonic() - began, 1)
+        print(f"seed {seed}: {seeds[-1]['seconds']} s", file=sys.stderr)
+    out = score.report(seeds, tune, heldout)
+    out.update(
+        embedder=os.environ["MEMVAULT_EMBEDDER"],
+        weeks=args.weeks,
+        fault=args.inject_fault,
+        seconds=round(time.monotonic() - started, 1),
+    )
+    if args.json:
+        print(json.dumps(out, ensure_ascii=False, indent=2, default=str))
+    else:
+        for split in ("tune", "heldout"):
+            figures = out[split]["figures"]
+            print(f"{split} seeds {out[split]['seeds']}:")
+            for name in score.TARGETS:
+                print(f"  {name}: {figures.get(name)}")
+    for line in out["missed_tune"]:
+        print(f"missed (tune, not gated): {line}", file=sys.stderr)
+    for line in out["missed"]:
+        print(f"MISSED: {line}", file=sys.stderr)
+    return 1 if out["missed"] else 0
 
 
-def floor_effect(probes: Sequence[dict[str, Any]], floor: float) -> dict[str, float | None]:
-    unanswerable = [p for p in probes if not p["answerable"]]
-    answerable = [p for p in probes if p["answerable"]]
-    found = [p for p in answerable if p["hit5"]]
-
-    def below(ps: Sequence[dict[str, Any]]) -> int:
-        return sum(t < floor for t in _top(ps))
-
-    return {
-        "abstains": _share(below(unanswerable), len(unanswerable)),
-        "silenced": _share(below(answerable), len(answerable)),
-        "hits_lost": _share(below(found), len(found)),
-    }
-
-
-def abstention(probes: Sequence[dict[str, Any]]) -> dict[str, Any] | None:
-    if all(p["answerable"] for p in probes):
-        return None
-    out: dict[str, Any] = {"n": {}, "empty": {}, "nothing_relevant": {}, "top_score": {}}
-    for split in SPLITS:
-        part = _pick(probes, split)
-        no = [p for p in part if not p["answerable"]]
-        yes = [p for p in part if p["answerable"]]
-        out["n"][split] = {"unanswerable": len(no), "answerable": len(yes)}
-        out["empty"][split] = _share(sum(p["top"] is None for p in no), len(no))
-        flagged = [p for p in part if p["nothing_relevant"] is not None]
-        out["nothing_relevant"][split] = (
-            {
-                "unanswerable": _share(sum(bool(p["nothing_relevant"]) for p in no), len(no)),
-                "answerable": _share(sum(bool(p["nothing_relevant"]) for p in yes), len(yes)),
-            }
-            if flagged
-            else None
-        )
-        tops_no = [p["top"] for p in no if p["top"] is not None]
-        tops_yes = [p["top"] for p in yes if p["top"] is not None]
-        out["top_score"][split] = {
-            "unanswerable": quantiles(tops_no),
-            "answerable": quantiles(tops_yes),
-            "auc": auc(tops_no, tops_yes),
-        }
-    tune = _pick(probes, "tune")
-    grid = quantiles([p["top"] for p in tune if not p["answerable"] and p["top"] is not None])
-    floors = sorted(set((grid or {}).values()))
-    out["floors"] = [
-        {"floor": f, **{split: floor_effect(_pick(probes, split), f) for split in SPLITS}}
-        for f in floors
-    ]
-    if out["floors"]:
-        best = max(
-            out["floors"],
-            key=lambda row: (row["tune"]["abstains"] or 0) - (row["tune"]["silenced"] or 0),
-        )
-        out["best_on_tune"] = best["floor"]
-    return out
-
-
-def knowledge_update(probes: Sequence[dict[str, Any]]) -> dict[str, Any] | None:
-    updates = [p for p in probes if p["update"]]
-    if not updates:
-        return None
-    out: dict[str, Any] = {}
-    inf = float("inf")
-    for split in SPLITS:
-        part = _pick(updates, split)
-        newer = [p["newer"] or inf for p in part]
-        older = [p["older"] or inf for p in part]
-        pairs = list(zip(newer, older, strict=True))
-        ranks = [r for r in newer if r != inf]
-        out[split] = {
-            "n": len(part),
-            "newer_above_older": _share(sum(n < o for n, o in pairs), len(part)),
-            "older_above_newer": _share(sum(o < n for n, o in pairs), len(part)),
-            "neither_found": _share(sum(n == o == inf for n, o in pairs), len(part)),
-            "newer_in_5": _share(sum(n <= 5 for n in newer), len(part)),
-            "older_in_5": _share(sum(o <= 5 for o in older), len(part)),
-            "newer_rank_median": statistics.median(ranks) if ranks else None,
-        }
-    return out
-
-
-def figures(probes: Sequence[dict[str, Any]]) -> dict[str, Any]:
-    return {"abstention": abstention(probes), "knowledge_update": knowledge_update(probes)}
-
-
-def _cell(value: Any) -> str:
-    return "-" if value is None else str(value)
-
-
-def table(result: dict[str, Any]) -> list[str]:
-    """The lifecycle figures as text lines (nothing when the set has no such questions)."""
-    lines: list[str] = []
-    ab = result.get("abstention")
-    if ab:
-        n = ab["n"]["all"]
-        lines.append(
-            f"abstention: {n['unanswerable']} unanswerable questions, "
-            f"{n['answerable']} answerable; recall returned nothing for "
-            f"{_cell(ab['empty']['all'])} % of the unanswerable"
-        )
-        for split in SPLITS:
-            flag = ab["nothing_relevant"][split]
-            if flag:
-                lines.append(
-                    f"  nothing_relevant ({split}): unanswerable {_cell(flag['unanswerable'])} %,"
-                    f" answerable {_cell(flag['answerable'])} %"
-                )
-        lines.append("  top score          p10    p25    p50    p75    p90   (auc)")
-        for split in SPLITS:
-            scores = ab["top_score"][split]
-            for kind in ("unanswerable", "answerable"):
-                q = scores[kind] or {}
-                cells = " ".join(f"{_cell(q.get(f'p{k}')):>6s}" for k in QUANTILES)
-                tail = f"  ({_cell(scores['auc'])})" if kind == "unanswerable" else ""
-                lines.append(f"  {split:7s} {kind:12s} {cells}{tail}")
-        lines.append("  a floor at       abstains / silenced / hits lost, tune | held-out (%)")
-        for row in ab["floors"]:
-            t, h = row["tune"], row["heldout"]
-            mark = "  <- best on tune" if row["floor"] == ab.get("best_on_tune") else ""
-            lines.append(
-                f"  {row['floor']:>8.3f}        {_cell(t['abstains'])} / {_cell(t['silenced'])}"
-                f" / {_cell(t['hits_lost'])} | {_cell(h['abstains'])} / "
-                f"{_cell(h['silenced'])} / {_cell(h['hits_lost'])}{mark}"
-            )
-        lines.append("")
-    ku = result.get("knowledge_update")
-    if ku:
-        lines.append("knowledge update (newer vs older value's turns, first of each in 50 hits)")
-        lines.append("  split     n  newer>older  older>newer  neither  newer@5  older@5  rank")
-        for split in SPLITS:
-            s = ku[split]
-            lines.append(
-                f"  {split:7s} {s['n']:3d}  {_cell(s['newer_above_older']):>11s}  "
-                f"{_cell(s['older_above_newer']):>11s}  {_cell(s['neither_found']):>7s}  "
-                f"{_cell(s['newer_in_5']):>7s}  {_cell(s['older_in_5']):>7s}  "
-                f"{_cell(s['newer_rank_median']):>4s}"
-            )
-        lines.append("")
-    return lines
+if __name__ == "__main__":
+    sys.exit(main())

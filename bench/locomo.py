@@ -39,7 +39,7 @@ them there) and session R@5_hits (the share of the evidence sessions that the fi
 hits reach: what a reader of five hits sees) and H@5_hits (any of them reached); all of it
 for the tune split (LoCoMo conversations 1-5, the only ones any weight may be tuned on;
 BEAM: ``beam.SPLIT_RULE``), the held-out split and all. For sets with unanswerable or
-knowledge-update questions (BEAM), ``bench/lifecycle.py``'s figures: top scores of
+knowledge-update questions (BEAM), ``bench/beam_lifecycle.py``'s figures: top scores of
 unanswerable vs answerable questions and what a relevance floor would do, and whether the
 newer value ranks above the older.
 Baselines from the same run on the same turns: BM25 (SQLite FTS5 ``porter unicode61`` with
