@@ -87,7 +87,14 @@ def judge(new: str, old: str) -> tuple[str, str, str] | None:
 
     relation = weigh(_claim(new), _claim(old))
     diff = compare(old, new)
-    if relation.kind == "related" and relation.slot in ("qualifier", "subject"):
+    if relation.kind == "related" and relation.slot == "subject":
+        # The new fact may say more about its thing than the old one ("moved to", "rate
+        # limit"): read the other way, the old fact's value is replaced. Unsure: a dispute.
+        back = weigh(_claim(old), _claim(new))
+        if back.kind == "contradicts" and back.slot not in ("negation", "polarity"):
+            return "dispute", back.slot, back.why
+        return None
+    if relation.kind == "related" and relation.slot == "qualifier":
         return None  # validate's slots: about another thing ("staging" / "production")
     shape = diff.contradiction
     if shape == "value" and _numbered_label(old, new):

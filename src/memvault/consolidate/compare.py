@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import difflib
 import re
+from collections.abc import Sequence
 from functools import lru_cache
 
 from ..language import detect, lemma
@@ -231,6 +232,20 @@ def forget_texts() -> None:
     forget_languages()
 
 
+Opcode = tuple[str, int, int, int, int]  # difflib's (tag, i1, i2, j1, j2)
+
+
+def _content_ops(ops: Sequence[Opcode], wa: tuple[Word, ...], wb: tuple[Word, ...]) -> list[Opcode]:
+    """The edits that touch a content word on either side (validate's function words, such
+    as "now" and "currently", are not content here)."""
+    from ..validate.lexicon import FUNCTION_WORDS
+
+    def weighty(side: tuple[Word, ...]) -> bool:
+        return any(w.content and w.key not in FUNCTION_WORDS for w in side)
+
+    return [op for op in ops if weighty(wa[op[1] : op[2]]) or weighty(wb[op[3] : op[4]])]
+
+
 def compare(a: str, b: str) -> Difference:
     """How ``a`` and ``b`` differ (see the module docstring)."""
     return _compare(a, b)
@@ -277,8 +292,10 @@ def _compare(a: str, b: str) -> Difference:
             contradiction = conflict
         elif swapped:
             contradiction = "swap"
-        elif len(ops) == 1 and ops[0][0] == "replace":
-            _, i1, i2, j1, j2 = ops[0]
+        elif len(edits := _content_ops(ops, wa, wb)) == 1 and edits[0][0] == "replace":
+            # a function word added or dropped beside the value ("... now runs on X") is
+            # not a second difference
+            _, i1, i2, j1, j2 = edits[0]
             late = i1 >= SUBJECT_SHARE * max(len(wa), len(wb))
             values = any(w.slot for w in wa[i1:i2]) and any(w.slot for w in wb[j1:j2])
             if late and values:

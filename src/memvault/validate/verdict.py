@@ -257,6 +257,13 @@ def decide(evidence: list[Evidence]) -> tuple[str, str, Evidence | None, str | N
     if force:
         best = max(force, key=lambda e: (e.topic, e.matched, e.relation == "contradicts"))
         others = [e for e in force if e.relation != best.relation]
+        newer = _newer_contradiction(best, others)
+        if newer is not None:  # the newer value of the same thing wins, as in fact/recall
+            why = (
+                f"[{newer.hit.id}] {newer.why}; it is newer than [{best.hit.id}], which "
+                "states it (both in force: memvault dispute keep settles it)"
+            )
+            return "contradicted", why, newer, newer.slot
         extra = f" ({len(others)} other fact(s) disagree)" if others else ""
         return RELATIONS[best.relation], f"[{best.hit.id}] {best.why}{extra}", best, best.slot
     outdated = [e for e in evidence if not e.in_force and e.relation == "supports"]
@@ -279,6 +286,29 @@ def decide(evidence: list[Evidence]) -> tuple[str, str, Evidence | None, str | N
     closest = max(evidence, key=lambda e: e.topic)
     why = f"no fact in force decides it (closest: [{closest.hit.id}] {closest.why})"
     return "unknown", why, None, None
+
+
+def _since(e: Evidence) -> float:
+    """When a fact took effect (epoch seconds): its ``valid_from``, else when it was written."""
+    m = e.hit.memory
+    if m is None:
+        return 0.0
+    try:
+        when = m.time("valid_from") or m.created
+    except ValueError:  # a hand-written date that is not one
+        when = m.created
+    return when.timestamp() if when is not None else 0.0
+
+
+def _newer_contradiction(best: Evidence, others: list[Evidence]) -> Evidence | None:
+    """A fact in force that contradicts the statement and took effect after the fact that
+    supports it: two values of one thing, both in force (a dispute, or a change written
+    without a subject); the newer one is what reads lead with."""
+    if best.relation != "supports":
+        return None
+    start = _since(best)
+    later = [e for e in others if e.relation == "contradicts" and _since(e) > start]
+    return max(later, key=lambda e: (e.topic, _since(e)), default=None)
 
 
 def _with_judge(

@@ -68,6 +68,8 @@ def near(a: str, b: str) -> bool:
         return True
     if len(a) < 5 or len(b) < 5 or a.startswith("~") or b.startswith("~"):
         return False
+    if any(c.isdigit() for c in a + b):
+        return False  # an identifier ("db-sea-51" / "db-sea-27") is one name, not a form
     n = 0
     for x, y in zip(a, b, strict=False):
         if x != y:
