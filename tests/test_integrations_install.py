@@ -111,7 +111,9 @@ def test_claude_code_project_install_writes_the_three_files(
         "UserPromptSubmit": [run_as(PROMPT_HOOK, CMD)],
         "PreCompact": [run_as(INGEST_HOOK, CMD)],
         "SessionEnd": [run_as(INGEST_HOOK, CMD)],
+        "Stop": [run_as(INGEST_HOOK, CMD)],
     }
+    assert settings["hooks"]["Stop"][0]["hooks"][0]["async"] is True  # never holds a reply
     command = project / ".claude" / "commands" / "memvault.md"
     assert command.read_text(encoding="utf-8") == slash_command()
     assert not (home / ".claude.json").exists()  # project scope touches no user file
@@ -236,7 +238,10 @@ def test_install_merges_into_the_users_files_and_keeps_their_entries(
     assert s["hooks"]["PreCompact"] == [
         {"hooks": [{"type": "command", "command": run_as(INGEST_HOOK, CMD), "timeout": 60}]}
     ]
-    assert s["hooks"]["Stop"] == [{"hooks": [{"type": "command", "command": "say done"}]}]
+    assert s["hooks"]["Stop"] == [
+        {"hooks": [{"type": "command", "command": "say done"}]},
+        {"hooks": [{"type": "command", "command": run_as(INGEST_HOOK, CMD), "timeout": 60, "async": True}]},
+    ]  # fmt: skip
     assert (project / ".claude" / "commands" / "deploy.md").read_text() == "Deploy it.\n"
 
 
