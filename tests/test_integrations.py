@@ -460,3 +460,63 @@ def test_docs_list_every_tool_and_integration(tools: dict[str, Any]) -> None:
         "insights(",
     ):
         assert name in api, name
+
+
+def bash_rule_matches(rule: str, command: str) -> bool:
+    """Claude Code's matching of a ``Bash(...)`` rule, as its permission docs describe it:
+    ``Bash(prefix:*)`` matches commands starting with the prefix; otherwise ``*`` matches any
+    text (a space before it keeps a word boundary) and the rest is literal."""
+    inner = rule.removeprefix("Bash(").removesuffix(")")
+    if inner.endswith(":*"):
+        prefix = inner[:-2]
+        return command == prefix or command.startswith(prefix + " ")
+    pattern = "".join(".*" if part == "*" else re.escape(part) for part in re.split(r"(\*)", inner))
+    pattern = pattern.replace(r"\ .*", r"(?:\ .*)?")  # `ls *` also matches `ls`
+    return re.fullmatch(pattern, command) is not None
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "memvault forget note-1 --reason wrong",
+        "memvault -q forget X --purge --yes",
+        "memvault --vault ~/memory --agent me forget X",
+        "/home/me/.venv/bin/memvault forget X --purge --yes",
+        "/home/me/.venv/bin/memvault -q --vault ~/m forget X",
+        "memvault -q ingest chat.jsonl",
+        "memvault --vault ~/m consolidate",
+        "memvault -q sync",
+        "memvault import dump.jsonl",
+        "memvault -q allow-command validate.judge_command",
+    ],
+)
+def test_ask_rules_match_every_form_of_a_destructive_command(command: str) -> None:
+    """``memvault -q forget X --purge --yes`` slipped past ``Bash(memvault forget:*)``."""
+    settings = json.loads((CLAUDE / "settings.json").read_text(encoding="utf-8"))
+    ask = [r for r in settings["permissions"]["ask"] if r.startswith("Bash(")]
+    assert any(bash_rule_matches(rule, command) for rule in ask), command
+
+
+def test_ask_rules_leave_read_only_commands_to_the_allow_rules() -> None:
+    settings = json.loads((CLAUDE / "settings.json").read_text(encoding="utf-8"))
+    ask = [r for r in settings["permissions"]["ask"] if r.startswith("Bash(")]
+    allow = [r for r in settings["permissions"]["allow"] if r.startswith("Bash(")]
+    for command in ("memvault recall 'deploy'", "memvault -q fact 'rate limit'", "memvault stats"):
+        assert not any(bash_rule_matches(rule, command) for rule in ask), command
+    assert bash_rule_matches("Bash(memvault recall:*)", "memvault recall 'deploy'")
+    assert any(bash_rule_matches(rule, "memvault stats") for rule in allow)
+
+
+def test_the_broad_rule_note_names_what_really_keeps_asking(tmp_path: Path) -> None:
+    from memvault.integrations.entries import ASK_COMMANDS, ASK_TOOLS, claude_settings
+    from memvault.integrations.merge import merge_settings
+
+    notes: list[str] = []
+    doc = {"permissions": {"allow": ["Bash(memvault:*)"]}}
+    merged = merge_settings(doc, claude_settings("~/memory", "cc"), "settings.json", notes)
+    [note] = notes
+    ask = merged["permissions"]["ask"]
+    for tool in ASK_TOOLS:
+        assert tool in note and f"mcp__memvault__{tool}" in ask
+    for command in ASK_COMMANDS:  # every command the note names has its ask rule
+        assert command in note and f"Bash(memvault {command}:*)" in ask
