@@ -19,9 +19,9 @@ import pytest
 from memvault import Vault
 from memvault.integrations.entries import (
     INGEST_HOOK,
-    agents_section,
     PROMPT_HOOK,
     SESSION_START,
+    agents_section,
     claude_settings,
     mcp_entry,
     run_as,

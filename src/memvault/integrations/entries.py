@@ -133,7 +133,8 @@ def claude_settings(
     and the hooks); the allow list names the read-only tools and commands one by one; the
     hooks inject context at session start and for every prompt (nothing when nothing is
     relevant), and ingest the transcript before a compaction, at session end and, in the
-    background, after every reply (Stop), failing open. The team and role reach the hooks through ``env``, as the MCP server's arguments.
+    background, after every reply (Stop), failing open. The team and role reach the hooks
+    through ``env``, as the MCP server's arguments.
     """
     allow = [tool_rule(t) for t in READ_ONLY_TOOLS] + [command_rule(c) for c in READ_ONLY_COMMANDS]
     ask = [tool_rule(t) for t in ASK_TOOLS] + [r for c in ASK_COMMANDS for r in ask_rules(c)]
