@@ -378,6 +378,14 @@ def test_the_files_in_integrations_are_what_install_writes_for_a_vault_at_home()
     assert read_json(INTEGRATIONS / "cursor" / "mcp.json") == {
         "mcpServers": {"memvault": mcp_entry("cursor", "~/memory", "cursor")}
     }
+    from memvault.integrations.entries import codex_server
+    from memvault.integrations.text import render_table
+
+    codex = INTEGRATIONS / "codex"
+    assert (codex / "config.toml").read_text(encoding="utf-8") == render_table(
+        codex_server("~/memory", "codex")
+    )
+    assert (codex / "AGENTS.md").read_text(encoding="utf-8") == agents_section()
 
 
 def test_the_installed_server_entry_is_a_real_command_on_the_vault(

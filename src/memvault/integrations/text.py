@@ -65,7 +65,7 @@ def render_table(entry: dict[str, Any]) -> str:
             table[key] = value
     doc = tomlkit.document()
     doc.add("mcp_servers", tomlkit.table(is_super_table=True))
-    doc["mcp_servers"][SERVER] = table  # type: ignore[index]
+    doc["mcp_servers"][SERVER] = table
     return tomlkit.dumps(doc)
 
 
