@@ -102,6 +102,7 @@ NOT_FUZZED = {
     "ui": "serves the web inspector until interrupted (tests/test_ui_*.py drive it)",
     "integrations install": "writes client config files outside the vault; its bad input is "
     "tested in tests/test_integrations_install.py",
+    "integrations uninstall": "see integrations install",
     "allow-command": "writes the user's record of allowed commands outside the vault; its bad "
     "input (unknown and unset keys) is tested in tests/test_allow.py",
 }

@@ -178,7 +178,7 @@ def memvault_invocations(shell: str) -> list[list[str]]:
 
 def test_hook_settings_name_real_commands() -> None:
     commands = hook_commands()
-    assert set(commands) == {"SessionStart", "UserPromptSubmit", "PreCompact", "SessionEnd"}
+    assert set(commands) == {"SessionStart", "UserPromptSubmit", "PreCompact", "SessionEnd", "Stop"}
     used = {
         check_invocation(argv)
         for cmds in commands.values()
@@ -239,7 +239,7 @@ def test_prompt_hook_injects_context_for_the_prompt_only_when_relevant(
     assert quiet.returncode == 0 and quiet.stdout == "", quiet.stdout
 
 
-def test_session_end_and_pre_compact_hooks_ingest_the_transcript(
+def test_stop_session_end_and_pre_compact_hooks_ingest_the_transcript_once(
     vault: Vault, tmp_path: Path
 ) -> None:
     transcript = tmp_path / "5b1e7c3a.jsonl"
@@ -253,13 +253,16 @@ def test_session_end_and_pre_compact_hooks_ingest_the_transcript(
             "reason": "exit",
         }
     )
-    env = {"MEMVAULT_VAULT": str(vault.root)}
-    for event in ("PreCompact", "SessionEnd"):
+    # the settings' env names the agent: captured sessions are its own (scope self)
+    env = {"MEMVAULT_VAULT": str(vault.root), "MEMVAULT_AGENT": "claude-code"}
+    for event in ("Stop", "PreCompact", "SessionEnd"):
         [command] = hook_commands()[event]
         assert "--format claude" in command
         proc = _bash(command, env, stdin=hook_input)
         assert (proc.returncode, proc.stdout, proc.stderr) == (0, "", "")
-    memory = Vault.open(vault.root).get("session-5b1e7c3a-2f4d-4e8a-9c61-0d7f3b2a9e14")
+    memory = Vault.open(vault.root, agent="claude-code").get(
+        "session-5b1e7c3a-2f4d-4e8a-9c61-0d7f3b2a9e14"
+    )
     turns = parse_turns(memory.content)
     assert len(turns) == 9  # the conversation, once: the second hook added nothing
     assert turns[-1].text.startswith("Understood: nothing is committed or pushed")
@@ -284,7 +287,8 @@ def test_a_failed_ingest_hook_says_what_was_not_saved_in_one_line_and_exits_0(
     [command] = hook_commands()["SessionEnd"]
     for path, where, why in cases:
         hook_input = json.dumps({"session_id": "s-1", "transcript_path": str(path)})
-        proc = _bash(command, {"MEMVAULT_VAULT": where}, stdin=hook_input)
+        env = {"MEMVAULT_VAULT": where, "MEMVAULT_AGENT": "claude-code"}
+        proc = _bash(command, env, stdin=hook_input)
         assert proc.returncode == 0, (path, proc.stderr)
         lines = proc.stderr.splitlines()
         assert len(lines) == 1, (path, proc.stderr)
@@ -294,8 +298,10 @@ def test_a_failed_ingest_hook_says_what_was_not_saved_in_one_line_and_exits_0(
     partial = tmp_path / "partial.jsonl"
     partial.write_text(REAL_SESSION.read_text(encoding="utf-8") + "{half a line\n", "utf-8")
     hook_input = json.dumps({"session_id": "s-2", "transcript_path": str(partial)})
-    proc = _bash(command, {"MEMVAULT_VAULT": str(vault.root)}, stdin=hook_input)
-    assert proc.returncode == 0 and len(parse_turns(vault.get("session-s-2").content)) == 9
+    env = {"MEMVAULT_VAULT": str(vault.root), "MEMVAULT_AGENT": "claude-code"}
+    proc = _bash(command, env, stdin=hook_input)
+    agent = Vault.open(vault.root, agent="claude-code")
+    assert proc.returncode == 0 and len(parse_turns(agent.get("session-s-2").content)) == 9
     assert proc.stderr == (
         f"memvault: 1 line(s) of {partial} not saved: skipped (first: {partial}:35:"
         " invalid JSON: Expecting property name enclosed in double quotes (column 2))\n"
@@ -333,7 +339,9 @@ def test_shipped_permissions_allow_read_only_tools_by_name_and_ask_for_the_rest(
     assert {"mcp__memvault__forget", "mcp__memvault__consolidate", "mcp__memvault__ingest"} <= set(
         ask
     )
-    assert {"Bash(memvault forget:*)", "Bash(memvault ingest:*)"} <= set(ask)
+    assert {"Bash(memvault forget:*)", "Bash(memvault ingest:*)", "Bash(memvault sync:*)"} <= set(
+        ask
+    )
     commands = [re.fullmatch(r"Bash\(memvault (.+):\*\)", r) for r in allow if r.startswith("Bash")]
     assert all(commands), allow
     for match in commands:
@@ -341,9 +349,7 @@ def test_shipped_permissions_allow_read_only_tools_by_name_and_ask_for_the_rest(
         argv = match.group(1).split()
         if argv[0] in click_app().commands:  # 'debug' arrives with debug mode
             check_invocation(argv)
-        assert argv[0] not in ("forget", "ingest", "add", "edit", "import", "consolidate") or (
-            argv == ["consolidate", "--dry-run"]
-        ), argv
+        assert argv[0] not in ("forget", "ingest", "add", "edit", "import", "consolidate"), argv
 
 
 # --- the /memvault slash command --------------------------------------------------------
@@ -372,7 +378,7 @@ def test_slash_command_may_run_only_read_only_commands_unasked() -> None:
     allowed = [rule.strip() for rule in front["allowed-tools"].split(",")]
     settings = json.loads((CLAUDE / "settings.json").read_text(encoding="utf-8"))
     assert set(allowed) <= set(settings["permissions"]["allow"])
-    assert "Bash(memvault consolidate --dry-run:*)" in allowed
+    assert not any("consolidate" in rule for rule in allowed)  # asks, even as a dry run
 
 
 def test_slash_command_runs_real_commands_and_options() -> None:
@@ -460,3 +466,63 @@ def test_docs_list_every_tool_and_integration(tools: dict[str, Any]) -> None:
         "insights(",
     ):
         assert name in api, name
+
+
+def bash_rule_matches(rule: str, command: str) -> bool:
+    """Claude Code's matching of a ``Bash(...)`` rule, as its permission docs describe it:
+    ``Bash(prefix:*)`` matches commands starting with the prefix; otherwise ``*`` matches any
+    text (a space before it keeps a word boundary) and the rest is literal."""
+    inner = rule.removeprefix("Bash(").removesuffix(")")
+    if inner.endswith(":*"):
+        prefix = inner[:-2]
+        return command == prefix or command.startswith(prefix + " ")
+    pattern = "".join(".*" if part == "*" else re.escape(part) for part in re.split(r"(\*)", inner))
+    pattern = pattern.replace(r"\ .*", r"(?:\ .*)?")  # `ls *` also matches `ls`
+    return re.fullmatch(pattern, command) is not None
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "memvault forget note-1 --reason wrong",
+        "memvault -q forget X --purge --yes",
+        "memvault --vault ~/memory --agent me forget X",
+        "/home/me/.venv/bin/memvault forget X --purge --yes",
+        "/home/me/.venv/bin/memvault -q --vault ~/m forget X",
+        "memvault -q ingest chat.jsonl",
+        "memvault --vault ~/m consolidate",
+        "memvault -q sync",
+        "memvault import dump.jsonl",
+        "memvault -q allow-command validate.judge_command",
+    ],
+)
+def test_ask_rules_match_every_form_of_a_destructive_command(command: str) -> None:
+    """``memvault -q forget X --purge --yes`` slipped past ``Bash(memvault forget:*)``."""
+    settings = json.loads((CLAUDE / "settings.json").read_text(encoding="utf-8"))
+    ask = [r for r in settings["permissions"]["ask"] if r.startswith("Bash(")]
+    assert any(bash_rule_matches(rule, command) for rule in ask), command
+
+
+def test_ask_rules_leave_read_only_commands_to_the_allow_rules() -> None:
+    settings = json.loads((CLAUDE / "settings.json").read_text(encoding="utf-8"))
+    ask = [r for r in settings["permissions"]["ask"] if r.startswith("Bash(")]
+    allow = [r for r in settings["permissions"]["allow"] if r.startswith("Bash(")]
+    for command in ("memvault recall 'deploy'", "memvault -q fact 'rate limit'", "memvault stats"):
+        assert not any(bash_rule_matches(rule, command) for rule in ask), command
+    assert bash_rule_matches("Bash(memvault recall:*)", "memvault recall 'deploy'")
+    assert any(bash_rule_matches(rule, "memvault stats") for rule in allow)
+
+
+def test_the_broad_rule_note_names_what_really_keeps_asking(tmp_path: Path) -> None:
+    from memvault.integrations.entries import ASK_COMMANDS, ASK_TOOLS, claude_settings
+    from memvault.integrations.merge import merge_settings
+
+    notes: list[str] = []
+    doc = {"permissions": {"allow": ["Bash(memvault:*)"]}}
+    merged = merge_settings(doc, claude_settings("~/memory", "cc"), "settings.json", notes)
+    [note] = notes
+    ask = merged["permissions"]["ask"]
+    for tool in ASK_TOOLS:
+        assert tool in note and f"mcp__memvault__{tool}" in ask
+    for command in ASK_COMMANDS:  # every command the note names has its ask rule
+        assert command in note and f"Bash(memvault {command}:*)" in ask

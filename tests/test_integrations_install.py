@@ -21,6 +21,7 @@ from memvault.integrations.entries import (
     INGEST_HOOK,
     PROMPT_HOOK,
     SESSION_START,
+    agents_section,
     claude_settings,
     mcp_entry,
     run_as,
@@ -111,7 +112,9 @@ def test_claude_code_project_install_writes_the_three_files(
         "UserPromptSubmit": [run_as(PROMPT_HOOK, CMD)],
         "PreCompact": [run_as(INGEST_HOOK, CMD)],
         "SessionEnd": [run_as(INGEST_HOOK, CMD)],
+        "Stop": [run_as(INGEST_HOOK, CMD)],
     }
+    assert settings["hooks"]["Stop"][0]["hooks"][0]["async"] is True  # never holds a reply
     command = project / ".claude" / "commands" / "memvault.md"
     assert command.read_text(encoding="utf-8") == slash_command()
     assert not (home / ".claude.json").exists()  # project scope touches no user file
@@ -236,7 +239,11 @@ def test_install_merges_into_the_users_files_and_keeps_their_entries(
     assert s["hooks"]["PreCompact"] == [
         {"hooks": [{"type": "command", "command": run_as(INGEST_HOOK, CMD), "timeout": 60}]}
     ]
-    assert s["hooks"]["Stop"] == [{"hooks": [{"type": "command", "command": "say done"}]}]
+    assert s["hooks"]["Stop"] == [
+        {"hooks": [{"type": "command", "command": "say done"}]},
+        {"hooks": [{"type": "command", "command": run_as(INGEST_HOOK, CMD), "timeout": 60,
+                    "async": True}]},
+    ]  # fmt: skip
     assert (project / ".claude" / "commands" / "deploy.md").read_text() == "Deploy it.\n"
 
 
@@ -371,6 +378,14 @@ def test_the_files_in_integrations_are_what_install_writes_for_a_vault_at_home()
     assert read_json(INTEGRATIONS / "cursor" / "mcp.json") == {
         "mcpServers": {"memvault": mcp_entry("cursor", "~/memory", "cursor")}
     }
+    from memvault.integrations.entries import codex_server
+    from memvault.integrations.text import render_table
+
+    codex = INTEGRATIONS / "codex"
+    assert (codex / "config.toml").read_text(encoding="utf-8") == render_table(
+        codex_server("~/memory", "codex")
+    )
+    assert (codex / "AGENTS.md").read_text(encoding="utf-8") == agents_section()
 
 
 def test_the_installed_server_entry_is_a_real_command_on_the_vault(
@@ -411,3 +426,211 @@ def test_a_command_path_with_spaces_is_quoted_and_still_recognised_as_ours() -> 
     assert hook.startswith("'/opt/my tools/memvault' -q ingest --hook")
     assert own_hook({"command": hook}) and own_hook({"command": INGEST_HOOK})
     assert not own_hook({"command": "/opt/other/notmemvault -q ingest --hook"})
+
+
+# --- uninstall: install, again, uninstall are byte-exact round trips ---------------------
+
+USERS_CODEX = """\
+# my Codex settings
+model = "o3"  # the fast one
+
+[mcp_servers.github]
+command = "gh-mcp"
+args = ["serve"]
+
+# work profile
+[profiles.work]
+model = "gpt-5"
+"""
+USERS_AGENTS = "# House rules\n\nRun `make test` before committing.\n"
+
+
+def users_clean_files(project: Path, home: Path) -> None:
+    """Files holding only the user's own entries, in the clients' own format."""
+    (project / ".mcp.json").write_text(
+        json.dumps({"mcpServers": {"github": {"command": "gh-mcp", "args": []}}}, indent=2) + "\n",
+        encoding="utf-8",
+    )
+    settings = {
+        "model": "opus",
+        "env": {"EDITOR": "vim"},
+        "permissions": {"allow": ["Bash(npm test:*)"], "deny": ["Read(.env)"]},
+        "hooks": {"Stop": [{"hooks": [{"type": "command", "command": "say done"}]}]},
+    }
+    for base in (project, home):
+        (base / ".claude" / "commands").mkdir(parents=True)
+        (base / ".claude" / "settings.json").write_text(
+            json.dumps(settings, indent=2) + "\n", encoding="utf-8"
+        )
+        (base / ".claude" / "commands" / "deploy.md").write_text("Deploy it.\n", encoding="utf-8")
+        (base / ".cursor").mkdir()
+        (base / ".cursor" / "mcp.json").write_text(
+            '{\n  "mcpServers": {\n    "db": {\n      "command": "db-mcp"\n    }\n  }\n}\n',
+            encoding="utf-8",
+        )
+        (base / ".codex").mkdir()
+        (base / ".codex" / "config.toml").write_text(USERS_CODEX, encoding="utf-8")
+    (home / ".claude.json").write_text(
+        json.dumps({"numStartups": 3, "projects": {}}, indent=2) + "\n", encoding="utf-8"
+    )
+    (project / "AGENTS.md").write_text(USERS_AGENTS, encoding="utf-8")
+    (home / ".codex" / "AGENTS.md").write_text(USERS_AGENTS, encoding="utf-8")
+
+
+def contents(*folders: Path) -> dict[str, bytes]:
+    return {k: v[0] for k, v in snapshot(*folders).items()}
+
+
+@pytest.mark.parametrize("client", ["claude-code", "cursor", "codex"])
+@pytest.mark.parametrize("scope", ["project", "user"])
+def test_install_again_and_uninstall_are_byte_exact_round_trips(
+    cli: Cli, memory: Vault, project: Path, home: Path, client: str, scope: str
+) -> None:
+    users_clean_files(project, home)
+    flags = ("--team", "web", "--role", "dev")
+    original = contents(project, home)
+    args = (client, "--user") if scope == "user" else (client,)
+    res = cli("--vault", "~/memory", *flags, "integrations", "install", *args)
+    assert res.code == 0, res.err
+    installed = contents(project, home)
+    assert installed != original
+    for path, text in original.items():  # the user's own entries are all still there
+        if path in installed and path.endswith(".json"):
+            mine = json.loads(text)
+            assert all(k in json.loads(installed[path]) for k in mine), path
+    res = cli("--vault", "~/memory", *flags, "integrations", "install", *args)
+    assert res.code == 0 and all(line.startswith("unchanged") for line in res.out.splitlines())
+    assert contents(project, home) == installed  # a second install changes no byte
+    res = cli("--vault", "~/memory", *flags, "integrations", "uninstall", *args)
+    assert res.code == 0, res.err
+    assert contents(project, home) == original  # byte for byte what the user had
+    res = cli("--vault", "~/memory", *flags, "integrations", "uninstall", *args)
+    assert res.code == 0 and contents(project, home) == original  # again: nothing to do
+
+
+def test_uninstall_from_nothing_deletes_what_install_created(
+    cli: Cli, memory: Vault, project: Path, home: Path
+) -> None:
+    for client in ("claude-code", "cursor", "codex"):
+        install(cli, client)
+        install(cli, client, "--user")
+    assert (project / "AGENTS.md").exists() and (home / ".codex" / "config.toml").exists()
+    for client in ("claude-code", "cursor", "codex"):
+        for extra in ((), ("--user",)):
+            res = cli("--vault", "~/memory", "integrations", "uninstall", client, *extra)
+            assert res.code == 0, res.err
+    assert contents(project, home) == {}  # every file was memvault's, so every file went
+
+
+def test_uninstall_keeps_what_the_user_set_and_dry_run_writes_nothing(
+    cli: Cli, memory: Vault, project: Path, home: Path
+) -> None:
+    users_files(project)  # MEMVAULT_VAULT set by the user to ~/work-memory: kept at install
+    install(cli, "claude-code")
+    before = contents(project, home)
+    res = cli("--vault", "~/memory", "integrations", "uninstall", "claude-code", "--dry-run")
+    assert res.code == 0 and contents(project, home) == before
+    assert "+++ /dev/null" in res.out  # the slash command would go
+    res = cli("--vault", "~/memory", "integrations", "uninstall", "claude-code")
+    assert "env.MEMVAULT_VAULT is '~/work-memory', not memvault's; kept it" in res.err
+    s = read_json(project / ".claude" / "settings.json")
+    assert s["env"] == {"MEMVAULT_VAULT": "~/work-memory", "EDITOR": "vim"}
+    assert s["permissions"] == {
+        "allow": ["Bash(npm test:*)", "mcp__memvault"],
+        "deny": ["Read(.env)"],
+    }
+    assert "memvault" not in json.dumps(s["hooks"]).replace("mcp__memvault", "")
+    assert s["hooks"]["SessionStart"] == [
+        {"matcher": "startup", "hooks": [{"type": "command", "command": "echo hello"}]}
+    ]  # memvault's hook left the user's group; the group stays
+    assert read_json(project / ".mcp.json") == {
+        "mcpServers": {"github": {"command": "gh-mcp", "args": []}},
+        "x-note": "mine",
+    }
+
+
+# --- Codex --------------------------------------------------------------------------------
+
+
+def test_codex_install_adds_its_table_and_section_and_keeps_the_users_comments(
+    cli: Cli, memory: Vault, project: Path, home: Path
+) -> None:
+    import tomllib
+
+    codex = home / ".codex"
+    codex.mkdir()
+    (codex / "config.toml").write_text(USERS_CODEX, encoding="utf-8")
+    res = cli(
+        "--vault", "~/memory", "--team", "web", "integrations", "install", "codex", "--user"
+    )  # fmt: skip
+    assert res.code == 0, res.err
+    text = (codex / "config.toml").read_text(encoding="utf-8")
+    assert text.startswith(USERS_CODEX)  # the user's text, comments and all, untouched
+    config = tomllib.loads(text)
+    assert config["mcp_servers"]["github"] == {"command": "gh-mcp", "args": ["serve"]}
+    assert config["mcp_servers"]["memvault"] == {
+        "command": CMD,
+        "args": ["mcp"],
+        "env": {"MEMVAULT_VAULT": "~/memory", "MEMVAULT_AGENT": "codex", "MEMVAULT_TEAM": "web"},
+    }
+    section = (codex / "AGENTS.md").read_text(encoding="utf-8")
+    assert section == agents_section()
+    # a new version of the entry is brought up to date where it stands
+    install(cli, "codex", "--user", "--command", "memvault")
+    again = tomllib.loads((codex / "config.toml").read_text(encoding="utf-8"))
+    assert again["mcp_servers"]["memvault"]["command"] == "memvault"
+    assert (codex / "config.toml").read_text(encoding="utf-8").count("[mcp_servers.memvault]") == 1
+    # project scope: .codex/config.toml and the AGENTS.md at the project's root
+    res = install(cli, "codex")
+    assert (project / ".codex" / "config.toml").exists() and (project / "AGENTS.md").exists()
+    assert "only once you trust the project" in res.err
+
+
+def test_codex_bad_toml_is_named_and_nothing_is_written(
+    cli: Cli, memory: Vault, project: Path, home: Path
+) -> None:
+    (project / ".codex").mkdir()
+    bad = project / ".codex" / "config.toml"
+    bad.write_text('model = "o3\n', encoding="utf-8")
+    res = cli("--vault", "~/memory", "integrations", "install", "codex")
+    assert res.code == 1 and res.err.startswith(f"Error: {bad}: invalid TOML: ")
+    assert res.err.count("\n") == 1
+    assert bad.read_text(encoding="utf-8") == 'model = "o3\n'
+    assert not (project / "AGENTS.md").exists()
+    bad.write_text('mcp_servers = "none"\n', encoding="utf-8")
+    res = cli("--vault", "~/memory", "integrations", "install", "codex")
+    assert res.code == 1 and "mcp_servers: expected a table, got" in res.err
+
+
+# --- a user's own file is kept ------------------------------------------------------------
+
+
+def test_a_users_own_slash_command_is_kept_as_bak_with_a_note_and_comes_back(
+    cli: Cli, memory: Vault, project: Path, home: Path
+) -> None:
+    mine = project / ".claude" / "commands" / "memvault.md"
+    mine.parent.mkdir(parents=True)
+    mine.write_text("My own /memvault: run my script.\n", encoding="utf-8")
+    res = install(cli, "claude-code")
+    bak = mine.with_name("memvault.md.bak")
+    assert bak.read_text(encoding="utf-8") == "My own /memvault: run my script.\n"
+    assert f"note: {mine}: held your own text; kept it as memvault.md.bak" in res.err
+    assert mine.read_text(encoding="utf-8") == slash_command()
+    assert "held your own text" not in install(cli, "claude-code").err  # ours now: no note
+    res = cli("--vault", "~/memory", "integrations", "uninstall", "claude-code")
+    assert res.code == 0, res.err
+    assert mine.read_text(encoding="utf-8") == "My own /memvault: run my script.\n"
+    assert not bak.exists()
+
+
+def test_a_second_users_file_gets_its_own_backup(
+    cli: Cli, memory: Vault, project: Path, home: Path
+) -> None:
+    mine = project / ".claude" / "commands" / "memvault.md"
+    mine.parent.mkdir(parents=True)
+    mine.with_name("memvault.md.bak").write_text("older\n", encoding="utf-8")
+    mine.write_text("newer\n", encoding="utf-8")
+    res = install(cli, "claude-code")
+    assert "kept it as memvault.md.bak.1" in res.err
+    assert mine.with_name("memvault.md.bak").read_text(encoding="utf-8") == "older\n"
+    assert mine.with_name("memvault.md.bak.1").read_text(encoding="utf-8") == "newer\n"

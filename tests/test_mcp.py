@@ -10,6 +10,7 @@ import json
 import os
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
@@ -901,3 +902,44 @@ def test_a_secret_refusal_speaks_mcp_not_cli(root: Path) -> None:
             assert commit_count(root) == before
 
     run(main)
+
+
+def test_an_unreadable_line_gets_a_json_rpc_error_and_the_server_keeps_answering(
+    root: Path,
+) -> None:
+    """Over the real stdio pipe, as a client writes: a line that is not JSON gets -32700
+    Parse error, JSON that is no request gets -32600, both with id null, and the next request
+    is answered as usual."""
+    lines = [
+        "{not json",
+        '{"jsonrpc": "2.0", "id": 1, "method": "ping"}',
+        "[1, 2]",
+        '{"jsonrpc": "2.0", "id": 2, "method": "ping"}',
+    ]
+    cmd = server_command(root, "alice", None, None)
+    proc = subprocess.Popen(
+        [*cmd[:-1], "mcp", "--no-warm"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, **server_env()},
+    )
+    assert proc.stdin is not None and proc.stdout is not None
+    timer = threading.Timer(60, proc.kill)  # a server that never answers fails, not hangs
+    timer.start()
+    try:
+        proc.stdin.write("".join(line + "\n" for line in lines))
+        proc.stdin.flush()
+        answers = [json.loads(proc.stdout.readline()) for _ in lines]
+        proc.stdin.close()
+        stderr = proc.stderr.read() if proc.stderr else ""
+        code = proc.wait()
+    finally:
+        timer.cancel()
+    errors = [a for a in answers if "error" in a]
+    assert [(a["id"], a["error"]["code"]) for a in errors] == [(None, -32700), (None, -32600)]
+    assert errors[0]["error"]["message"].startswith("Parse error")
+    assert errors[1]["error"]["message"].startswith("Invalid Request")
+    assert sorted(a["id"] for a in answers if "result" in a) == [1, 2]
+    assert code == 0 and "unreadable line (-32700)" in stderr

@@ -12,12 +12,13 @@ import typer
 from .. import parse_when
 from ..errors import MemvaultError
 from .common import emit_json, hook_payload, info, open_vault, state
-from .options import INTEGRATIONS_INSTALL, typer_parameters
+from .options import INTEGRATIONS_INSTALL, INTEGRATIONS_UNINSTALL, typer_parameters
 from .root import app
 from .write import Scope
 
 if TYPE_CHECKING:
     from .. import IngestReport
+    from ..integrations import InstallReport
 
 
 @app.command()
@@ -228,8 +229,8 @@ def insights(
 
 integrations_app = typer.Typer(
     help=(
-        "Connect agent clients (Claude Code, Cursor) to the vault: MCP server, hooks,"
-        " permissions, the /memvault command.\n\n"
+        "Connect agent clients (Claude Code, Cursor, Codex) to the vault: MCP server, hooks,"
+        " permissions, the /memvault command; or take it out again.\n\n"
         "Example: memvault --vault ~/memory integrations install claude-code --dry-run"
     ),
     no_args_is_help=True,
@@ -256,12 +257,15 @@ def integrations_install(
     claude-code: the MCP server in .mcp.json (--user: ~/.claude.json), hooks, permissions
     and MEMVAULT_VAULT/MEMVAULT_AGENT in .claude/settings.json (--user: ~/.claude/), and the
     /memvault slash command in .claude/commands/memvault.md. cursor: the MCP server in
-    .cursor/mcp.json (--user: ~/.cursor/mcp.json). Running it again changes nothing; your
-    own servers, hooks and rules are kept; --dry-run prints the diff and writes nothing.
-    The files name this memvault by its absolute path (a client started from a desktop
-    launcher has no venv on its PATH); --command chooses another. Claude Code's hooks save
-    each session with scope self (only this agent reads it) unless --capture-scope says
-    otherwise, and channel claude-code ('memvault pause --channel claude-code' stops them).
+    .cursor/mcp.json (--user: ~/.cursor/mcp.json). codex: [mcp_servers.memvault] in
+    .codex/config.toml and a section of AGENTS.md (--user: ~/.codex/). Running it again
+    changes nothing; your own servers, hooks, rules and comments are kept; a file of yours
+    that memvault would replace is kept as NAME.bak; --dry-run prints the diff and writes
+    nothing. The files name this memvault by its absolute path (a client started from a
+    desktop launcher has no venv on its PATH); --command chooses another.
+    Claude Code's hooks save each session with scope self (only this agent reads it)
+    unless --capture-scope says otherwise, and channel claude-code ('memvault pause
+    --channel claude-code' stops them).
 
     Examples:
 
@@ -270,34 +274,91 @@ def integrations_install(
       memvault --vault ~/memory --team web integrations install claude-code --capture-scope team
 
       memvault --vault ~/memory --agent cursor integrations install cursor --user
+
+      memvault --vault ~/memory integrations install codex --user
     """
     from ..integrations import install
-    from ..integrations.install import portable
 
     if project and user:
         raise MemvaultError("choose one of --project and --user", key="scope")
-    vault = open_vault()
-    home = Path.home()
+    vault, home, where = _integration_places(folder)
     report = install(
         client,
         "user" if user else "project",
-        vault=portable(vault.root, home),
+        vault=vault,
         agent=state.agent,
         team=state.team,
         role=state.role,
-        project=(folder or Path.cwd()).expanduser().resolve(),
+        project=where,
         home=home,
         dry_run=dry_run,
         command=command,
         capture_scope=capture_scope,
     )
+    _show_install(report, dry_run, json_out)
+
+
+@integrations_app.command("uninstall")
+@typer_parameters(INTEGRATIONS_UNINSTALL)
+def integrations_uninstall(
+    *,
+    client: str,
+    project: bool,
+    user: bool,
+    folder: Path | None,
+    dry_run: bool,
+    json_out: bool,
+) -> None:
+    """Take out of a client's files exactly what 'integrations install' put in.
+
+    memvault's MCP server entry, hooks, permission rules, slash command and AGENTS.md
+    section go; env values go when they are the ones install wrote (give the same --vault,
+    --agent, --team and --role as the install); a file left empty goes; a file of yours that
+    install kept as NAME.bak comes back. Your own entries stay as they are.
+
+    Examples:
+
+      memvault --vault ~/memory integrations uninstall claude-code --dry-run
+
+      memvault --vault ~/memory integrations uninstall codex --user
+    """
+    from ..integrations import uninstall
+
+    if project and user:
+        raise MemvaultError("choose one of --project and --user", key="scope")
+    vault, home, where = _integration_places(folder)
+    report = uninstall(
+        client,
+        "user" if user else "project",
+        vault=vault,
+        agent=state.agent,
+        team=state.team,
+        role=state.role,
+        project=where,
+        home=home,
+        dry_run=dry_run,
+    )
+    _show_install(report, dry_run, json_out)
+
+
+def _integration_places(folder: Path | None) -> tuple[str, Path, Path]:
+    """The vault as the files name it, the home folder, and the project folder."""
+    from ..integrations.install import portable
+
+    vault = open_vault()
+    home = Path.home()
+    return portable(vault.root, home), home, (folder or Path.cwd()).expanduser().resolve()
+
+
+def _show_install(report: InstallReport, dry_run: bool, json_out: bool) -> None:
     if json_out:
         emit_json(report.as_dict())
     else:
+        verbs = {"create": "created", "update": "updated", "delete": "deleted"}
         for change in report.files:
             if dry_run:
                 sys.stdout.write(change.diff())
-            verb = {"create": "created", "update": "updated"}.get(change.action, change.action)
+            verb = verbs.get(change.action, change.action)
             if dry_run and change.action != "unchanged":
                 verb = f"would be {verb}"
             print(f"{verb}\t{change.path}", file=sys.stderr if dry_run else sys.stdout)

@@ -246,9 +246,9 @@ INTEGRATIONS_INSTALL = Command(
     (
         Argument(
             "client",
-            "The agent client: claude-code or cursor.",
+            "The agent client: claude-code, cursor or codex.",
             required=True,
-            choices=("claude-code", "cursor"),
+            choices=("claude-code", "cursor", "codex"),
         ),
     ),
     (
@@ -272,6 +272,16 @@ INTEGRATIONS_INSTALL = Command(
         ),
         Option("dry_run", ("--dry-run",), "flag", "Show the diff of every file; write nothing."),
         Option("json_out", ("--json",), "flag", "Print the report (files, diffs, notes) as JSON."),
+    ),
+)
+
+INTEGRATIONS_UNINSTALL = Command(
+    "uninstall",
+    INTEGRATIONS_INSTALL.arguments,
+    tuple(
+        o
+        for o in INTEGRATIONS_INSTALL.options
+        if o.name in ("project", "user", "folder", "dry_run", "json_out")
     ),
 )
 

@@ -1,11 +1,14 @@
-"""Connecting agent clients to a vault: ``memvault integrations install claude-code|cursor``.
+"""Connecting agent clients to a vault: ``memvault integrations install|uninstall
+claude-code|cursor|codex``.
 
 :func:`install` writes, or merges into existing files, what a client needs: the MCP server
-entry (Claude Code's ``.mcp.json`` or ``~/.claude.json``, Cursor's ``.cursor/mcp.json``),
-and for Claude Code its ``settings.json`` (environment, permissions, hooks) and the
-``/memvault`` slash command. It is idempotent, never drops the user's own entries, and
-with ``dry_run`` only reports the diff. :mod:`.entries` holds what memvault adds,
-:mod:`.merge` the merge rules, :mod:`.install` the files and their writing.
+entry (Claude Code's ``.mcp.json`` or ``~/.claude.json``, Cursor's ``.cursor/mcp.json``,
+Codex's ``config.toml``), for Claude Code its ``settings.json`` (environment, permissions,
+hooks) and the ``/memvault`` slash command, for Codex a section of ``AGENTS.md``. It is
+idempotent, never drops the user's own entries, and with ``dry_run`` only reports the diff;
+:func:`uninstall` takes out exactly that. :mod:`.entries` holds what memvault adds,
+:mod:`.merge` (JSON) and :mod:`.text` (TOML, Markdown) the merge rules, :mod:`.install` the
+files and their writing.
 
 >>> from memvault.integrations import install                               # doctest: +SKIP
 >>> report = install("claude-code", "project", vault="~/memory", project=Path("."),
@@ -18,6 +21,6 @@ A door like the CLI: may import memvault's public API and ``memvault.errors`` on
 from __future__ import annotations
 
 from .entries import CLIENTS
-from .install import SCOPES, FileChange, InstallReport, install
+from .install import SCOPES, FileChange, InstallReport, install, uninstall
 
-__all__ = ["CLIENTS", "SCOPES", "FileChange", "InstallReport", "install"]
+__all__ = ["CLIENTS", "SCOPES", "FileChange", "InstallReport", "install", "uninstall"]

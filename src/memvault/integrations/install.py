@@ -1,9 +1,12 @@
-"""Installing memvault into an agent client: which files, what goes in them, writing them.
+"""Installing memvault into an agent client, and uninstalling it: which files, what goes in
+them, writing them.
 
 Every file is planned first (read, merged, rendered) and only then written, so a file that
 cannot be merged (invalid JSON, a key of the wrong type) stops the install before anything
 changes. A file whose merged content equals what it holds is not touched; a dry run writes
-nothing and shows the unified diff of each file.
+nothing and shows the unified diff of each file. A file that memvault replaces whole (the
+slash command) and that holds something else is kept as ``NAME.bak`` first, with a note;
+uninstall puts it back.
 """
 
 from __future__ import annotations
@@ -23,14 +26,25 @@ from .entries import (
     CLIENTS,
     COMMAND,
     SERVER,
+    agents_section,
     claude_settings,
+    codex_server,
     mcp_entry,
     slash_command,
 )
-from .merge import Json, merge_server, merge_settings, parse_json, render_json
+from .merge import (
+    Json,
+    merge_server,
+    merge_settings,
+    parse_json,
+    remove_server,
+    remove_settings,
+    render_json,
+)
+from .text import merge_codex, merge_section, remove_codex, remove_section
 
 SCOPES = ("project", "user")
-Action = Literal["create", "update", "unchanged"]
+Action = Literal["create", "update", "unchanged", "delete"]
 
 
 class FileChange(Record, frozen=True):
@@ -40,7 +54,8 @@ class FileChange(Record, frozen=True):
     name: str  # as the diff names it: relative to the project, or ~/... for user files
     action: Action
     before: str | None
-    after: str
+    after: str  # "" for a file that is deleted
+    backup: Path | None = None  # where the file's text is kept before it is replaced
 
     def diff(self) -> str:
         """The unified diff of the change (empty when unchanged)."""
@@ -49,13 +64,14 @@ class FileChange(Record, frozen=True):
             (self.before or "").splitlines(keepends=True),
             self.after.splitlines(keepends=True),
             fromfile="/dev/null" if self.before is None else f"a/{name}",
-            tofile=f"b/{name}",
+            tofile="/dev/null" if self.action == "delete" else f"b/{name}",
         )
         return "".join(line if line.endswith("\n") else line + "\n" for line in lines)
 
 
 class InstallReport(Record):
-    """What ``install`` did (or, on a dry run, would do) to each file, and notes for the user."""
+    """What ``install`` or ``uninstall`` did (or, on a dry run, would do) to each file, and
+    notes for the user."""
 
     client: str
     scope: str
@@ -83,14 +99,26 @@ class InstallReport(Record):
         }
 
 
+Merge = Callable[[str | None, str, list[str]], str]  # (current text, where, notes) -> new
+# (current text, where, notes) -> new text, or None: the file goes (memvault created it)
+Remove = Callable[[str, str, list[str]], str | None]
+
+
 class Target(Record, frozen=True):
-    """A file of a client's configuration and how memvault's part is merged into it."""
+    """A file of a client's configuration: how memvault's part is merged into it, how it is
+    taken out again, and whether the file is memvault's whole (replaced, not merged)."""
 
     path: Path
-    merge: Callable[[str | None, str, list[str]], str]  # (current text, where, notes) -> new
+    merge: Merge
+    remove: Remove
+    whole: bool = False
 
 
-def json_target(path: Path, merge: Callable[[Json, str, list[str]], Json]) -> Target:
+def json_target(
+    path: Path,
+    merge: Callable[[Json, str, list[str]], Json],
+    remove: Callable[[Json, str, list[str]], Json],
+) -> Target:
     def apply(text: str | None, where: str, notes: list[str]) -> str:
         current = parse_json(text or "", where)
         merged = merge(current, where, notes)
@@ -98,7 +126,42 @@ def json_target(path: Path, merge: Callable[[Json, str, list[str]], Json]) -> Ta
             return text  # nothing to add: the file stays byte for byte as the user wrote it
         return render_json(merged)
 
-    return Target(path, apply)
+    def take_out(text: str, where: str, notes: list[str]) -> str | None:
+        current = parse_json(text, where)
+        rest = remove(current, where, notes)
+        if rest == current:
+            return text
+        return render_json(rest) if rest else None
+
+    return Target(path, apply, take_out)
+
+
+def text_target(
+    path: Path,
+    merge: Callable[[str, str, list[str]], str],
+    remove: Callable[[str, str], str],
+) -> Target:
+    """A text file memvault merges into (``config.toml``, ``AGENTS.md``); a file left empty by
+    the removal goes."""
+
+    def take_out(text: str, where: str, notes: list[str]) -> str | None:
+        rest = remove(text, where)
+        return rest if rest.strip() or rest == text else None
+
+    return Target(path, lambda text, where, notes: merge(text or "", where, notes), take_out)
+
+
+def whole_target(path: Path, text: str) -> Target:
+    """A file that is memvault's whole (the slash command): written as ``text``; removed only
+    while it still holds ``text``."""
+
+    def take_out(current: str, where: str, notes: list[str]) -> str | None:
+        if current == text:
+            return None
+        notes.append(f"{where}: not memvault's (changed since install); kept it")
+        return current
+
+    return Target(path, lambda current, where, notes: text, take_out, whole=True)
 
 
 def targets(
@@ -114,28 +177,48 @@ def targets(
     capture_scope: str = CAPTURE_SCOPE,
 ) -> list[Target]:
     """The files ``client`` reads, for one scope, with memvault's part of each."""
+    base = project if scope == "project" else home
+    if client == "codex":
+        # Codex reads ~/.codex/config.toml and ~/.codex/AGENTS.md; in a project it reads
+        # .codex/config.toml (once the project is trusted) and the AGENTS.md at its root.
+        table = codex_server(vault, agent, team, role, command)
+        section = agents_section()
+        folder = base / ".codex"
+        return [
+            text_target(
+                folder / "config.toml",
+                lambda text, where, notes: merge_codex(text, table, where, notes),
+                remove_codex,
+            ),
+            text_target(
+                (folder if scope == "user" else project) / "AGENTS.md",
+                lambda text, where, notes: merge_section(text, section),
+                lambda text, where: remove_section(text),
+            ),
+        ]
     entry = mcp_entry(client, vault, agent, team, role, command)
 
     def server(doc: Json, where: str, notes: list[str]) -> Json:
         return merge_server(doc, entry, where, notes)
 
     if client == "cursor":
-        base = project if scope == "project" else home
-        return [json_target(base / ".cursor" / "mcp.json", server)]
+        return [json_target(base / ".cursor" / "mcp.json", server, remove_server)]
     settings = claude_settings(vault, agent, team, role, command, capture_scope)
 
     def merged_settings(doc: Json, where: str, notes: list[str]) -> Json:
         return merge_settings(doc, settings, where, notes)
 
-    command = slash_command()
+    def removed_settings(doc: Json, where: str, notes: list[str]) -> Json:
+        return remove_settings(doc, settings, where, notes)
+
     # Project scope: files shared through the project's git; user scope: Claude Code keeps
     # user MCP servers in ~/.claude.json and user settings under ~/.claude/.
     servers = project / ".mcp.json" if scope == "project" else home / ".claude.json"
     folder = target_folder(scope, project, home)
     return [
-        json_target(servers, server),
-        json_target(folder / "settings.json", merged_settings),
-        Target(folder / "commands" / f"{SERVER}.md", lambda text, where, notes: command),
+        json_target(servers, server, remove_server),
+        json_target(folder / "settings.json", merged_settings, removed_settings),
+        whole_target(folder / "commands" / f"{SERVER}.md", slash_command()),
     ]
 
 
@@ -168,6 +251,26 @@ def write_text(path: Path, text: str) -> None:
         raise
 
 
+def check_choice(client: str, scope: str) -> None:
+    if client not in CLIENTS:
+        raise ValidationError(f"expected {'|'.join(CLIENTS)}, got {client!r}", key="client")
+    if scope not in SCOPES:
+        raise ValidationError(f"expected {'|'.join(SCOPES)}, got {scope!r}", key="scope")
+
+
+def check_capture(client: str, capture_scope: str | None) -> None:
+    """``--capture-scope``: a scope of memories, and only for a client with capture hooks."""
+    if capture_scope is not None and capture_scope not in MEMORY_SCOPES:
+        raise ValidationError(
+            f"expected {'|'.join(MEMORY_SCOPES)}, got {capture_scope!r}", key="capture-scope"
+        )
+    if capture_scope is not None and client != "claude-code":
+        raise ValidationError(
+            f"{client} has no capture hooks: --capture-scope is for claude-code",
+            key="capture-scope",
+        )
+
+
 def install(
     client: str,
     scope: str,
@@ -190,19 +293,8 @@ def install(
     ``capture_scope``: the scope Claude Code's hooks save sessions with (default ``self``;
     Cursor has no capture hooks). With ``dry_run`` nothing is written.
     """
-    if client not in CLIENTS:
-        raise ValidationError(f"expected {'|'.join(CLIENTS)}, got {client!r}", key="client")
-    if scope not in SCOPES:
-        raise ValidationError(f"expected {'|'.join(SCOPES)}, got {scope!r}", key="scope")
-    if capture_scope is not None and capture_scope not in MEMORY_SCOPES:
-        raise ValidationError(
-            f"expected {'|'.join(MEMORY_SCOPES)}, got {capture_scope!r}", key="capture-scope"
-        )
-    if capture_scope is not None and client != "claude-code":
-        raise ValidationError(
-            f"{client} has no capture hooks: --capture-scope is for claude-code",
-            key="capture-scope",
-        )
+    check_choice(client, scope)
+    check_capture(client, capture_scope)
     report = InstallReport(client, scope, vault, dry_run)
     command = command or installed_command(report.notes)
     captured = capture_scope or CAPTURE_SCOPE
@@ -217,10 +309,15 @@ def install(
         action: Action = (
             "create" if before is None else "update" if after != before else "unchanged"
         )
-        base = project if scope == "project" else home
-        name = target.path.relative_to(base).as_posix()
-        name = name if scope == "project" else f"~/{name}"
-        report.files.append(FileChange(target.path, name, action, before, after))
+        backup = None
+        if target.whole and action == "update" and before is not None:
+            backup = backup_path(target.path, before)
+            report.notes.append(
+                f"{target.path}: held your own text; kept it as {backup.name}"
+                " (uninstall puts it back)"
+            )
+        name = display_name(target.path, scope, project, home)
+        report.files.append(FileChange(target.path, name, action, before, after, backup))
     if client == "claude-code":
         old = target_folder(scope, project, home) / "commands" / "memory.md"
         text = read_text(old)
@@ -229,6 +326,11 @@ def install(
                 f"{old}: an older memvault's /memory command, which Claude Code's built-in"
                 " /memory hides; delete it (the command is /memvault now)"
             )
+    if client == "codex" and scope == "project":
+        report.notes.append(
+            "Codex reads a project's .codex/config.toml only once you trust the project"
+            " (Codex asks when it starts there); --user installs for every project"
+        )
     if command == COMMAND and shutil.which(COMMAND) is None:
         report.notes.append(
             "memvault is not on this PATH: the client starts `memvault` by name, so put its"
@@ -240,8 +342,7 @@ def install(
             " memvault is elsewhere installs with --command (or --command memvault, by name)"
         )
     if not dry_run:
-        for change in report.changed:
-            write_text(change.path, change.after)
+        apply(report)
     return report
 
 
@@ -256,6 +357,85 @@ def capture_note(scope: str, agent: str, team: str | None) -> str:
         f"Claude Code sessions are saved at PreCompact and SessionEnd with scope {scope}: {who}"
         " (--capture-scope chooses; memvault pause --channel claude-code stops it)"
     )
+
+
+def uninstall(
+    client: str,
+    scope: str,
+    *,
+    vault: str,
+    agent: str | None = None,
+    team: str | None = None,
+    role: str | None = None,
+    project: Path,
+    home: Path,
+    dry_run: bool = False,
+    command: str | None = None,
+) -> InstallReport:
+    """Take out of ``client``'s configuration what :func:`install` put in, and nothing else.
+
+    memvault's server entry, hooks (any version) and section go; its permission rules go;
+    an ``env`` value goes only when it is the one install would write with the same
+    arguments. A key left empty goes, a file left empty goes, and a file that install kept
+    as ``.bak`` comes back. Files hold the user's own entries as they were.
+    """
+    check_choice(client, scope)
+    report = InstallReport(client, scope, vault, dry_run)
+    command = command or installed_command([])
+    for target in targets(
+        client, scope, vault, agent or client, team, role, project, home, command
+    ):
+        before = read_text(target.path)
+        if before is None:
+            continue
+        after = target.remove(before, str(target.path), report.notes)
+        saved = target.path.with_name(target.path.name + ".bak")
+        kept = read_text(saved) if target.whole and after is None else None
+        name = display_name(target.path, scope, project, home)
+        if kept is not None:  # the user's own file, kept aside by install: put back
+            report.files.append(FileChange(target.path, name, "update", before, kept))
+            bak = display_name(saved, scope, project, home)
+            report.files.append(FileChange(saved, bak, "delete", kept, ""))
+        elif after is None:
+            report.files.append(FileChange(target.path, name, "delete", before, ""))
+        else:
+            action: Action = "update" if after != before else "unchanged"
+            report.files.append(FileChange(target.path, name, action, before, after))
+    if not dry_run:
+        apply(report)
+    return report
+
+
+def apply(report: InstallReport) -> None:
+    """Write the report's changes: backups first, then each file."""
+    for change in report.changed:
+        if change.backup is not None and change.before is not None:
+            write_text(change.backup, change.before)
+    for change in report.changed:
+        if change.action == "delete":
+            change.path.unlink(missing_ok=True)
+        else:
+            write_text(change.path, change.after)
+
+
+def backup_path(path: Path, text: str) -> Path:
+    """Where to keep ``path``'s text: ``NAME.bak``, unless that holds other text already
+    (then ``NAME.bak.1``, ...)."""
+    candidate = path.with_name(path.name + ".bak")
+    n = 0
+    while True:
+        held = read_text(candidate)
+        if held is None or held == text:
+            return candidate
+        n += 1
+        candidate = path.with_name(f"{path.name}.bak.{n}")
+
+
+def display_name(path: Path, scope: str, project: Path, home: Path) -> str:
+    """``path`` as a diff names it: relative to the project, or ``~/...`` for user files."""
+    base = project if scope == "project" else home
+    name = path.relative_to(base).as_posix()
+    return name if scope == "project" else f"~/{name}"
 
 
 def installed_command(notes: list[str]) -> str:

@@ -22,7 +22,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..errors import ValidationError
-from .entries import SERVER
+from .entries import ASK_COMMANDS, ASK_TOOLS, SERVER
 
 Json = dict[str, Any]
 
@@ -102,7 +102,8 @@ def merge_settings(doc: Json, ours: Json, where: str, notes: list[str]) -> Json:
     if broad:
         notes.append(
             f"{where}: permissions.allow has {', '.join(broad)}, which approves every memvault"
-            " tool or command; the ask rules still keep forget, consolidate and ingest asking"
+            f" tool or command; the ask rules still keep the tools {', '.join(ASK_TOOLS)} and"
+            f" the commands {', '.join(ASK_COMMANDS)} asking"
         )
     hooks = child(out, "hooks", dict, where, "hooks")
     for event, groups in ours["hooks"].items():
@@ -151,3 +152,65 @@ def merge_hook(groups: list[Any], ours: Json, where: str, event: str) -> None:
     if not placed:
         merged.append(copy.deepcopy(ours))
     groups[:] = merged
+
+
+# --- uninstall ----------------------------------------------------------------------------
+
+
+def remove_server(doc: Json, where: str, notes: list[str]) -> Json:
+    """``doc`` without ``mcpServers.memvault`` (and without ``mcpServers`` left empty)."""
+    out = copy.deepcopy(doc)
+    servers = out.get("mcpServers")
+    if isinstance(servers, dict) and SERVER in servers:
+        del servers[SERVER]
+        if not servers:
+            del out["mcpServers"]
+    return out
+
+
+def remove_settings(doc: Json, ours: Json, where: str, notes: list[str]) -> Json:
+    """Claude Code's settings.json without what :func:`merge_settings` added: memvault's
+    hooks (any version), its permission rules, and env values equal to the ones it sets (a
+    value the user set otherwise was kept at install and is kept now). A key left empty by
+    the removal goes too; the user's own entries stay in their order."""
+    out = copy.deepcopy(doc)
+    env = out.get("env")
+    if isinstance(env, dict):
+        for key, value in ours["env"].items():
+            if env.get(key) == value:
+                del env[key]
+            elif key in env:
+                notes.append(f"{where}: env.{key} is {env[key]!r}, not memvault's; kept it")
+    permissions = out.get("permissions")
+    if isinstance(permissions, dict):
+        for kind, rules in ours["permissions"].items():
+            have = permissions.get(kind)
+            if isinstance(have, list):
+                have[:] = [rule for rule in have if rule not in rules]
+        drop_empty(permissions, list(ours["permissions"]))
+    hooks = out.get("hooks")
+    if isinstance(hooks, dict):
+        for event in ours["hooks"]:
+            groups = hooks.get(event)
+            if not isinstance(groups, list):
+                continue
+            kept = []
+            for group in groups:
+                if isinstance(group, Mapping) and isinstance(group.get("hooks"), list):
+                    entries = [entry for entry in group["hooks"] if not own_hook(entry)]
+                    if not entries:
+                        continue
+                    if len(entries) != len(group["hooks"]):
+                        group = {**group, "hooks": entries}
+                kept.append(group)
+            groups[:] = kept
+        drop_empty(hooks, list(ours["hooks"]))
+    drop_empty(out, ["env", "permissions", "hooks"])
+    return out
+
+
+def drop_empty(doc: Json, keys: list[str]) -> None:
+    """Remove those of ``keys`` whose value is now an empty object or list."""
+    for key in keys:
+        if isinstance(doc.get(key), dict | list) and not doc[key]:
+            del doc[key]

@@ -24,12 +24,18 @@ from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ResourceError, ResourceNotFoundError, ToolError
 from mcp.server.stdio import stdio_server
 from mcp.server.subscriptions import InMemorySubscriptionBus
+from mcp.shared._context_streams import create_context_streams
 from mcp.shared.exceptions import MCPError
+from mcp.shared.message import SessionMessage
 from mcp.types import (
     INTERNAL_ERROR,
     INVALID_PARAMS,
+    INVALID_REQUEST,
+    PARSE_ERROR,
     CallToolResult,
+    ErrorData,
     InputRequiredResult,
+    JSONRPCError,
     ListResourcesResult,
     PaginatedRequestParams,
     ToolAnnotations,
@@ -143,7 +149,34 @@ class MemvaultMCP(MCPServer[Any]):
         server = self._lowlevel_server
         options = server.create_initialization_options(NotificationOptions(resources_changed=True))
         async with stdio_server() as (read_stream, write_stream):
-            await server.run(read_stream, write_stream, options)
+            relay_send, relay_receive = create_context_streams[SessionMessage | Exception](0)
+            async with anyio.create_task_group() as tasks:
+                tasks.start_soon(answer_unreadable, read_stream, relay_send, write_stream)
+                await server.run(relay_receive, write_stream, options)
+                tasks.cancel_scope.cancel()
+
+
+async def answer_unreadable(read_stream: Any, relay: Any, write_stream: Any) -> None:
+    """Pass the client's messages on; answer a line that is not one, as JSON-RPC 2.0 says:
+    ``-32700 Parse error`` for a line that is not JSON, ``-32600 Invalid Request`` for JSON
+    that is no request, both with ``id: null``. (The SDK's stdio reader hands such a line on
+    as an exception, and the session drops it, leaving the client waiting.)"""
+    async with relay:
+        async for item in read_stream:
+            if not isinstance(item, Exception):
+                await relay.send(item)
+                continue
+            errors = item.errors() if isinstance(item, pydantic.ValidationError) else []
+            parse = any(e.get("type") == "json_invalid" for e in errors)
+            code, message = (
+                (PARSE_ERROR, "Parse error") if parse else (INVALID_REQUEST, "Invalid Request")
+            )
+            detail = str(errors[0].get("msg")) if errors else type(item).__name__
+            error = ErrorData(code=code, message=f"{message}: {detail}"[:300])
+            print(f"memvault mcp: unreadable line ({code}): {detail}", file=sys.stderr)
+            await write_stream.send(
+                SessionMessage(JSONRPCError(jsonrpc="2.0", id=None, error=error))
+            )
 
 
 class Session:
