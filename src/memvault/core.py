@@ -24,7 +24,7 @@ from .memory import (
     validate_meta,
 )
 from .paths import CONFIG_PATH
-from .security import check_secrets, redact
+from .security import Redactions, check_secrets, only_a_secret, redact, secrets_allowed
 from .store import journal
 from .store.files import check_text, load_document, new_memory, render_new, update_text
 from .store.repository import Repository
@@ -55,6 +55,8 @@ class WriteResult(Record, frozen=True):
     inbox: bool = False
     message: str = ""
     disputed: tuple[str, ...] = ()  # facts it may contradict, recorded as a dispute
+    notes: tuple[str, ...] = ()  # one line per file on what was redacted
+    redacted: int = 0  # credential-looking spans replaced by a marker
 
 
 class Core(Repository):
@@ -120,12 +122,20 @@ class Core(Repository):
             raise ValidationError(
                 "empty memory: give some text (argument, --file or stdin)", key="content"
             )
+        security = self.config.get("security")
+        done = Redactions()
+        if not secrets_allowed(security, allow_secrets):
+            # Front-matter values are refused as before; the title and text are redacted
+            # (before the id is made from them), unless that leaves little but a marker.
+            check_secrets(str(fields), "add", security)
+            original = f"{title or ''}\n{content}"
+            title = done.redact(title, security) if title else title
+            content = done.redact(content, security)
+            if done.spans and only_a_secret(original, f"{title or ''}\n{content}"):
+                check_secrets(original, "add", security)
         meta = self._new_meta(type, content, title, id, fields)
         scope = meta["scope"]
         self._check_writable(scope, "add")
-        check_secrets(
-            f"{title or ''}\n{content}\n{fields}", "add", self.config.get("security"), allow_secrets
-        )
         content = self._redact(scope, content)
         inbox = scope == "global" and not self.identity.is_librarian
         needs_rivals = type == "semantic" and bool(meta.get("subject")) and not inbox
@@ -170,7 +180,17 @@ class Core(Repository):
             msg = f"memvault: add {type} {meta['id']}" + (f": {_short(why)}" if why else "")
             msg += _lifecycle_note(superseded, why_superseded, disputed, inbox)
             sha = self.commit_files(writes, msg, known={rel: memory})
-        return WriteResult(memory, sha, tuple(superseded), inbox, msg, tuple(disputed))
+        note = done.note(rel, "memory")
+        return WriteResult(
+            memory,
+            sha,
+            tuple(superseded),
+            inbox,
+            msg,
+            tuple(disputed),
+            (note,) if note else (),
+            done.spans,
+        )
 
     def _redact(self, scope: str, text: str) -> str:
         kinds = (self.config.get("security.redact") or {}).get(scope) or []
@@ -435,17 +455,24 @@ class Core(Repository):
         allow_secrets: bool = False,
         source: str | None = None,
     ) -> WriteResult:
-        """Append several turns in one commit; turns whose ``turn_id`` is there are skipped."""
+        """Append several turns in one commit; turns whose ``turn_id`` is there are skipped.
+        A credential-looking span is replaced by ``[secret redacted: KIND]`` (the turn is
+        kept; ``notes`` says so) unless ``allow_secrets``."""
         from .transcripts import append_turns, new_transcript, transcript_id
 
         if not session or not str(session).strip():
             raise ValidationError("a session name is required", key="session")
-        for role, text, _, _, _ in turns:
+        for role, _, _, _, _ in turns:
             if role not in ("user", "assistant", "system", "tool"):
                 raise ValidationError(
                     f"expected user|assistant|system|tool, got {role!r}", key="role"
                 )
-            check_secrets(text, f"log {session}", self.config.get("security"), allow_secrets)
+        # A credential-looking span is redacted and the turn kept (a conversation with holes
+        # can't be recalled); ``allow_secrets`` keeps the text as it is.
+        security = self.config.get("security")
+        done = Redactions()
+        if not secrets_allowed(security, allow_secrets):
+            turns = [(r, done.redact(t, security), w, x, g) for r, t, w, x, g in turns]
         scope = self.config.get("defaults.scope", "team")
         self._check_writable(scope, "log")
         tid = transcript_id(session)
@@ -486,7 +513,14 @@ class Core(Repository):
                 )
             msg = f"memvault: log {added} turn(s) to session {session}"
             sha = self.commit_files({rel: text}, msg)
-        return WriteResult(check_text(text, rel), sha, message=msg)
+        note = done.note(rel)
+        return WriteResult(
+            check_text(text, rel),
+            sha,
+            message=msg,
+            notes=(note,) if note else (),
+            redacted=done.spans,
+        )
 
     def turn_window(self, address: str, *, around: int = 2) -> TurnWindow:
         """One turn of a transcript (``<transcript id>#<turn id>``, as search hits name it)

@@ -12,7 +12,15 @@ from pathlib import Path
 
 from .. import KIND_TYPE, debug, parse_when
 from ..values import TYPE_CHECKING
-from .common import emit_json, info, open_vault, print_table, read_text_arg, split_list
+from .common import (
+    KEEP_HINT,
+    emit_json,
+    info,
+    open_vault,
+    print_table,
+    read_text_arg,
+    split_list,
+)
 
 if TYPE_CHECKING:  # pragma: no cover
     from .. import MemoryFields
@@ -85,12 +93,15 @@ def add(
                 "superseded": list(result.superseded),
                 "disputed": list(result.disputed),
                 "inbox": result.inbox,
+                "notes": list(result.notes),
             }
         )
         return
     where = "proposed in inbox (needs review)" if result.inbox else "saved"
     print(f"{result.memory.id}\t{result.memory.path}")
     info(f"{where}; commit {result.commit[:10] if result.commit else '-'}")
+    for note in result.notes:
+        info(f"note: {note}{KEEP_HINT}")
     if result.superseded:
         info(f"supersedes {', '.join(result.superseded)}")
     if result.disputed:
@@ -117,9 +128,17 @@ def log(
     extra = {k: v for k, v in (("name", name), ("rating", rating)) if v} or None
     result = vault.log(session, role, body, extra=extra, allow_secrets=allow_secrets)
     if json_out:
-        emit_json({**result.memory.to_dict(with_content=False), "commit": result.commit})
+        emit_json(
+            {
+                **result.memory.to_dict(with_content=False),
+                "commit": result.commit,
+                "notes": list(result.notes),
+            }
+        )
         return
     print(f"{result.memory.id}\t{result.memory.path}")
+    for note in result.notes:
+        info(f"note: {note}{KEEP_HINT}")
 
 
 def show(memory_id: str, *, raw: bool, around: int | None, json_out: bool) -> None:
