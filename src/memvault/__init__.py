@@ -59,6 +59,8 @@ _EXPORTS = {
     "HandEdits": "sync",
     "SyncReport": "sync",
     "PurgeReport": "purge",
+    "ContentPurge": "purge_match",
+    "FileHit": "purge_match",
     "CommandStatus": "trust",
     "COMMAND_KEYS": "trust",
     "parse_turns": "transcripts",
@@ -123,6 +125,7 @@ if TYPE_CHECKING:  # pragma: no cover
     )
     from .paths import ALL_TREES, ARCHIVE, CONFIG_PATH, INBOX, LOCK_PATH, MARKER, user_cache_dir
     from .purge import PurgeReport
+    from .purge_match import ContentPurge, FileHit
     from .scopes import AgentIdentity, Filters
     from .search import ContextBlock, SearchHit, SearchOptions, SearchResult, ValidateOptions
     from .store.files import atomic_write, check_text
@@ -185,6 +188,8 @@ __all__ = [
     "Plan",
     "Problem",
     "PurgeReport",
+    "ContentPurge",
+    "FileHit",
     "ReindexReport",
     "SCOPES",
     "STATUSES",

@@ -122,17 +122,7 @@ class Core(Repository):
             raise ValidationError(
                 "empty memory: give some text (argument, --file or stdin)", key="content"
             )
-        security = self.config.get("security")
-        done = Redactions()
-        if not secrets_allowed(security, allow_secrets):
-            # Front-matter values are refused as before; the title and text are redacted
-            # (before the id is made from them), unless that leaves little but a marker.
-            check_secrets(str(fields), "add", security)
-            original = f"{title or ''}\n{content}"
-            title = done.redact(title, security) if title else title
-            content = done.redact(content, security)
-            if done.spans and only_a_secret(original, f"{title or ''}\n{content}"):
-                check_secrets(original, "add", security)
+        title, content, done = self._screened(title, content, fields, allow_secrets)
         meta = self._new_meta(type, content, title, id, fields)
         scope = meta["scope"]
         self._check_writable(scope, "add")
@@ -181,16 +171,28 @@ class Core(Repository):
             msg += _lifecycle_note(superseded, why_superseded, disputed, inbox)
             sha = self.commit_files(writes, msg, known={rel: memory})
         note = done.note(rel, "memory")
+        notes = (note,) if note else ()
         return WriteResult(
-            memory,
-            sha,
-            tuple(superseded),
-            inbox,
-            msg,
-            tuple(disputed),
-            (note,) if note else (),
-            done.spans,
+            memory, sha, tuple(superseded), inbox, msg, tuple(disputed), notes, done.spans
         )
+
+    def _screened(
+        self, title: str | None, content: str, fields: Mapping[str, Any], allow: bool
+    ) -> tuple[str | None, str, Redactions]:
+        """A new memory's title and text with credential-looking spans redacted (before the
+        id is made from them). Front-matter values are refused, as is a memory that is
+        little but a credential."""
+        security = self.config.get("security")
+        done = Redactions()
+        if secrets_allowed(security, allow):
+            return title, content, done
+        check_secrets(str(fields), "add", security)
+        original = f"{title or ''}\n{content}"
+        title = done.redact(title, security) if title else title
+        content = done.redact(content, security)
+        if done.spans and only_a_secret(original, f"{title or ''}\n{content}"):
+            check_secrets(original, "add", security)
+        return title, content, done
 
     def _redact(self, scope: str, text: str) -> str:
         kinds = (self.config.get("security.redact") or {}).get(scope) or []

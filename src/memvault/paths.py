@@ -27,6 +27,7 @@ ACCESS_LOG_FOLDING = ".memvault/access.log.folding"  # the log a consolidation i
 ACCESS_LOG_HISTORY = ".memvault/access.log.history"
 CONSOLIDATION_LOG = ".memvault/consolidation.log"  # what each consolidation did (tracked)
 REVIEW_LOG = ".memvault/reviews.log"  # every accepted or rejected proposal (tracked)
+PURGE_LOG = ".memvault/purge.log"  # every purge by content, never its text (tracked)
 
 MEMORY_TYPES = ("episodic", "semantic", "procedural")  # one top-level folder per type
 ARCHIVE = "archive"  # decayed or superseded memories, same relative paths

@@ -35,8 +35,15 @@ SECRET_PATTERNS: dict[str, str] = {
     "Stripe key": r"\b[rs]k_live_[0-9A-Za-z]{20,}\b",
     "JWT": r"\beyJ[A-Za-z0-9_-]{10,}\.eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}\b",
     "password in URL": r"\b[a-z][a-z0-9+.-]*://[^/\s:@]+:[^/\s@]{3,}@",
+    # A key naming a secret (DB_PASSWORD, 'client_secret', ["SECRET_KEY"]) given a value
+    # that is a literal: quoted (6+ characters), or bare (8+) and neither a plain identifier
+    # nor code or markup (a call, an attribute, an index, a tag): ``password =
+    # request.form['password']``, ``password = db.Column(...)`` and ``<label>Password:</label>``
+    # are not credentials.
     "password assignment": (
-        r"(?i)\b(?:password|passwd|secret|api[_-]?key|token)\s*[:=]\s*['\"]?[^\s'\"]{8,}"
+        r"(?i)\b(?:[a-z0-9]+[_-])*(?:password|passwd|pwd|secret|api[_-]?key|access[_-]?key|token)"
+        r"(?:[_-][a-z0-9]+)*['\"]?\]?\s*[:=]\s*"
+        r"(?:(['\"])[^\s'\"]{6,}\1|(?![a-z_]+\b)[^\s'\"()\[\]{}<>.,;]{8,}(?![\w.(\[]))"
     ),
 }
 
@@ -57,7 +64,11 @@ SECRET_KEYWORDS: dict[str, tuple[str, ...]] = {
     "password assignment": (
         "password",
         "passwd",
+        "pwd",
         "secret",
+        "access_key",
+        "access-key",
+        "accesskey",
         "api_key",
         "api-key",
         "apikey",

@@ -23,7 +23,7 @@ from .common import (
 )
 
 if TYPE_CHECKING:  # pragma: no cover
-    from .. import MemoryFields
+    from .. import MemoryFields, WriteResult
 
 
 def add(
@@ -97,11 +97,14 @@ def add(
             }
         )
         return
+    _say_added(result)
+
+
+def _say_added(result: WriteResult) -> None:
     where = "proposed in inbox (needs review)" if result.inbox else "saved"
     print(f"{result.memory.id}\t{result.memory.path}")
     info(f"{where}; commit {result.commit[:10] if result.commit else '-'}")
-    for note in result.notes:
-        info(f"note: {note}{KEEP_HINT}")
+    _notes(result.notes)
     if result.superseded:
         info(f"supersedes {', '.join(result.superseded)}")
     if result.disputed:
@@ -137,7 +140,12 @@ def log(
         )
         return
     print(f"{result.memory.id}\t{result.memory.path}")
-    for note in result.notes:
+    _notes(result.notes)
+
+
+def _notes(notes: tuple[str, ...]) -> None:
+    """What was redacted, one line per file, with the CLI's way to keep such text."""
+    for note in notes:
         info(f"note: {note}{KEEP_HINT}")
 
 
