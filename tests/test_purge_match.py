@@ -159,3 +159,21 @@ def test_purge_by_content_is_refused_without_care(tmp_path: Path) -> None:
     nothing = librarian.purge_text("no such words here", "x")
     assert not nothing.applied and nothing.empty
     assert not (vault.root / ".memvault" / "purge.log").exists()
+
+
+def test_cli_purge_match_shows_asks_and_erases(tmp_path: Path, cli, chdir) -> None:  # type: ignore[no-untyped-def]
+    vault = Vault.init(tmp_path / "v")
+    vault.log("call", "user", f"Reach me at {PHONE} please")
+    chdir(vault.root)
+    lib = ("--role", "librarian")
+    res = cli(*lib, "purge", "--match", PHONE, "--dry-run", "--json")
+    assert res.code == 0 and json.loads(res.out)["hits"]["turns_redacted"] == 1
+    assert DIGITS in _everything_in_git(vault.root)
+    assert cli(*lib, "purge", "--match", PHONE, "--reason", "asked", stdin="no\n").code == 130
+    assert DIGITS in _everything_in_git(vault.root)
+    assert cli("purge", "--match", PHONE, "--reason", "x", "--yes").code == 1  # no role
+    assert cli(*lib, "purge", "--match", PHONE, "--yes").code == 1  # no reason
+    res = cli(*lib, "purge", "--match", PHONE, "--reason", "asked", stdin="purge\n")
+    assert res.code == 0 and "1 redacted" in res.out
+    assert DIGITS not in _everything_in_git(vault.root)
+    assert cli(*lib, "purge", "--match", PHONE, "--regex", "x").code == 1
