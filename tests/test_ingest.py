@@ -268,7 +268,7 @@ def test_a_turn_holding_a_credential_is_kept_with_the_span_redacted(
     assert "db.example.com/app" in text  # the rest of the turn is kept
     assert report.notes == [
         f"{path}:1: redacted 2 secret-looking span(s) in 1 turn(s) (1 GitHub token,"
-        " 1 password in URL); the turns are kept (--allow-secrets keeps the text as it is)"
+        " 1 password in URL); the turns are kept"
     ]
     assert ingest_file(vault.core, path).added == 0  # the redacted turn is the same turn again
     assert token not in git(vault.root, "log", "--all", "-p")

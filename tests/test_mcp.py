@@ -889,6 +889,33 @@ def test_procedure_used_updates_the_procedure(root: Path) -> None:
     run(main)
 
 
+def test_log_turn_keeps_a_turn_with_a_connection_string_redacted(root: Path) -> None:
+    conn = "postgresql://blog:hunter22secret@db.internal:5432/blog"
+
+    async def main() -> None:
+        async with connect(root, agent="alice", team="web") as s:
+            res = await call(
+                s,
+                "log_turn",
+                {
+                    "session": "flask-setup",
+                    "text": f"Set SQLALCHEMY_DATABASE_URI = '{conn}' in config.py, then migrate.",
+                    "query": "Where does the database URL go?",
+                },
+            )
+            assert res["added"] and len(res["notes"]) == 1
+            note = res["notes"][0]
+            assert "redacted 1 secret-looking span(s) in 1 turn(s) (1 password in URL)" in note
+            assert "--allow-secrets" not in note
+            turns = await call(s, "show", {"id": f"{res['id']}"})
+            text = text_of(turns)
+            assert "[secret redacted: password in URL]db.internal:5432/blog" in text
+            assert "hunter22secret" not in text and "then migrate" in text
+
+    run(main)
+    assert "hunter22secret" not in git(root, "log", "--all", "-p")
+
+
 def test_a_secret_refusal_speaks_mcp_not_cli(root: Path) -> None:
     async def main() -> None:
         async with connect(root, agent="alice", team="web") as s:

@@ -100,14 +100,14 @@ def test_pause_refuses_writes_to_that_scope_until_resume(vault: Vault, cli, chdi
         "use sk-ant-abcdefghijklmnopqrstuvwxyz123456",
     ],
 )
-def test_credentials_are_refused_on_every_write_path(
+def test_a_bare_credential_is_refused_where_a_whole_text_is_written(
     vault: Vault, text: str, tmp_path: Path
 ) -> None:
+    """add (a memory that is little but the credential) and import refuse; a logged turn is
+    kept with the span redacted (tests/test_redaction.py)."""
     head = git(vault.root, "rev-parse", "HEAD")
     with pytest.raises(SecretDetectedError):
         vault.add("semantic", text)
-    with pytest.raises(SecretDetectedError):
-        vault.log("s", "user", text)
     record = {"id": "leak", "type": "semantic", "content": text}
     src = tmp_path / "in.jsonl"
     src.write_text(json.dumps(record) + "\n")

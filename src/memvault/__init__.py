@@ -61,6 +61,8 @@ _EXPORTS = {
     "HandEdits": "sync",
     "SyncReport": "sync",
     "PurgeReport": "purge",
+    "ContentPurge": "purge_match",
+    "FileHit": "purge_match",
     "CommandStatus": "trust",
     "COMMAND_KEYS": "trust",
     "parse_turns": "transcripts",
@@ -127,6 +129,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from .paths import ALL_TREES, ARCHIVE, CONFIG_PATH, INBOX, LOCK_PATH, MARKER, user_cache_dir
     from .pauses import PauseRule
     from .purge import PurgeReport
+    from .purge_match import ContentPurge, FileHit
     from .scopes import AgentIdentity, Filters
     from .search import ContextBlock, SearchHit, SearchOptions, SearchResult, ValidateOptions
     from .store.files import atomic_write, check_text
@@ -191,6 +194,8 @@ __all__ = [
     "Plan",
     "Problem",
     "PurgeReport",
+    "ContentPurge",
+    "FileHit",
     "ReindexReport",
     "SCOPES",
     "STATUSES",

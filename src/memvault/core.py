@@ -26,7 +26,7 @@ from .memory import (
 )
 from .paths import CONFIG_PATH
 from .pauses import check_capture, check_scope
-from .security import check_secrets, redact
+from .security import Redactions, check_secrets, only_a_secret, redact, secrets_allowed
 from .store import journal
 from .store.files import check_text, load_document, new_memory, render_new, update_text
 from .store.repository import Repository
@@ -57,6 +57,8 @@ class WriteResult(Record, frozen=True):
     inbox: bool = False
     message: str = ""
     disputed: tuple[str, ...] = ()  # facts it may contradict, recorded as a dispute
+    notes: tuple[str, ...] = ()  # one line per file on what was redacted
+    redacted: int = 0  # credential-looking spans replaced by a marker
 
 
 class Core(Repository):
@@ -140,12 +142,10 @@ class Core(Repository):
             raise ValidationError(
                 "empty memory: give some text (argument, --file or stdin)", key="content"
             )
+        title, content, done = self._screened(title, content, fields, allow_secrets)
         meta = self._new_meta(type, content, title, id, fields)
         scope = meta["scope"]
         self._check_writable(scope, "add", meta.get("agent"), meta.get("channel"))
-        check_secrets(
-            f"{title or ''}\n{content}\n{fields}", "add", self.config.get("security"), allow_secrets
-        )
         content = self._redact(scope, content)
         inbox = scope == "global" and not self.identity.is_librarian
         needs_rivals = type == "semantic" and bool(meta.get("subject")) and not inbox
@@ -190,7 +190,29 @@ class Core(Repository):
             msg = f"memvault: add {type} {meta['id']}" + (f": {_short(why)}" if why else "")
             msg += _lifecycle_note(superseded, why_superseded, disputed, inbox)
             sha = self.commit_files(writes, msg, known={rel: memory})
-        return WriteResult(memory, sha, tuple(superseded), inbox, msg, tuple(disputed))
+        note = done.note(rel, "memory")
+        notes = (note,) if note else ()
+        return WriteResult(
+            memory, sha, tuple(superseded), inbox, msg, tuple(disputed), notes, done.spans
+        )
+
+    def _screened(
+        self, title: str | None, content: str, fields: Mapping[str, Any], allow: bool
+    ) -> tuple[str | None, str, Redactions]:
+        """A new memory's title and text with credential-looking spans redacted (before the
+        id is made from them). Front-matter values are refused, as is a memory that is
+        little but a credential."""
+        security = self.config.get("security")
+        done = Redactions()
+        if secrets_allowed(security, allow):
+            return title, content, done
+        check_secrets(str(fields), "add", security)
+        original = f"{title or ''}\n{content}"
+        title = done.redact(title, security) if title else title
+        content = done.redact(content, security)
+        if done.spans and only_a_secret(original, f"{title or ''}\n{content}"):
+            check_secrets(original, "add", security)
+        return title, content, done
 
     def _redact(self, scope: str, text: str) -> str:
         kinds = (self.config.get("security.redact") or {}).get(scope) or []
@@ -469,17 +491,14 @@ class Core(Repository):
         A new transcript is saved with ``scope`` (default :meth:`capture_scope`): as for
         ``add``, ``global`` without the librarian role is proposed in ``inbox/``. Turns added
         to a transcript keep its scope; naming another one is an error (``rescope`` moves
-        it). A pause rule on the scope, this agent or ``channel`` refuses the write."""
+        it). A pause rule on the scope, this agent or ``channel`` refuses the write.
+        A credential-looking span is replaced by ``[secret redacted: KIND]`` (the turn is
+        kept; ``notes`` says so) unless ``allow_secrets``."""
         from .transcripts import append_turns, new_transcript, transcript_id
 
         if not session or not str(session).strip():
             raise ValidationError("a session name is required", key="session")
-        for role, text, _, _, _ in turns:
-            if role not in ("user", "assistant", "system", "tool"):
-                raise ValidationError(
-                    f"expected user|assistant|system|tool, got {role!r}", key="role"
-                )
-            check_secrets(text, f"log {session}", self.config.get("security"), allow_secrets)
+        turns, done = self._screened_turns(turns, allow_secrets)
         wanted = self.capture_scope(scope) if scope else None  # a bad one fails before the lock
         channel = (str(channel).strip() or None) if channel is not None else None
         tid = transcript_id(session)
@@ -522,7 +541,33 @@ class Core(Repository):
             if rel.startswith("inbox/") and not existing:
                 msg += _lifecycle_note([], "", [], True)
             sha = self.commit_files({rel: text}, msg)
-        return WriteResult(check_text(text, rel), sha, message=msg)
+        note = done.note(rel)
+        return WriteResult(
+            check_text(text, rel),
+            sha,
+            message=msg,
+            notes=(note,) if note else (),
+            redacted=done.spans,
+        )
+
+    def _screened_turns(
+        self,
+        turns: Sequence[tuple[str, str, dt.datetime | None, Mapping[str, Any] | None, str | None]],
+        allow_secrets: bool,
+    ) -> tuple[list[Any], Redactions]:
+        """The turns with their roles checked and credential-looking spans redacted: the turn
+        is kept (a conversation with holes can't be recalled); ``allow_secrets`` keeps the
+        text as it is."""
+        for role, _, _, _, _ in turns:
+            if role not in ("user", "assistant", "system", "tool"):
+                raise ValidationError(
+                    f"expected user|assistant|system|tool, got {role!r}", key="role"
+                )
+        security = self.config.get("security")
+        done = Redactions()
+        if secrets_allowed(security, allow_secrets):
+            return list(turns), done
+        return [(r, done.redact(t, security), w, x, g) for r, t, w, x, g in turns], done
 
     def _transcript_meta(
         self,

@@ -29,6 +29,7 @@ CONSOLIDATION_LOG = ".memvault/consolidation.log"  # what each consolidation did
 REVIEW_LOG = ".memvault/reviews.log"  # every accepted or rejected proposal (tracked)
 # reads and decayed relevance per memory, written by consolidation (tracked; store/usage.py)
 USAGE_PATH = ".memvault/usage.jsonl"
+PURGE_LOG = ".memvault/purge.log"  # every purge by content, never its text (tracked)
 
 MEMORY_TYPES = ("episodic", "semantic", "procedural")  # one top-level folder per type
 ARCHIVE = "archive"  # decayed or superseded memories, same relative paths

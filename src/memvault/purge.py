@@ -65,14 +65,7 @@ def purge_memory(vault: Core, memory_id: str, reason: str) -> PurgeReport:
     root = vault.root
     with vault.locked():
         memory = vault.get(memory_id)
-        status = gitstore.status_porcelain(root)
-        dirty = [p for code, p in status if not p.startswith(INDEX_DIR)]
-        if dirty:
-            raise MemvaultError(
-                f"the vault has uncommitted changes ({dirty[0]}…); "
-                "commit or stash them before --purge",
-                str(root),
-            )
+        check_clean(root)
         report = PurgeReport(memory_id)
         # every path this memory ever had (moves to archive/, renames)
         proc = gitstore.run_git(
@@ -81,11 +74,6 @@ def purge_memory(vault: Core, memory_id: str, reason: str) -> PurgeReport:
         paths = {p for p in proc.stdout.split() if p}
         paths.add(memory.path)
         report.paths = sorted(paths)
-        remotes = {}
-        for name in gitstore.remotes(root):
-            url = gitstore.run_git(root, ["remote", "get-url", name], check=False).stdout.strip()
-            remotes[name] = url
-        report.remotes = sorted(remotes)
         needles = _secrets_of(memory.content, memory_id, memory.title)
         report.replaced = len(needles)
         with tempfile.TemporaryDirectory(prefix="memvault-purge-") as tmp:
@@ -96,35 +84,20 @@ def purge_memory(vault: Core, memory_id: str, reason: str) -> PurgeReport:
                 "".join(f"{n.replace(chr(10), ' ')}==>[purged]\n" for n in needles),
                 encoding="utf-8",
             )
-            cmd = [
-                *_filter_repo(),
-                "--force",
-                "--quiet",
-                "--invert-paths",
-                "--paths-from-file",
-                str(paths_file),
-                "--replace-text",
-                str(repl),
-                "--replace-message",
-                str(repl),
-            ]
-            proc2 = subprocess.run(
-                cmd, cwd=root, env=gitstore.no_git_env(), capture_output=True, text=True
+            report.remotes = rewrite_history(
+                root,
+                [
+                    "--invert-paths",
+                    "--paths-from-file",
+                    str(paths_file),
+                    "--replace-text",
+                    str(repl),
+                    "--replace-message",
+                    str(repl),
+                ],
             )
-            if proc2.returncode != 0:
-                raise GitError(
-                    "git filter-repo failed: "
-                    f"{(proc2.stderr or proc2.stdout).strip().splitlines()[-1:]}"
-                )
-        for name, url in remotes.items():
-            if name not in gitstore.remotes(root):
-                gitstore.run_git(root, ["remote", "add", name, url], check=False)
-        # No reflog or dangling object may keep the old blobs reachable.
-        gitstore.run_git(root, ["reflog", "expire", "--expire=now", "--all"], check=False)
-        gitstore.run_git(root, ["gc", "--prune=now", "--quiet"], check=False)
         _scrub_access_log(root, memory_id)
-        # The index is derived: drop it whole (old vectors and FTS pages), rebuilt lazily.
-        shutil.rmtree(root / INDEX_DIR, ignore_errors=True)
+        drop_index(root)
         gitstore.run_git(
             root,
             [
@@ -139,6 +112,44 @@ def purge_memory(vault: Core, memory_id: str, reason: str) -> PurgeReport:
             check=False,
         )
     return report
+
+
+def check_clean(root: Path) -> None:
+    """Refuse to rewrite history over uncommitted changes (they would be lost or mixed in)."""
+    dirty = [p for _, p in gitstore.status_porcelain(root) if not p.startswith(INDEX_DIR)]
+    if dirty:
+        raise MemvaultError(
+            f"the vault has uncommitted changes ({dirty[0]}…); commit or stash them before a purge",
+            str(root),
+        )
+
+
+def rewrite_history(root: Path, filter_args: list[str]) -> list[str]:
+    """Run git-filter-repo with ``filter_args`` over every ref, then make sure no reflog or
+    dangling object keeps an old blob reachable. filter-repo drops the remotes (so that the
+    rewritten history is not pushed by accident): they are put back, and their names returned
+    (they still hold the old history until someone force-pushes)."""
+    remotes = {}
+    for name in gitstore.remotes(root):
+        remotes[name] = gitstore.run_git(root, ["remote", "get-url", name], check=False).stdout
+    cmd = [*_filter_repo(), "--force", "--quiet", *filter_args]
+    proc = subprocess.run(cmd, cwd=root, env=gitstore.no_git_env(), capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise GitError(
+            f"git filter-repo failed: {(proc.stderr or proc.stdout).strip().splitlines()[-1:]}"
+        )
+    for name, url in remotes.items():
+        if name not in gitstore.remotes(root):
+            gitstore.run_git(root, ["remote", "add", name, url.strip()], check=False)
+    gitstore.run_git(root, ["reflog", "expire", "--expire=now", "--all"], check=False)
+    gitstore.run_git(root, ["gc", "--prune=now", "--quiet"], check=False)
+    return sorted(remotes)
+
+
+def drop_index(root: Path) -> None:
+    """The index is derived: drop it whole (old vectors, FTS pages, the catalog), rebuilt
+    lazily by the next read."""
+    shutil.rmtree(root / INDEX_DIR, ignore_errors=True)
 
 
 def _scrub_access_log(root: Path, memory_id: str) -> None:

@@ -1,4 +1,7 @@
-"""Refuse credentials on every write path; redact PII where a scope asks for it.
+"""Keep credentials out of the vault: a credential-looking span is redacted on the capture
+paths (``[secret redacted: KIND]``, the rest kept) and refused where a person writes the
+whole text (a memory that is only a credential, a hand edit, an import); PII is redacted
+where a scope asks for it.
 
 Patterns are deliberately specific (key formats with prefixes and lengths) so ordinary
 prose doesn't trip them. ``security.patterns`` in config adds more; ``security.allow``
@@ -11,13 +14,18 @@ import re
 from collections.abc import Iterable, Mapping
 
 from .errors import ConfigError, SecretDetectedError
-from .values import TYPE_CHECKING, Record
+from .values import TYPE_CHECKING, Record, field
 
 if TYPE_CHECKING:  # pragma: no cover
     from typing import Any
 
 SECRET_PATTERNS: dict[str, str] = {
-    "private key": r"-----BEGIN (?:[A-Z]+ )?PRIVATE KEY(?: BLOCK)?-----",
+    # The whole block (through its END line, else the base64 lines after the header): a
+    # redacted header alone would keep the key itself.
+    "private key": (
+        r"-----BEGIN (?:[A-Z]+ )?PRIVATE KEY(?: BLOCK)?-----"
+        r"(?:[\s\S]*?-----END (?:[A-Z]+ )?PRIVATE KEY(?: BLOCK)?-----|(?:\s*[A-Za-z0-9+/=]{16,})*)"
+    ),
     "AWS access key": r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b",
     "GitHub token": r"\bgh[pousr]_[A-Za-z0-9]{36,}\b|\bgithub_pat_[A-Za-z0-9_]{40,}\b",
     "GitLab token": r"\bglpat-[A-Za-z0-9_-]{20,}\b",
@@ -27,8 +35,15 @@ SECRET_PATTERNS: dict[str, str] = {
     "Stripe key": r"\b[rs]k_live_[0-9A-Za-z]{20,}\b",
     "JWT": r"\beyJ[A-Za-z0-9_-]{10,}\.eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}\b",
     "password in URL": r"\b[a-z][a-z0-9+.-]*://[^/\s:@]+:[^/\s@]{3,}@",
+    # A key naming a secret (DB_PASSWORD, 'client_secret', ["SECRET_KEY"]) given a value
+    # that is a literal: quoted (6+ characters), or bare (8+) and neither a plain identifier
+    # nor code or markup (a call, an attribute, an index, a tag): ``password =
+    # request.form['password']``, ``password = db.Column(...)`` and ``<label>Password:</label>``
+    # are not credentials.
     "password assignment": (
-        r"(?i)\b(?:password|passwd|secret|api[_-]?key|token)\s*[:=]\s*['\"]?[^\s'\"]{8,}"
+        r"(?i)\b(?:[a-z0-9]+[_-])*(?:password|passwd|pwd|secret|api[_-]?key|access[_-]?key|token)"
+        r"(?:[_-][a-z0-9]+)*['\"]?\]?\s*[:=]\s*"
+        r"(?:(['\"])[^\s'\"]{6,}\1|(?![a-z_]+\b)[^\s'\"()\[\]{}<>.,;]{8,}(?![\w.(\[]))"
     ),
 }
 
@@ -49,7 +64,11 @@ SECRET_KEYWORDS: dict[str, tuple[str, ...]] = {
     "password assignment": (
         "password",
         "passwd",
+        "pwd",
         "secret",
+        "access_key",
+        "access-key",
+        "accesskey",
         "api_key",
         "api-key",
         "apikey",
@@ -139,11 +158,70 @@ def redact_secrets(text: str, config: Mapping[str, Any] | None = None) -> tuple[
     return "".join(out), found
 
 
+MARKER_RE = re.compile(r"\[secret redacted: [^\]]*\]")
+
+
+class Redactions(Record):
+    """What redaction did to the texts of one file: spans per kind, texts touched, and
+    where the first touched text was (``file:line`` of an ingested transcript)."""
+
+    kinds: dict[str, int] = field(default_factory=dict)
+    texts: int = 0
+    first: str = ""
+
+    @property
+    def spans(self) -> int:
+        return sum(self.kinds.values())
+
+    def redact(self, text: str, config: Mapping[str, Any] | None, where: str = "") -> str:
+        """``text`` with its credential-looking spans replaced (see :func:`redact_secrets`),
+        counted here."""
+        clean, found = redact_secrets(text, config)
+        if found:
+            self.texts += 1
+            self.first = self.first or where
+            for finding in found:
+                self.kinds[finding.kind] = self.kinds.get(finding.kind, 0) + 1
+        return clean
+
+    def note(self, where: str, unit: str = "turn") -> str | None:
+        """One line on what was redacted in ``where`` (None when nothing was). Says nothing
+        of how to keep the text verbatim: each door says that its own way."""
+        if not self.kinds:
+            return None
+        what = ", ".join(f"{n} {kind}" for kind, n in self.kinds.items())
+        if unit == "memory":
+            return (
+                f"{where}: redacted {self.spans} secret-looking span(s) ({what}); "
+                "the rest of the memory is kept"
+            )
+        return (
+            f"{where}: redacted {self.spans} secret-looking span(s) in {self.texts} {unit}(s)"
+            f" ({what}); the {unit}s are kept"
+        )
+
+
+def only_a_secret(original: str, redacted: str) -> bool:
+    """Whether a text was little besides the credential it held: fewer than four words of
+    its own are left once the markers are out, or the credential spans were at least half
+    of its characters. Such a memory is refused rather than kept as a bare marker."""
+    rest = MARKER_RE.sub(" ", redacted)
+    words = re.findall(r"[^\W\d_]{2,}", rest)
+    kept = len("".join(rest.split()))
+    return len(words) < 4 or kept * 2 <= len("".join(original.split()))
+
+
+def secrets_allowed(config: Mapping[str, Any] | None, allow: bool = False) -> bool:
+    """Whether credential-looking text is kept as it is (``allow_secrets``, or config
+    ``security.secrets: allow``)."""
+    return allow or (config or {}).get("secrets") == "allow"
+
+
 def check_secrets(
     text: str, where: str, config: Mapping[str, Any] | None, allow: bool = False
 ) -> None:
     """Raise :class:`SecretDetectedError` if ``text`` looks like it holds a credential."""
-    if allow or (config or {}).get("secrets") == "allow":
+    if secrets_allowed(config, allow):
         return
     findings = find_secrets(text, config)
     if findings:

@@ -34,6 +34,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from .memory import Memory
     from .pauses import PauseRule
     from .purge import PurgeReport
+    from .purge_match import ContentPurge
     from .review import Dispute
     from .scopes import AgentIdentity, Filters
     from .search import ContextBlock, SearchOptions, SearchResult, ValidateOptions
@@ -205,6 +206,27 @@ class Vault:
         from .forgotten import find
 
         return find(self.root, self.identity, memory_id, limit)
+
+    def purge_preview(
+        self, text: str, *, regex: bool = False, scope: str | None = None
+    ) -> ContentPurge:
+        """What :meth:`purge_text` would erase: every memory, transcript turn, tracked file
+        and commit holding ``text`` (a Python regex with ``regex``; in ``scope`` only when
+        given). Writes nothing. Needs the librarian role."""
+        from .purge_match import find
+
+        return find(self._core, text, regex=regex, scope=scope)
+
+    def purge_text(
+        self, text: str, reason: str, *, regex: bool = False, scope: str | None = None
+    ) -> ContentPurge:
+        """Erase ``text`` wherever the vault holds it: turns that are wholly the text go,
+        other hits become ``[purged]``; then git history (every commit id changes), the
+        index and the access log. ``.memvault/purge.log`` records the purge, never the text.
+        Needs the librarian role."""
+        from .purge_match import purge
+
+        return purge(self._core, text, reason, regex=regex, scope=scope)
 
     def log(
         self,

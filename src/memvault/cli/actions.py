@@ -12,10 +12,18 @@ from pathlib import Path
 
 from .. import KIND_TYPE, debug, parse_when
 from ..values import TYPE_CHECKING
-from .common import emit_json, info, open_vault, print_table, read_text_arg, split_list
+from .common import (
+    KEEP_HINT,
+    emit_json,
+    info,
+    open_vault,
+    print_table,
+    read_text_arg,
+    split_list,
+)
 
 if TYPE_CHECKING:  # pragma: no cover
-    from .. import MemoryFields
+    from .. import MemoryFields, WriteResult
 
 
 def add(
@@ -85,12 +93,18 @@ def add(
                 "superseded": list(result.superseded),
                 "disputed": list(result.disputed),
                 "inbox": result.inbox,
+                "notes": list(result.notes),
             }
         )
         return
+    _say_added(result)
+
+
+def _say_added(result: WriteResult) -> None:
     where = "proposed in inbox (needs review)" if result.inbox else "saved"
     print(f"{result.memory.id}\t{result.memory.path}")
     info(f"{where}; commit {result.commit[:10] if result.commit else '-'}")
+    _notes(result.notes)
     if result.superseded:
         info(f"supersedes {', '.join(result.superseded)}")
     if result.disputed:
@@ -127,11 +141,24 @@ def log(
         channel=channel,
     )
     if json_out:
-        emit_json({**result.memory.to_dict(with_content=False), "commit": result.commit})
+        emit_json(
+            {
+                **result.memory.to_dict(with_content=False),
+                "commit": result.commit,
+                "notes": list(result.notes),
+            }
+        )
         return
     print(f"{result.memory.id}\t{result.memory.path}")
     if result.memory.path.startswith("inbox/") and result.commit:
         info("scope global: the session is proposed in inbox/ for review")
+    _notes(result.notes)
+
+
+def _notes(notes: tuple[str, ...]) -> None:
+    """What was redacted, one line per file, with the CLI's way to keep such text."""
+    for note in notes:
+        info(f"note: {note}{KEEP_HINT}")
 
 
 def show(memory_id: str, *, raw: bool, around: int | None, json_out: bool) -> None:

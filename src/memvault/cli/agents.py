@@ -11,7 +11,7 @@ import typer
 
 from .. import parse_when
 from ..errors import MemvaultError
-from .common import emit_json, hook_payload, info, open_vault, state
+from .common import KEEP_HINT, emit_json, hook_payload, info, open_vault, state
 from .options import INTEGRATIONS_INSTALL, INTEGRATIONS_UNINSTALL, typer_parameters
 from .root import app
 from .write import Scope
@@ -157,8 +157,8 @@ def _show_report(report: IngestReport, json_out: bool) -> None:
         + (f", {report.truncated} cut to size" if report.truncated else "")
         + (f"; commit {report.commit[:10]}" if report.commit else "")
     )
-    for note in report.notes:
-        info(f"note: {note}")
+    for note in report.notes:  # the redaction note, said with this door's override
+        info(f"note: {note}" + (KEEP_HINT if report.redacted else ""))
 
 
 def _hook_failed(what: str, why: str, json_out: bool = False) -> None:

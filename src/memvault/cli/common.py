@@ -117,6 +117,10 @@ def _json_default(value: Any) -> Any:
     return str(value)
 
 
+# What the CLI adds to a redaction note: how to keep the text as it is, said as a flag.
+KEEP_HINT = " (--allow-secrets keeps the text as it is)"
+
+
 def info(message: str) -> None:
     if not state.quiet:
         print(message, file=sys.stderr)

@@ -393,3 +393,92 @@ def rescope(
         + ("; proposed in inbox/ for review" if result.inbox else "")
         + f"; commit {result.commit[:10]}"
     )
+
+
+@app.command("purge")
+def purge_content(
+    match: str | None = typer.Option(
+        None, "--match", help="The text to erase (any case; any run of spaces matches any)."
+    ),
+    regex: str | None = typer.Option(
+        None, "--regex", help="A Python regular expression to erase instead of --match."
+    ),
+    scope: str | None = typer.Option(
+        None, "--scope", help="Only memories in this scope now: self|team|global."
+    ),
+    reason: str = typer.Option("", "--reason", help="Why (kept in purge.log and the commit)."),
+    yes: bool = typer.Option(False, "--yes", "-y", help="Don't ask (for scripts; needs --reason)."),
+    dry_run: bool = typer.Option(
+        False, "--dry-run", help="Show what it would erase; change nothing."
+    ),
+    json_out: bool = typer.Option(False, "--json", help="Print the preview/result as JSON."),
+) -> None:
+    """Erase a text wherever the vault holds it: memories, transcript turns, git history, the
+    index and the access log (librarian role; rewrites history).
+
+    Shows the files, turns and commits first, then asks you to type 'purge'. A turn that is
+    wholly the text goes; elsewhere the text becomes [purged]. .memvault/purge.log records who,
+    when, why and how many hits, never the text.
+
+    Examples:
+
+      memvault --role librarian purge --match "+351 912 345 678" --reason "GDPR request 12"
+
+      memvault --role librarian purge --regex "\\bACME-\\d{6}\\b" --scope team --dry-run
+
+      memvault --role librarian purge --match "Ana Souza" --reason "left" --yes --json
+    """
+    if (match is None) == (regex is None):
+        raise ValidationError("give exactly one of --match TEXT or --regex PATTERN", key="match")
+    text = match if match is not None else str(regex)
+    vault = open_vault()
+    if not dry_run and not reason.strip():
+        raise ValidationError("say why (--reason): purge.log records it", key="reason")
+    preview = vault.purge_preview(text, regex=regex is not None, scope=scope)
+    if dry_run or preview.empty:
+        if json_out:
+            emit_json(preview.as_dict())
+        _show_preview(preview)
+        if preview.empty:
+            info("nothing holds it: nothing to purge")
+        return
+    _show_preview(preview)
+    if not yes:
+        typed = typer.prompt(
+            f"This rewrites all of git history in {vault.root}. Type 'purge' to erase it",
+            default="",
+            show_default=False,
+            err=True,
+        )
+        if typed.strip() != "purge":
+            raise typer.Abort()
+    done = vault.purge_text(text, reason, regex=regex is not None, scope=scope)
+    if json_out:
+        emit_json(done.as_dict())
+    counts = done.counts()
+    print(
+        f"purged: {counts['files']} file(s), {counts['turns_removed']} turn(s) removed, "
+        f"{counts['turns_redacted']} redacted, {counts['commits']} commit(s) rewritten",
+        file=sys.stderr if json_out else sys.stdout,
+    )
+    for remote in done.remotes:
+        info(f"warning: remote '{remote}' still holds the old history; force-push to erase it")
+
+
+def _show_preview(preview: Any) -> None:
+    """The preview on stderr: each file and what happens to it, then the commits."""
+    counts = preview.counts()
+    for hit in preview.files:
+        turns = ""
+        if hit.turns_removed or hit.turns_redacted:
+            turns = (
+                f", {len(hit.turns_removed)} turn(s) removed, {len(hit.turns_redacted)} redacted"
+            )
+        info(f"  {hit.path}: {hit.action} ({hit.spans} hit(s){turns})")
+    info(
+        f"{counts['files']} file(s), {counts['turns_removed']} turn(s) to remove, "
+        f"{counts['turns_redacted']} to redact; {counts['commits']} commit(s) and "
+        f"{counts['messages']} commit message(s) hold it"
+        + (f": {', '.join(c[:10] for c in preview.commits[:8])}" if preview.commits else "")
+        + ("…" if len(preview.commits) > 8 else "")
+    )

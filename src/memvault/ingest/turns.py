@@ -9,7 +9,7 @@ from typing import Any
 from ..core import Core, WriteResult
 from ..errors import PermissionDeniedError, Problem, ValidationError
 from ..memory import Memory
-from ..security import redact_secrets
+from ..security import Redactions, secrets_allowed
 from ..transcripts import Turn, parse_turns, transcript_id, turn_key
 from ..values import Record, field
 from .formats import RATINGS, ROLES, ParsedTranscript, clean_extra, read_transcript
@@ -30,6 +30,7 @@ class IngestReport(Record):
     commit: str | None = None
     problems: list[Problem] = field(default_factory=list)
     redacted: int = 0  # credential-looking spans replaced by a marker (turns kept)
+    redacted_kinds: dict[str, int] = field(default_factory=dict)  # those spans by kind
     notes: list[str] = field(default_factory=list)  # one line per file on what was redacted
 
     def as_dict(self) -> dict[str, Any]:
@@ -46,6 +47,7 @@ class IngestReport(Record):
             "commit": self.commit,
             "problems": [str(p) for p in self.problems],
             "redacted": self.redacted,
+            "redacted_kinds": dict(self.redacted_kinds),
             "notes": list(self.notes),
         }
 
@@ -79,10 +81,10 @@ def ingest_file(
     """Import a transcript file as session turns, in one commit (none if nothing is new).
 
     ``session`` defaults to the file's own session id (Claude Code ``sessionId``, a
-    ``session`` key in generic JSONL), else the file name without its extension. Turns
-    that look like they hold a credential are skipped and reported, unless
-    ``allow_secrets``. ``scope`` and ``channel`` as for :meth:`Core.log_many` (a bad
-    scope is refused before the file is read).
+    ``session`` key in generic JSONL), else the file name without its extension. A
+    credential-looking span is replaced by ``[secret redacted: KIND]`` and the turn kept
+    (``report.notes`` says so), unless ``allow_secrets``. ``scope`` and ``channel`` as for
+    :meth:`Core.log_many` (a bad scope is refused before the file is read).
     """
     path = Path(path).expanduser()
     where = str(path)
@@ -121,29 +123,19 @@ def screened_turns(
     (``[secret redacted: KIND]``): the turn stays, the secret doesn't, and one line of
     ``report.notes`` says so for the file."""
     security = vault.config.get("security") or {}
-    if allow_secrets or security.get("secrets") == "allow":
+    if secrets_allowed(security, allow_secrets):
         return [turn for _, turn in parsed.turns]
     turns: list[Turn] = []
-    kinds: dict[str, int] = {}
-    first = ""
-    touched = 0
+    done = Redactions()
     for loc, turn in parsed.turns:
         role, text, when, extra, given = turn
-        clean, found = redact_secrets(text, security)
-        if found:
-            touched += 1
-            first = first or str(loc)
-            for finding in found:
-                kinds[finding.kind] = kinds.get(finding.kind, 0) + 1
-            turn = (role, clean, when, extra, given)
-        turns.append(turn)
-    if kinds:
-        report.redacted = sum(kinds.values())
-        what = ", ".join(f"{n} {kind}" for kind, n in kinds.items())
-        report.notes.append(
-            f"{first}: redacted {report.redacted} secret-looking span(s) in {touched} turn(s)"
-            f" ({what}); the turns are kept (--allow-secrets keeps the text as it is)"
-        )
+        clean = done.redact(text, security, str(loc))
+        turns.append((role, clean, when, extra, given) if clean != text else turn)
+    note = done.note(done.first)
+    if note:
+        report.redacted = done.spans
+        report.redacted_kinds = dict(done.kinds)
+        report.notes.append(note)
     return turns
 
 

@@ -217,9 +217,10 @@ class WriteTools:
         `subject` so a later fact on the same subject supersedes this one (the old one is kept,
         marked superseded). kind=episode for what happened: a task done, a problem hit, a
         decision taken, feedback received; give `outcome`. kind=procedure for how to do
-        something: give ordered `steps` and `trigger` keywords. Don't store secrets (they are
-        refused). Returns the new memory's id and path; scope=global without the librarian role
-        lands in the review inbox."""
+        something: give ordered `steps` and `trigger` keywords. Don't store secrets: a
+        credential-looking span is replaced by `[secret redacted: KIND]` (`notes` says so),
+        and a memory that is little but a credential is refused. Returns the new memory's id
+        and path; scope=global without the librarian role lands in the review inbox."""
         vault = self.vault
         if scope == "self" and not vault.identity.agent:
             raise PermissionDeniedError(
@@ -255,6 +256,7 @@ class WriteTools:
                 "superseded": list(res.superseded),
                 "disputed": list(res.disputed),
                 "commit": res.commit,
+                "notes": list(res.notes),
                 "note": "proposed in inbox/ for review (scope global needs the librarian role)"
                 if res.inbox
                 else "saved; may contradict a fact in force: recorded a dispute (disputes tool)"
@@ -281,7 +283,8 @@ class WriteTools:
         user's message in the same call. `insights` reads the ratings back; consolidation later
         distills old transcripts into episodes. Logging the same turn twice adds nothing.
         A new session gets `scope` (self for a private conversation); later turns keep the
-        session's scope. A paused agent, channel or scope is refused."""
+        session's scope. A paused agent, channel or scope is refused. A credential-looking
+        span is replaced by `[secret redacted: KIND]` and the turn kept (`notes` says so)."""
         res = self.vault.log_turn(
             session,
             text,
@@ -300,6 +303,7 @@ class WriteTools:
                 "scope": res.memory.scope,
                 "commit": res.commit,
                 "added": res.commit is not None,
+                "notes": list(res.notes),
             }
         )
 
