@@ -334,6 +334,7 @@ def test_every_tool_returns_its_structured_content_as_its_json_text(
             proc = await s.call_tool(
                 "remember", {"kind": "procedure", "content": "Deploy", "steps": ["Build", "Push"]}
             )
+            fact_id = fact.structured_content["id"]  # type: ignore[index]
             calls: list[tuple[str, dict[str, Any]]] = [
                 ("log_turn", {"session": "s1", "text": "Hi", "rating": "helpful", "query": "Q?"}),
                 ("recall", {"query": "API limit"}),
@@ -343,6 +344,7 @@ def test_every_tool_returns_its_structured_content_as_its_json_text(
                 ("validate", {"statement": "The API limit is 100/s"}),
                 ("context", {"query": "API", "budget": 500}),
                 ("show", {"id": fact.structured_content["id"]}),  # type: ignore[index]
+                ("rescope", {"id": fact_id, "scope": "self", "reason": "mine"}),
                 ("forget", {"id": gone.structured_content["id"], "reason": "wrong"}),  # type: ignore[index]
                 ("stats", {}),
                 ("recent_episodes", {"include_transcripts": True}),

@@ -523,9 +523,11 @@ def test_log_rejects_bad_roles_and_empty_sessions(vault: Vault) -> None:
         vault.log("s", "robot", "x")
     with pytest.raises(ValidationError):
         vault.log(" ", "user", "x")
-    with pytest.raises(SecretDetectedError):
-        vault.log("s", "user", "token ghp_" + "a" * 36)
     assert [m for m in vault.all_memories()] == []
+    # a credential is redacted, the turn kept (a conversation with holes can't be recalled)
+    kept = vault.log("s", "user", "token ghp_" + "a" * 36)
+    assert kept.redacted and "ghp_" not in vault.raw_text(kept.memory)
+    assert "[secret redacted" in vault.raw_text(kept.memory)
 
 
 # --- scopes ---------------------------------------------------------------------------------------
