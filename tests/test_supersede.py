@@ -232,3 +232,52 @@ def test_reads_lead_with_the_newer_fact_of_an_open_dispute(vault: Vault) -> None
         assert ids.index(new.id) < ids.index(old.id), ids
     block = vault.context("api rate limit", budget=400, log=False)
     assert block.ids.index(new.id) < block.ids.index(old.id)
+
+
+# A value changed in other words: the old fact's value read as replaced, or the same act on
+# the same thing by someone else (the 12-week bench's stale answers, bench/lifecycle.py).
+WORDED_APART = [
+    (
+        "The search database runs on db-sea-51.",
+        "The search database now runs on db-sea-27.",
+        "supersede",
+    ),
+    (
+        "The payments database is hosted on db-pay-46.",
+        "The payments database moved to db-pay-98.",
+        "dispute",
+    ),
+    (
+        "The geocoding API allows 300 requests per second.",
+        "The geocoding API rate limit is now 900 requests per second.",
+        "dispute",
+    ),
+    ("The platform team is led by Emeka.", "Dara now leads the platform team.", "dispute"),
+    ("Dara leads the design team.", "The design team is led by Ana.", "dispute"),
+]
+
+
+@pytest.mark.parametrize(("old", "new", "action"), WORDED_APART)
+def test_a_change_worded_apart_supersedes_or_disputes(old: str, new: str, action: str) -> None:
+    verdict = judge(new, old)
+    assert verdict is not None and verdict[0] == action, verdict
+
+
+def test_validate_answers_by_the_newer_of_two_facts_in_force(vault: Vault) -> None:
+    old = vault.add("semantic", "The payments database is hosted on db-pay-46.").memory
+    time.sleep(1.1)  # created times are to the second
+    new = vault.add("semantic", "The payments database moved to db-pay-98.").memory
+    assert vault.get(old.id).status == "disputed"
+    # validate reads the old statement against the newer value, as fact and recall do
+    verdict = vault.validate("The payments database is hosted on db-pay-46.", log=False)
+    assert verdict.verdict == "contradicted" and verdict.evidence_id == new.id, verdict.why
+    assert vault.validate("The payments database is on db-pay-98.", log=False).verdict == (
+        "supported"
+    )
+    lead = vault.add("semantic", "The platform team is led by Emeka.").memory
+    time.sleep(1.1)
+    vault.add("semantic", "Dara now leads the platform team.")
+    assert vault.get(lead.id).status == "disputed"
+    # a dispute the roles found: the older fact no longer makes the statement supported
+    emeka = vault.validate("The platform team is led by Emeka.", log=False)
+    assert emeka.verdict == "unknown" and "disputes it" in emeka.why, emeka.why

@@ -87,6 +87,12 @@ def judge(new: str, old: str) -> tuple[str, str, str] | None:
 
     relation = weigh(_claim(new), _claim(old))
     diff = compare(old, new)
+    someone = _someone_else(_claim(new), _claim(old))
+    if someone and relation.kind != "contradicts":
+        # "Dara now leads the platform team" / "The platform team is led by Emeka": the same
+        # act on the same thing by another person. Often a change (a lead, an owner), but
+        # two people may both have done it: unsure, a dispute.
+        return "dispute", "agent", someone
     if relation.kind == "related" and relation.slot == "subject":
         # The new fact may say more about its thing than the old one ("moved to", "rate
         # limit"): read the other way, the old fact's value is replaced. Unsure: a dispute.
@@ -111,6 +117,19 @@ def judge(new: str, old: str) -> tuple[str, str, str] | None:
         why = relation.why if relation.kind == "contradicts" else f"{shape}, worded apart"
         return "dispute", relation.slot if relation.kind == "contradicts" else shape, why
     return None
+
+
+def _someone_else(new: Claim, old: Claim) -> str:
+    """Why the two say the same act on the same thing was done by different people ("" when
+    they don't): validate's roles (:mod:`memvault.validate.roles`), passives read back as
+    actives."""
+    for a in (r for c in new.clauses for r in c.roles):
+        for b in (r for c in old.clauses for r in c.roles):
+            same_act = bool(a.verbs & b.verbs) and a.patient and a.patient == b.patient
+            if same_act and a.agent and b.agent and not a.agent & b.agent:
+                who, was = " ".join(sorted(a.agent)), " ".join(sorted(b.agent))
+                return f"agent: {who} vs the fact's {was}"
+    return ""
 
 
 @lru_cache(maxsize=4096)
@@ -188,11 +207,13 @@ def find_conflicts(
             continue  # the writer named what it is about: the subject rule decides
         vector = (hit.explain or {}).get("vector") or {}
         cosine = vector.get("own") if vector.get("rank") is not None else None
-        if cosine is None or float(cosine) < floor:
+        if cosine is None:
             continue
         old_text = _text(old.meta.get("title"), old.content)
         verdict = verdicts[old_text] if old_text in verdicts else judge(text, old_text)
-        if verdict is not None:
+        # The cosine keeps far-apart sentences out; the same act on the same thing by
+        # another person ("agent") is about the same thing however the names embed.
+        if verdict is not None and (float(cosine) >= floor or verdict[1] == "agent"):
             found.append(Conflict(old, *verdict, similarity=float(cosine)))
     return found
 

@@ -264,6 +264,13 @@ def decide(evidence: list[Evidence]) -> tuple[str, str, Evidence | None, str | N
                 "states it (both in force: memvault dispute keep settles it)"
             )
             return "contradicted", why, newer, newer.slot
+        rival = _newer_in_dispute(best, [e for e in evidence if e.in_force])
+        if rival is not None:  # a recorded dispute the reads settle for the newer fact
+            why = (
+                f"[{best.hit.id}] states it, but the newer [{rival.hit.id}] disputes it: "
+                f"{rival.hit.snippet} (memvault dispute keep settles it)"
+            )
+            return "unknown", why, rival, "disputed"
         extra = f" ({len(others)} other fact(s) disagree)" if others else ""
         return RELATIONS[best.relation], f"[{best.hit.id}] {best.why}{extra}", best, best.slot
     outdated = [e for e in evidence if not e.in_force and e.relation == "supports"]
@@ -309,6 +316,20 @@ def _newer_contradiction(best: Evidence, others: list[Evidence]) -> Evidence | N
     start = _since(best)
     later = [e for e in others if e.relation == "contradicts" and _since(e) > start]
     return max(later, key=lambda e: (e.topic, _since(e)), default=None)
+
+
+def _newer_in_dispute(best: Evidence, force: list[Evidence]) -> Evidence | None:
+    """A newer fact in force that an open dispute links to the supporting fact: the write
+    was unsure it replaces it, and reads lead with the newer one, so the older one can't
+    make the statement supported."""
+    m = best.hit.memory
+    if best.relation != "supports" or m is None or m.status != "disputed":
+        return None
+    linked = m.meta.get("related")
+    ids = {str(i) for i in (linked if isinstance(linked, list) else [linked] if linked else [])}
+    start = _since(best)
+    later = [e for e in force if e.hit.id in ids and _since(e) > start]
+    return max(later, key=_since, default=None)
 
 
 def _with_judge(
