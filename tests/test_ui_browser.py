@@ -381,3 +381,54 @@ def test_a_stored_script_does_not_run(tmp_path: Path, serve: Any, browser: Any) 
     assert browser.execute_script("return window.__pwned") is None
     logs = browser.get_log("browser") if hasattr(browser, "get_log") else []
     assert not [entry for entry in logs if "__pwned" in entry.get("message", "")]
+
+
+LONG_LINE = "w" * 20_000  # one 20,000-character word: nothing to break it at
+LONG_URL = "https://example.org/" + "a" * 280  # 300 characters
+
+
+def _widths(browser: Any) -> tuple[int, int]:
+    width, client = browser.execute_script(
+        "const e = document.documentElement; return [e.scrollWidth, e.clientWidth];"
+    )
+    return int(width), int(client)
+
+
+def test_no_page_scrolls_sideways_at_1280(tmp_path: Path, serve: Any, browser: Any) -> None:
+    """A memory whose title and text are one 20,000-character word and a 300-character URL
+    widens no page past the window: every page is measured at 1280 px."""
+    vault = _team_vault(tmp_path, role="librarian")
+    body = f"{LONG_LINE}\n\nSee {LONG_URL} and <{LONG_URL}>.\n\n    {LONG_LINE}\n\n`{LONG_URL}`"
+    long = vault.add("semantic", body, title=LONG_LINE, tags=[LONG_LINE[:60]], id="long-line")
+    vault.replace_text(
+        long.memory.id,
+        vault.raw_text(vault.get(long.memory.id)) + f"\n{LONG_URL}x\n",
+        "a second version: history shows a diff",
+    )
+    # an old episode: the preview archives it, its diff shows the long line
+    vault.add("episodic", body, title=LONG_LINE, id="old-long", created="2020-01-06T10:00:00Z")
+    Vault.open(vault.root, agent="bot").add("semantic", body, title=LONG_LINE, scope="global")
+    running = serve(vault)
+    pages = [
+        "/",
+        "/m/long-line",
+        "/m/long-line/history",
+        "/m/long-line/edit",
+        "/m/long-line/forget",
+        "/search?q=example+org",
+        "/inbox",
+        "/consolidate?preview=1",
+    ]
+    browser.set_window_size(1280, 860)
+    _open(browser, running)
+    wide = {}
+    for path in pages:
+        browser.get(running.base + path)
+        assert LONG_LINE[:5000] in browser.page_source, path  # the page shows the long line
+        # folded parts (a diff, an explanation) open: they must fit too
+        browser.execute_script("document.querySelectorAll('details').forEach(d => d.open = true)")
+        width, client = _widths(browser)
+        assert client >= 1200, (path, client)
+        if width > client:
+            wide[path] = width
+    assert wide == {}, f"pages wider than the window ({client} px): {wide}"
