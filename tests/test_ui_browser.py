@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -431,4 +432,55 @@ def test_no_page_scrolls_sideways_at_1280(tmp_path: Path, serve: Any, browser: A
         assert client >= 1200, (path, client)
         if width > client:
             wide[path] = width
+    # the purge preview (a POST): the long memory's file and the commits that hold it
+    browser.get(running.base + "/purge")
+    browser.find_element(*_by("#purge-ask input[name=match]")).send_keys(LONG_URL)
+    _go(browser, browser.find_element(*_by("#purge-ask button")))
+    assert "long-line" in browser.find_element(*_by("#purge-files")).text
+    width, client = _widths(browser)
+    if width > client:
+        wide["/purge/preview"] = width
     assert wide == {}, f"pages wider than the window ({client} px): {wide}"
+
+
+PHONE = "+351 912 345 678"
+DIGITS = "912 345 678"
+
+
+def test_purge_by_content_as_a_librarian(tmp_path: Path, serve: Any, browser: Any) -> None:
+    """Another agent is refused; the librarian previews, types 'purge' and a reason, and
+    the number is gone from the files, every commit and recall. It is never in a URL."""
+    vault = _team_vault(tmp_path)
+    vault.log_many(
+        "support-call",
+        [("user", PHONE, None, None, None), ("user", f"Call me at {PHONE}.", None, None, None)],
+    )
+    vault.add("semantic", f"Ana's phone number is {PHONE}.", title="Ana's phone", id="ana")
+    other = serve(vault)
+    _open(browser, other, "/purge")
+    assert "needs the librarian role" in browser.find_element(*_by("main")).text
+    assert not browser.find_elements(*_by("header nav a[href='/purge']"))
+
+    running = serve(Vault.open(vault.root, agent="lib", team="web", role="librarian"))
+    _open(browser, running)
+    _go(browser, browser.find_element(*_by("header nav a[href='/purge']")))
+    browser.find_element(*_by("#purge-ask input[name=match]")).send_keys(PHONE)
+    _go(browser, browser.find_element(*_by("#purge-ask button")))
+    seen = [browser.current_url]
+    files = browser.find_element(*_by("#purge-files")).text
+    assert "semantic/facts/ana.md" in files and "session-support-call.md" in files
+    assert browser.find_element(*_by("#purge-commits")).text
+    confirm = browser.find_element(*_by("#purge-confirm"))
+    confirm.find_element(*_by("input[name=reason]")).send_keys("GDPR request 12")
+    confirm.find_element(*_by("input[name=confirm]")).send_keys("purge")
+    _go(browser, confirm.find_element(*_by("button[type=submit]")))
+    assert "notice=purged-text" in browser.current_url, browser.find_element(*_by("main")).text
+    seen.append(browser.current_url)
+    head = git(vault.root, "rev-parse", "HEAD").strip()
+    assert f"HEAD is now {head[:10]}" in browser.find_element(*_by("#purge-result")).text
+    history = git(vault.root, "log", "--all", "-p", "--format=%B")
+    assert DIGITS not in history and "GDPR request 12" in history
+    for hit in Vault.open(vault.root, agent="auditor", team="web").recall("Ana phone").hits:
+        assert DIGITS not in hit.memory.content
+    assert is_clean(vault.root)
+    assert not [u for u in seen if re.search(r"912(\+|%20| )345", u)], seen
