@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -381,3 +382,105 @@ def test_a_stored_script_does_not_run(tmp_path: Path, serve: Any, browser: Any) 
     assert browser.execute_script("return window.__pwned") is None
     logs = browser.get_log("browser") if hasattr(browser, "get_log") else []
     assert not [entry for entry in logs if "__pwned" in entry.get("message", "")]
+
+
+LONG_LINE = "w" * 20_000  # one 20,000-character word: nothing to break it at
+LONG_URL = "https://example.org/" + "a" * 280  # 300 characters
+
+
+def _widths(browser: Any) -> tuple[int, int]:
+    width, client = browser.execute_script(
+        "const e = document.documentElement; return [e.scrollWidth, e.clientWidth];"
+    )
+    return int(width), int(client)
+
+
+def test_no_page_scrolls_sideways_at_1280(tmp_path: Path, serve: Any, browser: Any) -> None:
+    """A memory whose title and text are one 20,000-character word and a 300-character URL
+    widens no page past the window: every page is measured at 1280 px."""
+    vault = _team_vault(tmp_path, role="librarian")
+    body = f"{LONG_LINE}\n\nSee {LONG_URL} and <{LONG_URL}>.\n\n    {LONG_LINE}\n\n`{LONG_URL}`"
+    long = vault.add("semantic", body, title=LONG_LINE, tags=[LONG_LINE[:60]], id="long-line")
+    vault.replace_text(
+        long.memory.id,
+        vault.raw_text(vault.get(long.memory.id)) + f"\n{LONG_URL}x\n",
+        "a second version: history shows a diff",
+    )
+    # an old episode: the preview archives it, its diff shows the long line
+    vault.add("episodic", body, title=LONG_LINE, id="old-long", created="2020-01-06T10:00:00Z")
+    Vault.open(vault.root, agent="bot").add("semantic", body, title=LONG_LINE, scope="global")
+    running = serve(vault)
+    pages = [
+        "/",
+        "/m/long-line",
+        "/m/long-line/history",
+        "/m/long-line/edit",
+        "/m/long-line/forget",
+        "/search?q=example+org",
+        "/inbox",
+        "/consolidate?preview=1",
+    ]
+    browser.set_window_size(1280, 860)
+    _open(browser, running)
+    wide = {}
+    for path in pages:
+        browser.get(running.base + path)
+        assert LONG_LINE[:5000] in browser.page_source, path  # the page shows the long line
+        # folded parts (a diff, an explanation) open: they must fit too
+        browser.execute_script("document.querySelectorAll('details').forEach(d => d.open = true)")
+        width, client = _widths(browser)
+        assert client >= 1200, (path, client)
+        if width > client:
+            wide[path] = width
+    # the purge preview (a POST): the long memory's file and the commits that hold it
+    browser.get(running.base + "/purge")
+    browser.find_element(*_by("#purge-ask input[name=match]")).send_keys(LONG_URL)
+    _go(browser, browser.find_element(*_by("#purge-ask button")))
+    assert "long-line" in browser.find_element(*_by("#purge-files")).text
+    width, client = _widths(browser)
+    if width > client:
+        wide["/purge/preview"] = width
+    assert wide == {}, f"pages wider than the window ({client} px): {wide}"
+
+
+PHONE = "+351 912 345 678"
+DIGITS = "912 345 678"
+
+
+def test_purge_by_content_as_a_librarian(tmp_path: Path, serve: Any, browser: Any) -> None:
+    """Another agent is refused; the librarian previews, types 'purge' and a reason, and
+    the number is gone from the files, every commit and recall. It is never in a URL."""
+    vault = _team_vault(tmp_path)
+    vault.log_many(
+        "support-call",
+        [("user", PHONE, None, None, None), ("user", f"Call me at {PHONE}.", None, None, None)],
+    )
+    vault.add("semantic", f"Ana's phone number is {PHONE}.", title="Ana's phone", id="ana")
+    other = serve(vault)
+    _open(browser, other, "/purge")
+    assert "needs the librarian role" in browser.find_element(*_by("main")).text
+    assert not browser.find_elements(*_by("header nav a[href='/purge']"))
+
+    running = serve(Vault.open(vault.root, agent="lib", team="web", role="librarian"))
+    _open(browser, running)
+    _go(browser, browser.find_element(*_by("header nav a[href='/purge']")))
+    browser.find_element(*_by("#purge-ask input[name=match]")).send_keys(PHONE)
+    _go(browser, browser.find_element(*_by("#purge-ask button")))
+    seen = [browser.current_url]
+    files = browser.find_element(*_by("#purge-files")).text
+    assert "semantic/facts/ana.md" in files and "session-support-call.md" in files
+    assert browser.find_element(*_by("#purge-commits")).text
+    confirm = browser.find_element(*_by("#purge-confirm"))
+    confirm.find_element(*_by("input[name=reason]")).send_keys("GDPR request 12")
+    confirm.find_element(*_by("input[name=confirm]")).send_keys("purge")
+    _go(browser, confirm.find_element(*_by("button[type=submit]")))
+    assert "notice=purged-text" in browser.current_url, browser.find_element(*_by("main")).text
+    seen.append(browser.current_url)
+    head = git(vault.root, "rev-parse", "HEAD").strip()
+    assert f"HEAD is now {head[:10]}" in browser.find_element(*_by("#purge-result")).text
+    history = git(vault.root, "log", "--all", "-p", "--format=%B")
+    assert DIGITS not in history and "GDPR request 12" in history
+    for hit in Vault.open(vault.root, agent="auditor", team="web").recall("Ana phone").hits:
+        assert DIGITS not in hit.memory.content
+    assert is_clean(vault.root)
+    assert not [u for u in seen if re.search(r"912(\+|%20| )345", u)], seen

@@ -337,6 +337,33 @@ def test_consolidation_preview_and_apply(vault: Vault, serve: Any) -> None:
     assert "rename to archive/episodic/2020/01/kickoff.md" in history
 
 
+def test_consolidation_preview_shows_the_plans_notes(vault: Vault, serve: Any) -> None:
+    """A summarizer command that came with the shared config and is not allowed here: the
+    preview says so, one line, as the CLI's ``note:`` does."""
+    import datetime as dt
+    import re
+
+    when = dt.datetime(2020, 1, 6, tzinfo=dt.UTC)
+    vault.log("s1", "user", "Let us move the backups to the new bucket.", when=when)
+    config = vault.root / ".memvault" / "config.yaml"
+    text = re.sub(
+        r"(?m)^  summarizer_command:.*$", "  summarizer_command: ./summarise.sh", config.read_text()
+    )
+    config.write_text(text, encoding="utf-8")
+    who = ("-c", "user.name=Alice", "-c", "user.email=alice@example.com")
+    git(vault.root, *who, "commit", "-q", "-am", "a teammate's summarizer")
+    running: Running = serve(vault)
+    page = running.client.get("/consolidate?preview=1&only=distill")
+    assert page.status_code == 200 and "summary-session-s1" in page.text
+    notes = page.text.split('id="notes"')[1].split("</ul>")[0]
+    (note,) = re.findall(r"<li>(.*?)</li>", notes)
+    note = html.unescape(note)
+    assert "consolidate.summarizer_command" in note and "built-in summarizer" in note
+    assert "memvault allow-command consolidate.summarizer_command" in note
+    quiet = running.client.get("/consolidate?preview=1&only=decay")  # no distill: no note
+    assert 'id="notes"' not in quiet.text
+
+
 def test_inspector_searches_are_not_reads(vault: Vault, serve: Any) -> None:
     from memvault.paths import ACCESS_LOG
 

@@ -17,6 +17,7 @@ from starlette.staticfiles import StaticFiles
 
 from ..errors import MemvaultError, NotFoundError, PermissionDeniedError
 from . import routes_act as act
+from . import routes_purge as purging
 from . import routes_read as read
 from .security import Refusal
 from .session import HERE, Session
@@ -88,6 +89,10 @@ def routes() -> list[Route | Mount]:
         Route("/export", read.export),
         Route("/consolidate", act.consolidate_form, methods=["GET"]),
         Route("/consolidate", act.consolidate, methods=["POST"]),
+        Route("/purge", purging.purge_form, methods=["GET"]),
+        Route("/purge", purging.purge, methods=["POST"]),
+        Route("/purge/preview", purging.purge_preview, methods=["POST"]),
+        Route("/purge/done", purging.purge_done, methods=["GET"]),
         Mount("/static", StaticFiles(directory=HERE / "static"), name="static"),
     ]
 

@@ -37,6 +37,8 @@ NOTICES = {
     "accepted": "Accepted: moved into place as an active memory.",
     "rejected": "Rejected: removed from the inbox (git history keeps it).",
     "consolidated": "Consolidation applied.",
+    "purged-text": "Purged: erased from the files, git history, the index and the access log.",
+    "nothing-to-purge": "Nothing holds that text any more: nothing purged.",
     "nothing": "Nothing to do.",
 }
 

@@ -14,7 +14,7 @@ from .security import Guard
 if TYPE_CHECKING:  # pragma: no cover
     import jinja2
 
-    from .. import Vault
+    from .. import ContentPurge, Vault
 
 T = TypeVar("T")
 HERE = Path(__file__).resolve().parent
@@ -36,6 +36,7 @@ class Session:
         self.lock = threading.RLock()
         self.listing = vault.browse()
         self.templates = _environment()
+        self.last_purge: ContentPurge | None = None  # for its result page (never the text)
 
     def _refresh_config(self) -> None:
         """Pick up settings changed elsewhere (``memvault pause``); the identity and the
