@@ -81,6 +81,7 @@ def probe_week(team: Any, world: lw.World, week: int, record: Record, rng: rando
             continue
         new = item["versions"][k][1]
         olds = [v for _, v, _ in item["versions"][:k] if v != new]
+        old_sentences = [t for _, v, t in item["versions"][:k] if v != new]
         q = rng.choice(item["questions"])
         hits = vault.fact(q, limit=5).hits
         top = _text(hits[0]) if hits else ""
@@ -90,7 +91,9 @@ def probe_week(team: Any, world: lw.World, week: int, record: Record, rng: rando
         verdict = checked.verdict
         flags = {
             "fact": _favours_old(top, new, olds),
-            "context": _favours_old(block, new, olds),
+            # the block is many memories: a bare value ("13", "Wednesdays") also turns up in
+            # look-alikes and episodes about other things, so the fact's own sentences count
+            "context": _favours_old(block, item["versions"][k][2], old_sentences),
             "validate": verdict == "supported",
         }
         record.stale.append(
