@@ -211,6 +211,11 @@ RUN_TOGETHER = [
     ("Rate limit: staging 200 rps", "Rate limit: production 500 rps"),
     ("Current on-call: team A, Mondays", "Current on-call: team B, Fridays"),
     ("notes on the cluster, part 1", "notes on the cluster, part 2"),
+    # two things' identifiers differing in their number; "staging" read as a verb
+    (
+        "The wallet staging database is on db-stg-67.",
+        "The webhooks staging database is on db-stg-43.",
+    ),
 ]
 
 

@@ -30,6 +30,7 @@ they were before conflicts were looked for (``docs/performance.md``).
 from __future__ import annotations
 
 import datetime as dt
+import re
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
@@ -50,6 +51,7 @@ if TYPE_CHECKING:  # pragma: no cover
 # scaled like MiniLM's.
 CANDIDATE_COSINE = {"all-MiniLM-L6-v2": 0.56, "multilingual-e5-small": 0.78, "fake": 0.5}
 CANDIDATES = 8  # nearest facts weighed
+_WORD = re.compile(r"\w+")
 # Up to this many facts in force without a subject, the word rule weighs each before any
 # search: ~1-3 ms a fact, against a search's model load and index update (docs/performance.md).
 WORDS_FIRST = 200
@@ -123,13 +125,21 @@ def _someone_else(new: Claim, old: Claim) -> str:
     """Why the two say the same act on the same thing was done by different people ("" when
     they don't): validate's roles (:mod:`memvault.validate.roles`), passives read back as
     actives."""
+    named_new, named_old = _capitalised(new.text), _capitalised(old.text)
     for a in (r for c in new.clauses for r in c.roles):
         for b in (r for c in old.clauses for r in c.roles):
             same_act = bool(a.verbs & b.verbs) and a.patient and a.patient == b.patient
-            if same_act and a.agent and b.agent and not a.agent & b.agent:
+            # people by name only: "The wallet staging database" is no one's act
+            people = a.agent <= named_new and b.agent <= named_old
+            if same_act and people and a.agent and b.agent and not a.agent & b.agent:
                 who, was = " ".join(sorted(a.agent)), " ".join(sorted(b.agent))
                 return f"agent: {who} vs the fact's {was}"
     return ""
+
+
+def _capitalised(text: str) -> set[str]:
+    """The words written with a capital (names; the sentence's first word too)."""
+    return {w.lower() for w in _WORD.findall(text) if w[:1].isupper()}
 
 
 @lru_cache(maxsize=4096)
