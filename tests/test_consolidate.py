@@ -304,6 +304,24 @@ def test_repeated_steps_become_a_proposed_procedure(vault: Vault) -> None:
     assert len(procs) == 1 and procs[0].meta["steps"] == steps
 
 
+def test_paraphrased_steps_become_one_proposed_procedure(vault: Vault) -> None:
+    worded = [
+        ["Drain the node", "Upgrade the kernel", "Reboot and uncordon"],
+        ["drain node first", "upgrade kernel packages", "Reboot, then uncordon it"],
+        ["Drain the node", "Upgrade the kernel", "Reboot and uncordon"],
+    ]
+    for i, steps in enumerate(worded):
+        episode(vault, f"Patched node {i}", steps=steps, created=f"2026-01-0{i + 1}T00:00:00Z")
+    # as many steps, but other acts: not the same procedure
+    other = ["Drain the queue", "Rotate the keys", "Restart the workers"]
+    for i in range(2):
+        episode(vault, f"Rotated keys {i}", steps=other, created=f"2026-01-0{i + 5}T00:00:00Z")
+    consolidate(vault.core, now=weeks(1), only=["promote"])
+    (proc,) = [m for m in inbox(vault.core) if m.type == "procedural"]
+    assert proc.meta["steps"] == worded[0]  # the most usual wording
+    assert len(proc.meta["derived_from"]) == 3 and "worded 2 ways" in proc.content
+
+
 def test_review_accept_and_reject(vault: Vault) -> None:
     lib = Vault.open(vault.root, role="librarian")
     plain = Vault.open(vault.root)

@@ -63,12 +63,7 @@ def _propose_procedures(
     rejected: list[frozenset[str]],
 ) -> None:
     minimum = int(vault.config.get("consolidate.promote_min_episodes", 3))
-    by_steps: dict[tuple[tuple[str, ...], Owner], list[Memory]] = defaultdict(list)
-    for m in episodes:
-        steps = m.meta.get("steps")
-        if isinstance(steps, list) and len(steps) >= 2:
-            by_steps[(tuple(normalise(str(s)) for s in steps), owner(m))].append(m)
-    for (key, _), members in sorted(by_steps.items(), key=lambda kv: str(kv[0])):
+    for members in _step_groups(episodes):
         if len(members) < minimum:
             continue
         ids = sorted(m.id for m in members)
@@ -76,15 +71,70 @@ def _propose_procedures(
         if derived in proposed or _was_rejected(ids, rejected):
             continue
         first = min(members, key=lambda m: m.id)
+        steps = _usual_steps(members)
         title = f"Procedure seen in {len(members)} episodes: {first.title}"[:80]
         meta = proposal_meta("procedural", "workflows", title, ids, derived, result.now, taken)
         same_owner(meta, first)
-        meta["steps"] = [str(s) for s in first.meta["steps"]]
+        meta["steps"] = steps
         meta["trigger"] = union_strings(members, "tags")[:5] or None
+        worded = len({_step_key(m) for m in members})
+        how = "" if worded == 1 else f" (worded {worded} ways; the most usual wording kept)"
         body = (
-            f"The same {len(key)} steps were followed in {len(members)} episodes: {', '.join(ids)}."
+            f"The same {len(steps)} steps were followed in {len(members)} episodes"
+            f"{how}: {', '.join(ids)}."
         )
         add_proposal(vault, result, meta, body)
+
+
+# Two steps say the same when this share of the shorter one's content words (stems) is in
+# the other: "Drain the node" / "drain node first", "Reboot and uncordon" / "Reboot, then
+# uncordon it".
+STEP_OVERLAP = 0.5
+
+
+def _step_key(m: Memory) -> tuple[str, ...]:
+    return tuple(normalise(str(s)) for s in m.meta.get("steps") or [])
+
+
+def _same_step(a: str, b: str) -> bool:
+    from .compare import words
+
+    x = {w.key for w in words(a) if w.content}
+    y = {w.key for w in words(b) if w.content}
+    return bool(x and y) and len(x & y) >= STEP_OVERLAP * min(len(x), len(y))
+
+
+def _step_groups(episodes: list[Memory]) -> list[list[Memory]]:
+    """Episodes of one owner that followed the same steps, worded alike or not: as many
+    steps, each the same as the other's at its place (:func:`_same_step`). An episode joins
+    the first group (oldest first) whose first member it matches."""
+    groups: dict[Owner, list[list[Memory]]] = defaultdict(list)
+    listed = [m for m in episodes if isinstance(m.meta.get("steps"), list)]
+    for m in sorted(listed, key=lambda m: (str(m.get("created", "")), m.id)):
+        steps = [str(s) for s in m.meta["steps"]]
+        if len(steps) < 2:
+            continue
+        mine = groups[owner(m)]
+        for group in mine:
+            lead = [str(s) for s in group[0].meta["steps"]]
+            if len(lead) == len(steps) and all(map(_same_step, lead, steps)):
+                group.append(m)
+                break
+        else:
+            mine.append([m])
+    return [g for gs in groups.values() for g in gs]
+
+
+def _usual_steps(members: list[Memory]) -> list[str]:
+    """The wording most members used (ties: the oldest member's)."""
+    counts: dict[tuple[str, ...], int] = defaultdict(int)
+    for m in members:
+        counts[_step_key(m)] += 1
+    best = max(counts.values())
+    for m in members:  # oldest first
+        if counts[_step_key(m)] == best:
+            return [str(s) for s in m.meta["steps"]]
+    return [str(s) for s in members[0].meta["steps"]]
 
 
 def _propose_patterns(

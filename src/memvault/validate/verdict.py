@@ -314,8 +314,29 @@ def _newer_contradiction(best: Evidence, others: list[Evidence]) -> Evidence | N
     if best.relation != "supports":
         return None
     start = _since(best)
-    later = [e for e in others if e.relation == "contradicts" and _since(e) > start]
+    later = [
+        e
+        for e in others
+        if e.relation == "contradicts" and _since(e) > start and _one_thing(e, best)
+    ]
     return max(later, key=lambda e: (e.topic, _since(e)), default=None)
+
+
+def _one_thing(newer: Evidence, older: Evidence) -> bool:
+    """The two facts state values of one thing: a dispute links them, or they share their
+    ``subject``, or (neither has one) read as claim and fact they contradict each other.
+    Two facts that each bear on the statement may be about different things (a Friday
+    freeze and a weekend ban): then the newer one does not win."""
+    a, b = newer.hit.memory, older.hit.memory
+    if a is None or b is None:
+        return False
+    linked = b.meta.get("related")
+    if a.id in (linked if isinstance(linked, list) else [linked]):
+        return True
+    if a.subject or b.subject:
+        return a.subject == b.subject
+    one, other = read(a.content), read(b.content)
+    return "contradicts" in (weigh(one, other).kind, weigh(other, one).kind)
 
 
 def _newer_in_dispute(best: Evidence, force: list[Evidence]) -> Evidence | None:
