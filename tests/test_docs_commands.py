@@ -293,3 +293,11 @@ def test_shell_block_runs(block: Block, sandbox: Sandbox) -> None:
             + report(block, script, None, out, err)
         )
     assert proc.returncode == 0, report(block, script, proc.returncode, out, err)
+
+
+def test_ci_runs_exactly_the_readme_test_command() -> None:
+    """`.ci/run` runs the README's second command, and nothing else (its last line)."""
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    command = (ROOT / ".ci" / "run").read_text(encoding="utf-8").strip().splitlines()[-1]
+    assert command.endswith("python -m pytest")
+    assert f"```bash\n{command}\n```" in readme
