@@ -83,6 +83,8 @@ _EXPORTS = {
     "LOCK_PATH": "paths",
     "MARKER": "paths",
     "user_cache_dir": "paths",
+    "locate_vault": "paths",
+    "resident_enabled": "config",
     "start_early": "store.git.early",
     "drop_early": "store.git.early",
 }
@@ -91,6 +93,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from typing import Any
 
     from .browse import Listing
+    from .config import resident_enabled
     from .consolidate import STEPS, Action, Plan
     from .core import WriteResult
     from .errors import (
@@ -121,7 +124,16 @@ if TYPE_CHECKING:  # pragma: no cover
         parse_time,
         parse_when,
     )
-    from .paths import ALL_TREES, ARCHIVE, CONFIG_PATH, INBOX, LOCK_PATH, MARKER, user_cache_dir
+    from .paths import (
+        ALL_TREES,
+        ARCHIVE,
+        CONFIG_PATH,
+        INBOX,
+        LOCK_PATH,
+        MARKER,
+        locate_vault,
+        user_cache_dir,
+    )
     from .purge import PurgeReport
     from .scopes import AgentIdentity, Filters
     from .search import ContextBlock, SearchHit, SearchOptions, SearchResult, ValidateOptions
@@ -211,6 +223,7 @@ __all__ = [
     "find_root",
     "format_time",
     "is_memory_file",
+    "locate_vault",
     "now_utc",
     "parse_time",
     "parse_turns",
@@ -218,6 +231,7 @@ __all__ = [
     "register_driver",
     "registered_driver",
     "reindex_summary",
+    "resident_enabled",
     "run_driver",
     "run_git",
     "set_change_feed",

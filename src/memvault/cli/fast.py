@@ -114,6 +114,16 @@ def _every_parameter(
     return values
 
 
+def global_options(argv: list[str]) -> dict[str, Any] | None:
+    """The global options of a command line (``vault``, ``agent``, ...), or None when they
+    are not plain ones."""
+    try:
+        values, _, _ = _options(argv, GLOBAL.lookup(), stop_at_positional=True)
+    except _Unsure:
+        return None
+    return values
+
+
 def command_name(argv: list[str]) -> str | None:
     """The command a command line runs (the word after the global options), or None."""
     try:
