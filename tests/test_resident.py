@@ -290,3 +290,33 @@ def test_the_socket_is_private_and_a_second_process_does_not_start(
         [sys.executable, "-m", "memvault.resident", str(root)], timeout=60, check=False
     )
     assert second.returncode == 0 and _alive(pid) and _pid(runtime, root) == pid
+
+
+def test_add_is_served_and_reads_its_text_from_where_the_command_line_says(
+    stocked: Vault, runtime: Path, tmp_path: Path
+) -> None:
+    root = stocked.root
+    _start(root, runtime)
+    served = len(_served(runtime, root))
+    note = tmp_path / "note.txt"
+    note.write_text("The staging database is restored every Sunday.\n")
+    runs = [
+        run_memvault("--vault", root, "add", "fact", "The office parrot is named Kiwi."),
+        run_memvault("--vault", root, "add", "fact", stdin="Lunch is served at noon.\n"),
+        run_memvault("--vault", root, "add", "fact", "-", stdin="The VPN rotates keys monthly."),
+        # --file: stdin is left alone (an open pipe would hang a command that read it)
+        run_memvault(
+            "add", "fact", "--file", note.name, cwd=tmp_path, env={"MEMVAULT_VAULT": str(root)}
+        ),
+    ]
+    for got in runs:
+        assert got.returncode == 0, got.stderr
+    assert len(_served(runtime, root)) == served + len(runs)
+    texts = "\n".join(p.read_text() for p in (root / "semantic").rglob("*.md"))
+    for text in ("parrot is named Kiwi", "served at noon", "rotates keys", "every Sunday"):
+        assert text in texts
+    assert git(root, "status", "--porcelain") == ""
+    # A refusal is the command's own, and nothing is written.
+    secret = run_memvault("--vault", root, "add", "fact", "key AKIAIOSFODNN7EXAMPLE here")
+    assert secret.returncode != 0 and "--allow-secrets" in secret.stderr
+    assert len(_served(runtime, root)) == served + len(runs) + 1

@@ -1,6 +1,6 @@
 """The resident process: one per vault and user, holding the model and the index loaded, so
-that a command line (``recall``, ``context --hook`` on every prompt) costs a new process's
-start and a warm query instead of imports and a model load.
+that a command line (``recall``, ``context --hook`` on every prompt, ``add``) costs a new
+process's start and the work itself instead of imports and a model load.
 
 * :mod:`.client`: what the command line does first for a command the resident process
   serves: ask it over a unix socket; start it when none is listening; run the command here
@@ -16,5 +16,7 @@ Off with ``resident.enabled: false`` in the vault's config or ``MEMVAULT_RESIDEN
 
 from __future__ import annotations
 
-# The commands it serves: reads, whose answer is the same wherever they run.
-SERVED = frozenset({"recall", "fact", "procedure", "search", "context"})
+# The commands it serves: the reads agents run on every turn, and ``add`` (the write they
+# run most: its conflict check reads facts with validate's reader, whose word lists take a
+# new process longer to load than the write takes).
+SERVED = frozenset({"recall", "fact", "procedure", "search", "context", "add"})

@@ -30,9 +30,11 @@ def served(argv: list[str]) -> bool:
     """Whether ``argv`` is a command the resident process runs."""
     if "--help" in argv or "-h" in argv:
         return False
-    from ..cli.fast import command_name
+    from ..cli.fast import arguments, command_name
 
-    return command_name(argv) in SERVED
+    name = command_name(argv)
+    # ``add`` may read stdin: served only when this process can tell whether it will
+    return name in SERVED and (name != "add" or arguments(argv) is not None)
 
 
 def off_by_env() -> bool:
@@ -93,8 +95,8 @@ def _exchange(conn: socket.socket, root: Path, argv: list[str]) -> int | None:
 
     stdin: bytes | None = None
     stdin_tty = _isatty(sys.stdin)
-    if "--hook" in argv and not stdin_tty and sys.stdin is not None:
-        stdin = sys.stdin.buffer.read()  # the hook's JSON: read here, answered there
+    if not stdin_tty and sys.stdin is not None and _reads_stdin(argv):
+        stdin = sys.stdin.buffer.read()  # read here, used there
     env = dict(os.environ)
     out_tty = _isatty(sys.stdout)
     if out_tty:  # the resident process has no terminal to ask its size
@@ -128,6 +130,24 @@ def _exchange(conn: socket.socket, root: Path, argv: list[str]) -> int | None:
     if n_out:
         _write_all(1, body[:n_out])
     return int(code)
+
+
+def _reads_stdin(argv: list[str]) -> bool:
+    """Whether the command reads its standard input: a hook's JSON, or ``add``'s text when
+    the command line gives neither a text (``-`` is none) nor a ``--file``
+    (:func:`memvault.cli.common.read_text_arg`)."""
+    if "--hook" in argv:
+        return True
+    from ..cli.fast import arguments, command_name
+
+    if command_name(argv) != "add":
+        return False
+    parsed = arguments(argv)
+    if parsed is None:
+        return False  # (not served: see served())
+    options, positional = parsed
+    text = positional[1] if len(positional) > 1 else None
+    return text in (None, "-") and options.get("file") is None
 
 
 def _read_all(conn: socket.socket) -> bytes:
