@@ -173,6 +173,8 @@ def _resident(argv: list[str]) -> int | None:
     except KeyboardInterrupt:
         print("Interrupted.", file=sys.stderr)
         return 130
+    except Exception:  # noqa: BLE001 - e.g. the current folder was deleted: run it here
+        return None
 
 
 def _run_typer(argv: list[str]) -> int:

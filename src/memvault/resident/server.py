@@ -80,6 +80,10 @@ def serve(root: Path) -> int:
     except OSError:
         return 0  # another one serves (or is starting to)
     os.chdir(root)
+    import signal
+
+    # ``kill PID`` ends it the way idling does: socket and pid file removed on the way out.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
     from .. import Vault, resident_enabled
 
     if not resident_enabled(root):
