@@ -288,6 +288,10 @@ def test_the_socket_is_private_and_a_second_process_does_not_start(
         [sys.executable, "-m", "memvault.resident", str(root)], timeout=60, check=False
     )
     assert second.returncode == 0 and _alive(pid) and _pid(runtime, root) == pid
+    # kill PID ends it cleanly: no socket or pid file left behind
+    os.kill(pid, signal.SIGTERM)
+    assert _wait(lambda: not _paths(runtime, root)["sock"].exists())
+    assert _pid(runtime, root) is None
 
 
 def test_add_is_served_and_reads_its_text_from_where_the_command_line_says(
@@ -318,7 +322,3 @@ def test_add_is_served_and_reads_its_text_from_where_the_command_line_says(
     secret = run_memvault("--vault", root, "add", "fact", "key AKIAIOSFODNN7EXAMPLE here")
     assert secret.returncode != 0 and "--allow-secrets" in secret.stderr
     assert len(_served(runtime, root)) == served + len(runs) + 1
-    # kill PID ends it cleanly: no socket or pid file left behind
-    os.kill(pid, signal.SIGTERM)
-    assert _wait(lambda: not _paths(runtime, root)["sock"].exists())
-    assert _pid(runtime, root) is None
