@@ -322,3 +322,17 @@ def test_add_is_served_and_reads_its_text_from_where_the_command_line_says(
     secret = run_memvault("--vault", root, "add", "fact", "key AKIAIOSFODNN7EXAMPLE here")
     assert secret.returncode != 0 and "--allow-secrets" in secret.stderr
     assert len(_served(runtime, root)) == served + len(runs) + 1
+
+
+def test_a_runtime_folder_too_deep_for_a_socket_is_not_used(
+    stocked: Vault, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    deep = tmp_path / ("d" * 60) / ("e" * 60)
+    deep.mkdir(parents=True, mode=0o700)
+    deep.chmod(0o700)
+    monkeypatch.setenv("MEMVAULT_RUNTIME_DIR", str(deep))
+    got = run_memvault("--vault", stocked.root, "recall", "billing", "--json")
+    assert got.returncode == 0 and json.loads(got.stdout)["hits"]
+    assert "too long a path for a socket" in got.stderr
+    time.sleep(0.5)
+    assert list(deep.iterdir()) == []  # no process started that could not listen

@@ -24,6 +24,7 @@ if TYPE_CHECKING:  # pragma: no cover
 CONNECT_TIMEOUT = 1.0  # seconds: a local socket that doesn't accept by then is stuck
 ANSWER_TIMEOUT = 30.0  # seconds for the answer (a first search after a large import catches up)
 PEERCRED = getattr(socket, "SO_PEERCRED", None)  # Linux: who is at the other end
+MAX_SOCKET_PATH = 100  # bytes: sun_path holds 108 on Linux (104 elsewhere), with its NUL
 
 
 def served(argv: list[str]) -> bool:
@@ -61,6 +62,10 @@ def ask(argv: list[str]) -> int | None:
         print(f"memvault: not using a resident process: {exc}", file=sys.stderr)
         return None
     paths = files(base, key(root))
+    if len(os.fsencode(paths["sock"])) > MAX_SOCKET_PATH:
+        print(f"memvault: not using a resident process: {base}: too long a path for a socket",
+              file=sys.stderr)  # fmt: skip
+        return None
     conn = _connect(paths["sock"])
     if conn is None:
         _start(root, paths)
