@@ -7,10 +7,12 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import socket
 import stat
 import sys
+import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -28,12 +30,13 @@ pytestmark = pytest.mark.skipif(
 
 
 @pytest.fixture
-def runtime(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    base = tmp_path / "rt"
-    base.mkdir(mode=0o700)
+def runtime(monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    # Short, as a real runtime folder is: pytest's own folders can pass a socket path's limit.
+    base = Path(tempfile.mkdtemp(prefix="mvrt-"))  # mode 0700
     monkeypatch.setenv("MEMVAULT_RUNTIME_DIR", str(base))
     monkeypatch.delenv("MEMVAULT_RESIDENT")  # on by default (tests/conftest.py turns it off)
-    return base
+    yield base
+    shutil.rmtree(base, ignore_errors=True)
 
 
 @pytest.fixture
@@ -239,8 +242,6 @@ def test_another_users_connection_is_refused(stocked: Vault, runtime: Path) -> N
     _start(root, runtime)
     # A mistake opened the socket to everyone (here: a link to it where anyone may go, since
     # pytest's folders are private): the peer's uid still counts.
-    import tempfile
-
     public = Path(tempfile.mkdtemp(prefix="memvault-test-"))
     public.chmod(0o755)
     sock = public / "open.sock"
