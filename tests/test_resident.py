@@ -337,3 +337,13 @@ def test_a_runtime_folder_too_deep_for_a_socket_is_not_used(
     assert "too long a path for a socket" in got.stderr
     time.sleep(0.5)
     assert list(deep.iterdir()) == []  # no process started that could not listen
+
+
+def test_it_ends_and_leaves_nothing_behind_when_the_vault_is_gone(
+    stocked: Vault, runtime: Path
+) -> None:
+    root = stocked.root
+    pid = _start(root, runtime)
+    shutil.rmtree(root)
+    assert _wait(lambda: not _alive(pid), timeout=30)
+    assert _wait(lambda: list(runtime.iterdir()) == [], timeout=5), list(runtime.iterdir())

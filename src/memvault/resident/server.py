@@ -140,8 +140,12 @@ def _loop(listener: socket.socket, root: Path, sock_path: Path, ours: int, idle:
         try:
             conn, _ = listener.accept()
         except TimeoutError:
+            if not (root / ".memvault").is_dir():
+                _log("the vault went away: ending")
+                _forget(sock_path)
+                return
             if not _still_ours(root, sock_path, ours):
-                _log("the socket or the vault went away: ending")
+                _log("the socket went away or another process took it: ending")
                 return
             continue
         with conn:
@@ -160,6 +164,16 @@ def _still_ours(root: Path, sock_path: Path, ino: int) -> bool:
         return os.stat(sock_path).st_ino == ino and (root / ".memvault").is_dir()
     except OSError:
         return False
+
+
+def _forget(sock_path: Path) -> None:
+    """Remove the vault's log and lock files once the vault is gone (a test's or a bench's
+    temporary vault): nothing will ask for them again."""
+    for kind in ("log", "lock"):
+        try:
+            sock_path.with_suffix(f".{kind}").unlink()
+        except OSError:
+            pass
 
 
 def _same_user(conn: socket.socket) -> bool:
