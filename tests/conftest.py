@@ -51,6 +51,10 @@ def clean_env(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.Monk
     monkeypatch.setenv("MEMVAULT_LEMMAS_DIR", str(tmp_path_factory.getbasetemp() / "lemmas"))
     # git must never fall back to the user's global config (identity, hooks, templates):
     # memvault's commits have to work on a machine with no git identity at all, as in CI.
+    # A command run as a subprocess runs in that process, as before the resident process
+    # existed (none left running behind a test); tests/test_resident.py turns it on.
+    monkeypatch.setenv("MEMVAULT_RESIDENT", "0")
+    monkeypatch.setenv("MEMVAULT_RUNTIME_DIR", str(tmp_path_factory.mktemp("runtime")))
     monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
     monkeypatch.setenv("GIT_CONFIG_GLOBAL", os.devnull)
     # Run from a scratch folder: a relative path in a test (or a fuzzed one) must never

@@ -152,3 +152,30 @@ def test_an_empty_recall_fails_the_run(tmp_path: Path) -> None:
     assert scale.verdicts({"sizes": {"1000": figures}}) == [
         "doctor_s n/a: not measured (target <= 15.0)"
     ]
+
+
+# --- bench/agent_hooks.py ----------------------------------------------------------------
+
+
+def test_agent_hooks_exits_1_when_a_target_is_missed(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    hooks = load("agent_hooks")
+    ran: dict[str, Any] = {}
+
+    def measure(vault: Path, rounds: int, resident: str, data: Path) -> dict[str, Any]:
+        ran["resident"] = resident
+        hook, cli = ran["figures"]
+        targets = {
+            "prompt_hook_p95_ms": {"target_ms": 250.0, "met": hook <= 250},
+            "cli_recall_cold_p50_ms": {"target_ms": 300.0, "met": cli <= 300},
+        }
+        return {"prompt_hook_p95_ms": hook, "cli_recall_cold_p50_ms": cli, "targets": targets}
+
+    monkeypatch.setattr(hooks, "measure", measure)
+    for figures, code in (((120.0, 60.0), 0), ((251.0, 60.0), 1), ((120.0, 301.0), 1)):
+        ran["figures"] = figures
+        assert hooks.main(["--vault", str(tmp_path), "--json"]) == code
+    assert "missed: cli_recall_cold_p50_ms" in capsys.readouterr().err
+    hooks.main(["--vault", str(tmp_path), "--resident", "off", "--json"])
+    assert ran["resident"] == "off"

@@ -15,7 +15,7 @@ from memvault.index.handle import open_indexes
 from memvault.store.catalog import Catalog, sha256_bytes
 from memvault.store.tree import walk_memory_files
 
-from helpers import git
+from helpers import fact_text, git, write
 
 
 @pytest.fixture
@@ -320,3 +320,29 @@ def test_a_rebuild_does_not_list_files_git_already_answers_for(vault: Vault) -> 
     manifest = store.read_manifest(root)
     assert manifest is not None and manifest["dirty_paths"] == []
     _in_step(root)
+
+
+def test_a_burst_of_searches_shares_one_sweep_and_still_finds_a_hand_edit(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Without a watcher, back-to-back searches check a few files each (the time since the
+    last one pays for them), not a full budget each; the pass still reaches every file."""
+    from memvault.index import drift
+
+    root = tmp_path
+    for n in range(60):
+        write(root, f"semantic/facts/f{n:02d}.md", fact_text(f"f{n:02d}"))
+    recorded = drift.stat_files(root)
+    clock = [100.0]
+    monkeypatch.setattr(drift.time, "monotonic", lambda: clock[0])
+    sweep = drift.DriftSweep(root)
+    sweep.reset()
+    # Hand edit of the last file in walk order.
+    write(root, "semantic/facts/f59.md", fact_text("f59", "Changed by hand."))
+    # No time passes between searches: 4 files a search, so 15 searches before it is seen.
+    found = [sweep.step(recorded, budget=100, rate=1000.0, least=4) for _ in range(15)]
+    assert found == [False] * 14 + [True]
+    # A second apart: the whole budget (more than the vault) in one search.
+    sweep.reset()
+    clock[0] += 1.0
+    assert sweep.step(recorded, budget=100, rate=1000.0, least=4)

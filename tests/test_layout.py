@@ -24,6 +24,7 @@ ADAPTERS = (
     "memvault.hooks",
     "memvault.ui",
     "memvault.integrations",
+    "memvault.resident",
 )
 # store.lock is the one lock primitive: any layer may take a lock, so it counts as base.
 BASE = (

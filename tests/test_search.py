@@ -493,3 +493,44 @@ def test_full_match_survives_a_row_count_older_than_a_words_count(vault: Vault) 
     idx = ensure_fresh(vault.core)
     idx._fts_rows = 0  # read before the rows a writer added since
     assert full_match(idx, ["deploys", "fridays"]) > 0
+
+
+def test_context_scores_the_query_words_once_for_all_its_sections(
+    vault: Vault, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``context`` runs a search per section with the same words: the plain FTS5 query runs
+    once, and a section whose filter lets no document through asks nothing more -- with the
+    same block as when every section queries on its own."""
+    import importlib
+    from contextlib import nullcontext
+
+    from memvault.index.handle import open_indexes
+
+    ctx = importlib.import_module("memvault.search.context")  # the module, not the function
+    from memvault.store.files import render_new
+
+    writes = {}
+    for n in range(150):  # more matches than a section's pool: the joined query is the fallback
+        meta = {"id": f"zebra-{n}", "type": "episodic", "category": "session", "scope": "team"}
+        writes[vault.core.path_for(meta)] = render_new(meta, f"Saw a zebra at the zoo, visit {n}.")
+    for n in range(3):
+        meta = {"id": f"fact-{n}", "type": "semantic", "category": "facts", "scope": "team"}
+        writes[vault.core.path_for(meta)] = render_new(meta, f"Zebra fact {n}: stripes.")
+    with vault.locked():
+        vault.core.commit_files(writes, "zebras")
+    vault.context("zebra zoo", budget=2000, log=False)  # each section's filter, as a server has
+    idx = open_indexes.get(vault.root)
+    assert idx is not None
+    asked: list[str] = []
+    idx.conn.set_trace_callback(lambda sql: asked.append(sql) if "ORDER BY s" in sql else None)
+    shared = vault.context("zebra zoo", budget=2000, log=False)
+    plain = [q for q in asked if "JOIN" not in q]
+    joined = [q for q in asked if "JOIN" in q]
+    assert len(plain) == 1
+    # constraints: none in the vault, so no joined query for them; facts and procedures ask
+    assert len(joined) == 2
+    monkeypatch.setattr(ctx, "shared_keyword_rows", nullcontext)
+    asked.clear()
+    alone = vault.context("zebra zoo", budget=2000, log=False)
+    assert len([q for q in asked if "JOIN" not in q]) == 4
+    assert alone.text == shared.text

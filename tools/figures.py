@@ -37,6 +37,7 @@ COMMANDS = {
     "locomo": "python bench/locomo.py --data locomo10.json --json",
     "consolidate": "python bench/consolidate.py --json",
     "scale": "python bench/scale.py --sizes 1000,10000 --json",
+    "agent_hooks": "python bench/agent_hooks.py --json",
 }
 Row = tuple[str, str, str, str]  # figure, value, what it measures, target
 
@@ -201,10 +202,42 @@ def scale_rows(rec: dict[str, Any]) -> list[Row]:
     ]
 
 
+def agent_hooks_rows(rec: dict[str, Any]) -> list[Row]:
+    r = rec["result"]
+    load = f"load {r['load_avg_before'][0]:.1f}-{r['load_avg_after'][0]:.1f} on {r['cores']} cores"
+    at = f"{r['memories']:,} memories, {r['rounds']} rounds, {load}"
+    inproc = f"in-process recall p50/p95 {r['inprocess_recall_p50_ms']:.0f}/"
+    inproc += f"{r['inprocess_recall_p95_ms']:.0f} ms in the same run"
+
+    def goal(key: str) -> str:
+        t = r["targets"][key]
+        return verdict("<=", t["target_ms"], "", [] if t["met"] else [""])
+
+    return [
+        (
+            "prompt hook p50 / p95, ms",
+            f"{r['prompt_hook_p50_ms']:.0f} / {r['prompt_hook_p95_ms']:.0f}"
+            f" ({r['prompt_hook_p50_vs_inprocess']:.1f}x / {r['prompt_hook_p95_vs_inprocess']:.1f}x"
+            " in-process)",
+            f"`memvault -q context --hook` as Claude Code runs it (a new process, JSON on stdin), "
+            f"{at}; {inproc}",
+            goal("prompt_hook_p95_ms"),
+        ),
+        (
+            "recall in a new process, p50 ms",
+            f"{r['cli_recall_cold_p50_ms']:.0f} ({r['cli_recall_cold_p50_vs_inprocess']:.1f}x"
+            " in-process)",
+            f"`memvault recall --json`, answered by the vault's resident process, {at}",
+            goal("cli_recall_cold_p50_ms"),
+        ),
+    ]
+
+
 SECTIONS: dict[str, Callable[[dict[str, Any]], list[Row]]] = {
     "locomo": locomo_rows,
     "consolidate": consolidate_rows,
     "scale": scale_rows,
+    "agent_hooks": agent_hooks_rows,
 }
 
 

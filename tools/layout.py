@@ -33,6 +33,7 @@ ADAPTERS = (
     "memvault.watch",
     "memvault.hooks",
     "memvault.integrations",
+    "memvault.resident",
 )
 ADAPTER_MAY_IMPORT = ("memvault", "memvault.errors", "memvault.debug", "memvault.values")
 # Packages with a boundary: what each may import from outside itself (prefixes).

@@ -87,6 +87,8 @@ _EXPORTS = {
     "LOCK_PATH": "paths",
     "MARKER": "paths",
     "user_cache_dir": "paths",
+    "locate_vault": "paths",
+    "resident_enabled": "config",
     "start_early": "store.git.early",
     "drop_early": "store.git.early",
 }
@@ -95,6 +97,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from typing import Any
 
     from .browse import Listing
+    from .config import resident_enabled
     from .consolidate import STEPS, Action, Plan
     from .core import WriteResult
     from .errors import (
@@ -126,7 +129,16 @@ if TYPE_CHECKING:  # pragma: no cover
         parse_time,
         parse_when,
     )
-    from .paths import ALL_TREES, ARCHIVE, CONFIG_PATH, INBOX, LOCK_PATH, MARKER, user_cache_dir
+    from .paths import (
+        ALL_TREES,
+        ARCHIVE,
+        CONFIG_PATH,
+        INBOX,
+        LOCK_PATH,
+        MARKER,
+        locate_vault,
+        user_cache_dir,
+    )
     from .pauses import PauseRule
     from .purge import PurgeReport
     from .purge_match import ContentPurge, FileHit
@@ -222,6 +234,7 @@ __all__ = [
     "find_root",
     "format_time",
     "is_memory_file",
+    "locate_vault",
     "now_utc",
     "parse_time",
     "parse_turns",
@@ -229,6 +242,7 @@ __all__ = [
     "register_driver",
     "registered_driver",
     "reindex_summary",
+    "resident_enabled",
     "run_driver",
     "run_git",
     "set_change_feed",

@@ -56,6 +56,9 @@ DEFAULTS: dict[str, Any] = {
     # the scope log, ingest and MCP log_turn save a new session with (None: defaults.scope);
     # the Claude Code hooks name theirs (integrations install --capture-scope, default self)
     "capture": {"scope": None},
+    # a per-vault process that keeps the model and index loaded for the command line and the
+    # agent hooks, started on demand, gone after idle_seconds without a request (docs/resident.md)
+    "resident": {"enabled": True, "idle_seconds": 600},
     "paused": [],
 }
 
@@ -84,7 +87,14 @@ ENV_KEYS = {
     # a command of your own for this machine: runs without `memvault allow-command`
     "MEMVAULT_JUDGE_COMMAND": "validate.judge_command",
     "MEMVAULT_SUMMARIZER_COMMAND": "consolidate.summarizer_command",
+    "MEMVAULT_RESIDENT": "resident.enabled",
 }
+
+# How a yes/no setting may be written (in the file, or in an env var such as MEMVAULT_RESIDENT).
+SWITCH_VALUES = {
+    "1": True, "true": True, "yes": True, "on": True,
+    "0": False, "false": False, "no": False, "off": False,
+}  # fmt: skip
 
 
 def _copy(value: Any) -> Any:
@@ -270,6 +280,32 @@ def _check(config: Config) -> None:
     check_languages(config.get("languages"), CONFIG_PATH)
     for key in ("limits.max_file_bytes", "limits.max_limit", "limits.max_budget"):
         config.int(key)
+    config.set("resident.enabled", switch(config, "resident.enabled", "MEMVAULT_RESIDENT"))
+    idle = config.get("resident.idle_seconds")
+    if isinstance(idle, bool) or not isinstance(idle, (int, float)) or idle <= 0:
+        raise ConfigError(
+            f"expected a number of seconds above 0, got {idle!r}",
+            CONFIG_PATH,
+            "resident.idle_seconds",
+        )
+
+
+def switch(config: Config, dotted: str, env: str) -> bool:
+    """A yes/no setting as a bool; an unknown value is an error naming where it was set."""
+    value = config.get(dotted)
+    if isinstance(value, bool):
+        return value
+    found = SWITCH_VALUES.get(str(value).strip().lower())
+    if found is None:
+        where = env if dotted in config.local else CONFIG_PATH
+        raise ConfigError(f"expected {'|'.join(SWITCH_VALUES)}, got {value!r}", where, dotted)
+    return found
+
+
+def resident_enabled(root: Path) -> bool:
+    """Whether this vault's commands may be served by a resident process (``resident.enabled``,
+    ``$MEMVAULT_RESIDENT``)."""
+    return bool(load_config(root).get("resident.enabled"))
 
 
 LANGUAGES = ("en", "pt", "ru", "uk")  # the languages memvault treats as its own

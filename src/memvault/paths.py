@@ -61,3 +61,18 @@ def user_config_dir() -> Path:
     xdg = os.environ.get("XDG_CONFIG_HOME")
     base = Path(xdg).expanduser() if xdg else Path.home() / ".config"
     return base / "memvault"
+
+
+def locate_vault(start: str | Path | None = None) -> Path | None:
+    """The vault a command means: ``start`` (``--vault``) > ``$MEMVAULT_VAULT`` > the nearest
+    folder holding ``.memvault/`` from the current one up; None when that is no vault
+    (:func:`memvault.store.repository.find_root` says why)."""
+    given = start if start is not None else (os.environ.get("MEMVAULT_VAULT") or None)
+    if given is not None:
+        root = Path(given).expanduser().resolve()
+        return root if (root / MARKER).is_dir() else None
+    here = Path.cwd().resolve()
+    for folder in (here, *here.parents):
+        if (folder / MARKER).is_dir():
+            return folder
+    return None

@@ -106,6 +106,11 @@ def main(argv: list[str] | None = None) -> int:
             import gc
 
             gc.set_threshold(100_000, 50, 100)
+        served = _resident(argv)
+        if served is not None:
+            sys.stdout.flush()
+            sys.stderr.flush()
+            os._exit(served)
     else:
         exit_after = False
     code = 0
@@ -151,6 +156,25 @@ def main(argv: list[str] | None = None) -> int:
             os._exit(code)
         raise SystemExit(code)
     return code
+
+
+def _resident(argv: list[str]) -> int | None:
+    """The exit code of ``argv`` run by the vault's resident process (docs/resident.md), or
+    None: run it here."""
+    from ..resident import SERVED
+    from .fast import command_name
+
+    if command_name(_procedure_used(argv)) not in SERVED:  # ``procedure used`` writes
+        return None
+    from ..resident.client import ask
+
+    try:
+        return ask(argv)
+    except KeyboardInterrupt:
+        print("Interrupted.", file=sys.stderr)
+        return 130
+    except Exception:  # noqa: BLE001 - e.g. the current folder was deleted: run it here
+        return None
 
 
 def _run_typer(argv: list[str]) -> int:

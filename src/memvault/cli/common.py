@@ -32,6 +32,9 @@ class State:
         # The command is done and left nothing to tear down that matters (``watch`` after
         # Ctrl-C): the process ends without the interpreter's teardown, see ``main``.
         self.exit_now = False
+        # Run by the resident process (memvault.resident), which stays: no work begun for a
+        # new process's first search.
+        self.resident = False
 
 
 state = State()

@@ -116,6 +116,31 @@ def _every_parameter(
     return values
 
 
+def global_options(argv: list[str]) -> dict[str, Any] | None:
+    """The global options of a command line (``vault``, ``agent``, ...), or None when they
+    are not plain ones."""
+    try:
+        values, _, _ = _options(argv, GLOBAL.lookup(), stop_at_positional=True)
+    except _Unsure:
+        return None
+    return values
+
+
+def arguments(argv: list[str]) -> tuple[dict[str, Any], list[str]] | None:
+    """The options and positional arguments after the command's name (``add fact TEXT
+    --file F``: ``{"file": Path("F")}``, ``["fact", "TEXT"]``), or None when the command line
+    is not a plain one of :data:`FAST_COMMANDS`."""
+    try:
+        _, _, at = _options(argv, GLOBAL.lookup(), stop_at_positional=True)
+        command = FAST_COMMANDS.get(argv[at]) if at < len(argv) else None
+        if command is None:
+            return None
+        given, positional, _ = _options(argv[at + 1 :], command.lookup(), stop_at_positional=False)
+    except _Unsure:
+        return None
+    return given, positional
+
+
 def command_name(argv: list[str]) -> str | None:
     """The command a command line runs (the word after the global options), or None."""
     try:

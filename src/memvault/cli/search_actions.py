@@ -55,7 +55,8 @@ def _opened() -> Iterator[Vault]:
     vault = open_vault()
     from .. import drop_early, start_early
 
-    start_early(vault.root)
+    if not state.resident:  # a resident process's index is open: no first search to prepare
+        start_early(vault.root)
     try:
         yield vault
     finally:

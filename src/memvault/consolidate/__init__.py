@@ -28,8 +28,36 @@ import search, index, the store, the model and the base; never the vault or a do
 
 from __future__ import annotations
 
-from .decay import why
-from .model import STEPS, Action, Plan
-from .runner import apply, consolidate, diff_of, plan
+from typing import TYPE_CHECKING, Any
+
+# Loaded on first use (PEP 562): a write that asks only the word diff (``.compare``, through
+# memvault.conflicts) must not import the whole sleep job (docs/performance.md).
+_EXPORTS = {
+    "why": "decay",
+    "STEPS": "model",
+    "Action": "model",
+    "Plan": "model",
+    "apply": "runner",
+    "consolidate": "runner",
+    "diff_of": "runner",
+    "plan": "runner",
+}
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .decay import why
+    from .model import STEPS, Action, Plan
+    from .runner import apply, consolidate, diff_of, plan
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    from importlib import import_module
+
+    value = getattr(import_module(f".{module}", __name__), name)
+    globals()[name] = value
+    return value
+
 
 __all__ = ["STEPS", "Action", "Plan", "apply", "consolidate", "diff_of", "plan", "why"]

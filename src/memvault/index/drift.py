@@ -92,9 +92,11 @@ class DriftSweep:
     is seen by the next search. A reported file stays suspect until the index has caught up
     with it (if the vault lock was busy, the next search tries again).
 
-    Without one: a few hundred files per search, so that a long-lived process never pays
-    for a stat of the whole vault in one query; a full pass completes every few dozen
-    searches.
+    Without one: at most ``budget`` files per search, and no more than ``rate`` files a
+    second of the time since the last search, so that a long-lived process never pays for
+    a stat of the whole vault in one query and back-to-back searches share the cost of one
+    pass instead of each paying a full budget. A full pass completes within
+    ``files / rate`` seconds or ``files / budget`` searches, whichever is longer.
     """
 
     def __init__(self, root: Path) -> None:
@@ -104,26 +106,44 @@ class DriftSweep:
         self._suspects: set[str] = set()
         self._compare_all = False
         self._compared_at = float("-inf")  # last time every file was compared
+        self._stepped_at = float("-inf")  # last time step() checked files
+        self._credit = 0.0  # files step() may check, earned by the time since then
 
     def reset(self) -> None:
         """Every file was just compared with the index (the caller did a full check)."""
         self._restart()
-        self._compared_at = time.monotonic()
+        self._compared_at = self._stepped_at = time.monotonic()
+        self._credit = 0.0
 
     def _restart(self) -> None:
         self._files = None
         self._seen = set()
 
-    def step(self, recorded: Mapping[str, tuple[int, int]], budget: int) -> bool:
-        """Check the files the feed reported, or up to ``budget`` more files; True when one
-        differs from the index."""
+    def step(
+        self,
+        recorded: Mapping[str, tuple[int, int]],
+        budget: int,
+        rate: float = float("inf"),
+        least: int = 0,
+    ) -> bool:
+        """Check the files the feed reported, or up to ``budget`` more files (fewer when the
+        last step was less than ``budget / rate`` seconds ago, but at least ``least``: a
+        small vault is still checked whole on every search); True when one differs from
+        the index."""
         feed = change_feed(self.root)
         if feed is not None and feed.alive():
             return self._check_reported(feed, recorded)
+        now = time.monotonic()
+        self._credit = min(float(budget), self._credit + (now - self._stepped_at) * rate)
+        self._stepped_at = now
+        count = max(int(self._credit), least)
+        self._credit = max(0.0, self._credit - count)
+        if count < 1:
+            return False
         if self._files is None:
             self._files = walk_stats(self.root)
             self._seen = set()
-        for _ in range(budget):
+        for _ in range(count):
             try:
                 rel, st = next(self._files)
             except StopIteration:

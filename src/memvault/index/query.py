@@ -13,6 +13,7 @@ results.
 
 from __future__ import annotations
 
+import contextvars
 import math
 import re
 import weakref
@@ -201,25 +202,59 @@ class Candidate(Record):
 COLUMN_WEIGHTS = (1.0, 1.0, 0.5)
 
 
+# Within ``shared_keyword_rows()``: the plain FTS5 query's rows per expression, so that the
+# searches of one ``context`` (a section each, the same words) score the matches once.
+_shared_rows: contextvars.ContextVar[dict[str, tuple[Index, list[Any], bool]] | None] = (
+    contextvars.ContextVar("memvault_shared_keyword_rows", default=None)
+)
+
+
+@contextmanager
+def shared_keyword_rows() -> Iterator[None]:
+    """Let the keyword legs run inside share their plain FTS5 query (same index, same
+    words): its best ``n`` rows in order are a prefix of its best ``m > n``."""
+    token = _shared_rows.set({})
+    try:
+        yield
+    finally:
+        _shared_rows.reset(token)
+
+
+def _plain_rows(index: Index, expr: str, fetch: int, score: str) -> list[Any]:
+    """The best ``fetch`` matches of ``expr``: ``(rowid, bm25)``, best first."""
+    shared = _shared_rows.get()
+    if shared is not None and expr in shared:
+        held, rows, every = shared[expr]
+        if held is index and (every or len(rows) >= fetch):
+            return rows[:fetch]
+    rows = index.conn.execute(
+        f"SELECT rowid, {score} AS s FROM fts WHERE fts MATCH ? ORDER BY s, rowid LIMIT ?",
+        (expr, fetch),
+    ).fetchall()
+    if shared is not None:
+        shared[expr] = (index, rows, len(rows) < fetch)  # fewer: every match is there
+    return rows
+
+
 def keyword_leg(
     index: Index, expr: str, filt: IndexFilter, limit: int
 ) -> list[tuple[int, int, float]]:
     """``(chunk rowid, doc key, score)`` of the best keyword matches allowed by ``filt``.
 
     The plain FTS5 query is cheapest; its best matches are filtered in SQLite, and only if
-    too few survive is the filter joined into the FTS5 query itself.
+    too few survive is the filter joined into the FTS5 query itself -- unless the filter is
+    known to let no document through at all.
     """
     w = COLUMN_WEIGHTS
     score = f"bm25(fts, {w[0]}, {w[1]}, {w[2]})"
     fetch = 2 * limit
-    rows = index.conn.execute(
-        f"SELECT rowid, {score} AS s FROM fts WHERE fts MATCH ? ORDER BY s, rowid LIMIT ?",
-        (expr, fetch),
-    ).fetchall()
+    rows = _plain_rows(index, expr, fetch, score)
     allowed = allowed_chunks(index, [int(r) for r, _ in rows], filt)
     kept = [(int(r), allowed[int(r)], -float(s)) for r, s in rows if int(r) in allowed]
     if len(kept) >= limit or len(rows) < fetch:
         return kept[:limit]
+    if index.has_allowed(filt) and not index.allowed_docs(filt)[0]:
+        return kept  # no document passes the filter: the joined query would find none
     where, params = filt.sql()
     sql = (
         f"SELECT f.rowid, c.doc, {score} AS s "

@@ -230,8 +230,13 @@ def update_locked(
         return rebuild(vault, embedder, f"the search index is damaged ({exc})", progress)
 
 
-# Files checked for hand edits per search in a long-lived process (see DriftSweep).
+# Files checked for hand edits per search in a long-lived process without a file watcher
+# (see DriftSweep): at most SWEEP_BUDGET, and SWEEP_RATE a second of the time since the last
+# search, so that a burst of searches shares one pass instead of each walking a hundred files
+# (docs/performance.md); never fewer than SWEEP_LEAST, so a small vault is checked whole.
 SWEEP_BUDGET = 100
+SWEEP_RATE = 2000.0
+SWEEP_LEAST = 16
 
 
 def ensure_fresh(vault: Repository) -> Index:
@@ -331,7 +336,7 @@ def _catch_up(vault: Repository, idx: Index, embedder: Embedder) -> Index:
         idx.last_scan = time.monotonic()
         idx.sweep.reset()
     else:
-        drift = idx.sweep.step(idx.recorded_files(), SWEEP_BUDGET)
+        drift = idx.sweep.step(idx.recorded_files(), SWEEP_BUDGET, SWEEP_RATE, SWEEP_LEAST)
     if not drift and not moved:
         return idx
     with try_lock(vault.root / LOCK_PATH) as got:

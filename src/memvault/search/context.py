@@ -16,6 +16,7 @@ import time
 from typing import TYPE_CHECKING, Any, Unpack
 
 from ..errors import MemvaultError
+from ..index.query import shared_keyword_rows
 from ..values import Record, field
 from .accesslog import log_read
 from .engine import query_vector, run
@@ -167,8 +168,6 @@ def context(
         raise MemvaultError("empty query: describe the task", key="query")
     floor = check_min_score(vault, rest.get("min_score"))
     qvec = query_vector(vault, query)
-    candidates: list[ContextLine] = []
-    seen: set[str] = set()
     constraints = {**fopts, "category": "constraints"}
     plans = {
         "constraints": build_filter(vault, constraints, types=("semantic",)),  # type: ignore[arg-type]
@@ -176,27 +175,8 @@ def context(
         "procedures": build_filter(vault, fopts, types=("procedural",)),
         "episodes": build_filter(vault, fopts, types=("episodic",)),
     }
-    for section, (types, filt) in plans.items():
-        if fopts.get("category") and section in ("constraints", "facts"):
-            types, filt = build_filter(vault, fopts, types=("semantic",))
-        plan = Plan(
-            types=types,
-            filt=filt,
-            limit=PER_SECTION[section],
-            procedures=section == "procedures",
-            min_score=floor,
-        )
-        # a transcript gives its turns, each a line of its own; a section's lines keep the
-        # search's order (it may lead with a dispute's newer fact over a higher score)
-        ceiling = math.inf
-        for hit in run(vault, query, plan, qvec=qvec).hits:
-            ceiling = min(ceiling, hit.score)
-            if hit.address in seen:
-                continue
-            seen.add(hit.address)
-            rendered = render_line(section, hit)
-            weight = ceiling * SECTION_WEIGHT[section]
-            candidates.append(ContextLine(section, hit.address, rendered, weight, hit.relevance))
+    with shared_keyword_rows():  # one scoring of the query's words for every section
+        candidates = _sections(vault, query, plans, fopts, floor, qvec)
     # Lines far weaker than the best one are noise, whatever the budget.
     weak = RELATIVE_FLOOR * max((c.score for c in candidates), default=0.0)
     candidates = [c for c in candidates if c.score >= weak and c.score > 0]
@@ -226,6 +206,41 @@ def context(
         read = [c.id for c in chosen if c.relevance is None or c.relevance >= floor]
         log_read(vault, "context", query, read, ms)
     return ContextBlock(query, budget, text, tokens(text), tuple(chosen), tuple(left), ms)
+
+
+def _sections(
+    vault: Repository,
+    query: str,
+    plans: dict[str, tuple[tuple[str, ...], Any]],
+    fopts: Any,
+    floor: float,
+    qvec: Any,
+) -> list[ContextLine]:
+    """Each section's search, as candidate lines (a memory once, in its first section)."""
+    candidates: list[ContextLine] = []
+    seen: set[str] = set()
+    for section, (types, filt) in plans.items():
+        if fopts.get("category") and section in ("constraints", "facts"):
+            types, filt = build_filter(vault, fopts, types=("semantic",))
+        plan = Plan(
+            types=types,
+            filt=filt,
+            limit=PER_SECTION[section],
+            procedures=section == "procedures",
+            min_score=floor,
+        )
+        # a transcript gives its turns, each a line of its own; a section's lines keep the
+        # search's order (it may lead with a dispute's newer fact over a higher score)
+        ceiling = math.inf
+        for hit in run(vault, query, plan, qvec=qvec).hits:
+            ceiling = min(ceiling, hit.score)
+            if hit.address in seen:
+                continue
+            seen.add(hit.address)
+            rendered = render_line(section, hit)
+            weight = ceiling * SECTION_WEIGHT[section]
+            candidates.append(ContextLine(section, hit.address, rendered, weight, hit.relevance))
+    return candidates
 
 
 def _render(header: str, chosen: list[ContextLine], left: list[ContextLine]) -> str:

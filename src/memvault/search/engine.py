@@ -61,7 +61,8 @@ def run(
         from ..store.git.early import start_early
 
         start_early(vault.root)  # git's look at the files runs while the model loads
-    pending = None
+    pending: Background[np.ndarray] | None = None
+    dense: Background[np.ndarray] | None = None
     if qvec is None and (first or _cold(vault)):
         # Load the model and embed the query while the index is being checked: in a fresh
         # process loading the model is most of the wait, and it runs largely outside the GIL.
@@ -75,11 +76,20 @@ def run(
             drop_early(vault.root)  # unused (another path was taken): never read later
     debug.lap("index check")
     got: list[np.ndarray] = []
+    if qvec is None and pending is None:
+        # A warm process: embed the text the vector leg searches with while the keyword leg
+        # runs (the model and SQLite both work outside the GIL, so the two overlap).
+        from ..index.query import dense_query
+
+        dense = Background(query_vector, vault, dense_query(idx, query))
 
     def vector() -> np.ndarray:
         # Asked by the ranking once its keyword leg ran (that leg needs no vector: in a new
         # process it runs while the model is still loading).
         nonlocal qvec
+        if not got and dense is not None:
+            got.append(dense.result())
+            debug.lap("embed query (beside the keyword leg)")
         if not got:
             if pending is not None and qvec is None:
                 qvec = pending.result()

@@ -23,7 +23,7 @@ from ..errors import (
     VaultNotFoundError,
 )
 from ..memory import ID_RE, Memory, format_time, now_utc
-from ..paths import ALL_TREES, CONFIG_PATH, GENERATION_PATH, LOCK_PATH, MARKER
+from ..paths import ALL_TREES, CONFIG_PATH, GENERATION_PATH, LOCK_PATH, MARKER, locate_vault
 from ..scopes import AgentIdentity, Filters
 from ..values import TYPE_CHECKING
 from . import journal
@@ -45,20 +45,14 @@ BULK_WRITES = 256
 
 def find_root(start: Path | None = None) -> Path:
     """``--vault`` > ``$MEMVAULT_VAULT`` > walk up from the current folder."""
-    if start is not None:
-        root = Path(start).expanduser().resolve()
-        if not (root / MARKER).is_dir():
-            raise VaultNotFoundError(
-                f"not a memvault vault (no {MARKER}/ folder); run 'memvault init'", str(start)
-            )
+    root = locate_vault(start)
+    if root is not None:
         return root
-    env = os.environ.get("MEMVAULT_VAULT")
-    if env:
-        return find_root(Path(env))
-    here = Path.cwd().resolve()
-    for folder in (here, *here.parents):
-        if (folder / MARKER).is_dir():
-            return folder
+    given = start if start is not None else os.environ.get("MEMVAULT_VAULT")
+    if given:
+        raise VaultNotFoundError(
+            f"not a memvault vault (no {MARKER}/ folder); run 'memvault init'", str(given)
+        )
     raise VaultNotFoundError(
         "no vault here or in any parent folder; "
         "pass --vault PATH, set MEMVAULT_VAULT, or run 'memvault init'"

@@ -10,6 +10,22 @@ vault or an adapter.
 
 from __future__ import annotations
 
-from .verdict import ValidationResult, recall, validate
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .verdict import ValidationResult, recall, validate
+
+
+def __getattr__(name: str) -> Any:
+    """The verdict's names, loaded on first use (PEP 562): the conflict check on write reads
+    claims (``.claims``, ``.weigh``) and needs neither the verdict nor the search under it."""
+    if name not in __all__:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    from . import verdict
+
+    value = getattr(verdict, name)
+    globals()[name] = value
+    return value
+
 
 __all__ = ["ValidationResult", "recall", "validate"]
