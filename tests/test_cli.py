@@ -615,6 +615,21 @@ def test_doctor_and_check_clean(cli: Cli, filled: Path) -> None:
     )
 
 
+def test_doctor_notes_merge_rules_an_older_vault_lacks(cli: Cli, filled: Path) -> None:
+    report = ok(cli("--vault", filled, "doctor", "--json")).json()
+    assert not any(".gitattributes" in n for n in report["notes"])
+    attributes = filled / ".gitattributes"
+    kept = [
+        line
+        for line in attributes.read_text(encoding="utf-8").splitlines()
+        if "usage.jsonl" not in line
+    ]
+    attributes.write_text("\n".join(kept) + "\n", encoding="utf-8")
+    report = ok(cli("--vault", filled, "doctor", "--json")).json()
+    (note,) = [n for n in report["notes"] if ".gitattributes" in n]
+    assert "'.memvault/usage.jsonl merge=memvault'" in note and report["problems"] == []
+
+
 def test_doctor_finds_dangling_links_and_stray_files(cli: Cli, filled: Path) -> None:
     write(filled, "semantic/facts/linker.md", fact_text("linker", related="[no-such-memory]"))
     write(filled, "stray.md", fact_text("stray"))

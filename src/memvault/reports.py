@@ -79,6 +79,30 @@ def vault_stats(
     }
 
 
+def missing_merge_rules(root: Path) -> list[str]:
+    """The merge rules of a new vault's ``.gitattributes`` that this vault's lacks (a vault
+    made before they existed): without them two clones that both consolidated conflict on
+    the usage file and the tracked logs when they sync."""
+    from .store.repository import template_dir
+
+    path = root / ".gitattributes"
+    if not path.exists():
+        return []
+    have = {
+        line.strip() for line in path.read_text(encoding="utf-8", errors="replace").splitlines()
+    }
+    wanted = (template_dir() / "dot-gitattributes").read_text(encoding="utf-8").splitlines()
+    lacking = [
+        w.strip() for w in wanted if w.strip() and not w.startswith("#") and w.strip() not in have
+    ]
+    if not lacking:
+        return []
+    return [
+        f".gitattributes lacks {', '.join(repr(x) for x in lacking)}: add the line(s) and "
+        "commit, so two clones merge their usage records and logs (docs/lifecycle.md)"
+    ]
+
+
 def doctor_report(vault: Core, repair: bool = False) -> dict[str, Any]:
     """Every problem a person should fix, each naming the file and the key; notes; and the
     search index (``index``: its embedder, and a new index being built beside it).
@@ -136,6 +160,7 @@ def doctor_report(vault: Core, repair: bool = False) -> dict[str, Any]:
     from .index.migrate import describe
 
     notes.extend(repaired)
+    notes.extend(missing_merge_rules(vault.root))
     notes.extend(health(vault))  # names both embedders while the index is being switched
     return {
         "checked": len(scan.entries),
