@@ -30,6 +30,7 @@ def load(name: str) -> ModuleType:
 
 cons = load("consolidate")
 scale = load("scale")
+lang_bench = load("language")
 
 
 # --- bench/consolidate.py ----------------------------------------------------------------
@@ -152,3 +153,25 @@ def test_an_empty_recall_fails_the_run(tmp_path: Path) -> None:
     assert scale.verdicts({"sizes": {"1000": figures}}) == [
         "doctor_s n/a: not measured (target <= 15.0)"
     ]
+
+
+# --- bench/language.py -------------------------------------------------------------------
+
+
+def detection(accuracy: float, n: int = 100) -> dict[str, Any]:
+    fig = {"accuracy": accuracy, "n": n, "taken_for": {}, "misses": []}
+    return {
+        split: {lang: dict.fromkeys(lang_bench.KINDS, fig) for lang in lang_bench.LANGS}
+        for split in lang_bench.SPLITS
+    }
+
+
+def test_language_detection_under_target_or_unmeasured_fails() -> None:
+    assert lang_bench.failures(detection(1.0)) == []
+    result = detection(1.0)
+    result["test"]["uk"] = {**result["test"]["uk"], "short": {"accuracy": 0.97, "n": 90}}
+    assert lang_bench.failures(result) == ["test uk short: 0.9700 < 0.98"]
+    result["test"]["pt"] = {**result["test"]["pt"], "mixed": {"accuracy": None, "n": 0}}
+    assert "test pt mixed: no sentences to measure" in lang_bench.failures(result)
+    # tune is where the rules are chosen: it is shown, never gated
+    assert lang_bench.failures({**detection(1.0), "tune": detection(0.5)["tune"]}) == []

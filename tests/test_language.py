@@ -26,9 +26,28 @@ from memvault.language import cyrillic_language, detect, keyword_text, normalise
         ("deploy falhou: a variável não existe", "pt"),
         ("", "en"),
         ("12345", "en"),
+        ("Пам’ятаєте?", "uk"),  # the apostrophe inside a word is Ukrainian's alone
+        ("Хто догляне за собакою?", "uk"),  # no sign letter: the dictionaries' votes
+        ("E continuava.", "pt"),
+        ("The café opened", "en"),  # an accent alone is not Portuguese
     ],
 )
 def test_detect_short_and_mixed_texts(text: str, lang: str) -> None:
+    assert detect(text) == lang
+
+
+@pytest.mark.parametrize(
+    ("text", "lang"),
+    [
+        ("Вполне умеренные вещи.\nError: connect ECONNREFUSED 127.0.0.1:6379 at Tcp.connect", "ru"),
+        ("Прохідний фільм.\n$ git push origin main && kubectl rollout restart deploy/api", "uk"),
+        ("Це природно. (see `src/billing/service.py`, `retry count`)", "uk"),
+        ("TODO(ops): Это нормально. -> `nginx -t && systemctl reload nginx`", "ru"),
+        ("Demorou muito.\n```python\ndef load(path):\n    return open(path).read()\n```", "pt"),
+        ("Vamos tentar de novo; o teste falhou", "pt"),  # a semicolon in prose is not code
+    ],
+)
+def test_code_beside_prose_is_not_the_texts_language(text: str, lang: str) -> None:
     assert detect(text) == lang
 
 
