@@ -7,8 +7,9 @@ besides what is shown and embedded, a *keyword form* that the keyword index hold
 * Unicode NFC, and one apostrophe (Ukrainian writes ``ʼ``, ``’`` and ``'`` alike);
 * Cyrillic words lemmatised as Ukrainian or Russian (the text's language first), Latin
   words of a Portuguese text lemmatised as Portuguese; English is left to ``porter``;
-* a Ukrainian apostrophe inside a word is dropped (``пам'ять`` -> ``память``), so the
-  keyword tokenizer, which splits on ``'``, keeps the word whole.
+* a Ukrainian apostrophe inside a word is written ``ʼ`` (U+02BC, a letter to Unicode), so
+  the keyword tokenizer, which splits on ``'``, keeps the word whole, and Ukrainian
+  ``пам'ять`` stays apart from Russian ``память`` (dropping the apostrophe made them one).
 
 The same function makes the query's keyword form, so both sides meet on lemmas. Lemmas
 come from simplemma's dictionaries (MIT). Loading one into memory takes seconds, too long
@@ -34,6 +35,8 @@ from .store.lock import file_lock
 
 SIMPLEMMA_VERSION = "2.0.0"  # the dictionaries' format is read through simplemma's own loader
 
+# The apostrophe of a Cyrillic word's keyword form: a letter to FTS5's unicode61 tokenizer.
+KEYWORD_APOSTROPHE = "\u02bc"
 _APOSTROPHES = re.compile("[\u2019\u02bc\u0060\u00b4\u2018\u02b9]")
 WORD = re.compile(r"\w+(?:'\w+)*", re.UNICODE)
 CYRILLIC = re.compile("[\u0400-\u04ff]")
@@ -223,7 +226,7 @@ def keyword_words(text: str, lang: str) -> Iterator[str]:
     for word in WORD.findall(text):
         lower = word.lower()
         if CYRILLIC.search(lower):
-            yield lemma(lower, cyrillic_order).replace("'", "")
+            yield lemma(lower, cyrillic_order).replace("'", KEYWORD_APOSTROPHE)
         elif lang == "pt":
             yield lemma(lower, ("pt",))
         else:
