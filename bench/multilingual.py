@@ -51,6 +51,11 @@ fixed hash of their passage's id; ``--sample N`` asks at most N queries per task
 language and split (seed ``--seed``); the figures say n. Plain BM25 runs beside, and our
 own set in the same process unless ``--no-own``.
 
+**The pipeline against its own legs**: every group (public task x query language x split;
+our set's query languages and kinds, ``mixed`` included, x split) is compared with the best
+of memvault's two legs alone (keyword, vector); the groups where recall's R@5 is below it
+are printed (``gaps`` in the JSON, ``delta`` in R@5 points).
+
 ``--json`` prints one JSON object and nothing else on stdout (progress goes to stderr).
 The exit code is 1 if any query raised, 2 if the run could not start.
 """
