@@ -51,6 +51,11 @@ fixed hash of their passage's id; ``--sample N`` asks at most N queries per task
 language and split (seed ``--seed``); the figures say n. Plain BM25 runs beside, and our
 own set in the same process unless ``--no-own``.
 
+**The pipeline against its own legs**: every group (public task x query language x split;
+our set's query languages and kinds, ``mixed`` included, x split) is compared with the best
+of memvault's two legs alone (keyword, vector); the groups where recall's R@5 is below it
+are printed (``gaps`` in the JSON, ``delta`` in R@5 points).
+
 ``--json`` prints one JSON object and nothing else on stdout (progress goes to stderr).
 The exit code is 1 if any query raised, 2 if the run could not start.
 """
@@ -423,6 +428,13 @@ def run_own(args: argparse.Namespace, path: Path) -> tuple[dict[str, Any], int]:
         }
         for split in ("tune", "heldout")
     }
+    result["by_split_group"] = {  # the same per query language and kind, per split
+        split: {
+            name: groups(summarize([r for r in got if split_of[r["id"]] == split]))
+            for name, got in every.items()
+        }
+        for split in ("tune", "heldout")
+    }
     result.update(
         split=args.split,
         embedder=spec if args.embedder else f"{spec} (chosen by init --language)",
@@ -434,7 +446,72 @@ def run_own(args: argparse.Namespace, path: Path) -> tuple[dict[str, Any], int]:
         timing=timing,
         errors=errors,
     )
+    result["gaps"] = gaps(result)
     return result, 1 if errors else 0
+
+
+# --- the pipeline against its own legs ------------------------------------------------------
+
+SINGLE_LEGS = ("keyword_leg", "dense_leg")
+
+
+def groups(summary: dict[str, Any]) -> dict[str, Any]:
+    """R@5, MRR@10 and n per query language and per kind (``lang ...``/``kind ...``)."""
+    out = {f"lang {k}": v for k, v in summary["by_lang"].items()}
+    out.update({f"kind {k}": v for k, v in summary["by_kind"].items()})
+    return out
+
+
+def gap(figures: dict[str, dict[str, Any]]) -> dict[str, Any] | None:
+    """The pipeline (``memvault``) against its best single leg in one group:
+    {memvault, best_leg, best_leg_R@5, delta} in R@5 points (None when nothing was asked)."""
+    if not figures["memvault"]["n"]:
+        return None
+    best = max(SINGLE_LEGS, key=lambda leg: figures[leg]["R@5"] or 0.0)
+    ours, theirs = figures["memvault"]["R@5"], figures[best]["R@5"]
+    return {
+        "memvault": ours,
+        "best_leg": best,
+        "best_leg_R@5": theirs,
+        "delta": round(ours - theirs, 1),
+        "n": figures["memvault"]["n"],
+    }
+
+
+def gaps(result: dict[str, Any]) -> list[dict[str, Any]]:
+    """Every group (public task x query language x split; our set's languages and kinds x
+    split) with the pipeline's R@5 against its best single leg."""
+    out = []
+    for name, t in result.get("tasks", {}).items():
+        systems = t["systems"]
+        for split in PUBLIC_SPLITS:
+            for lang in systems["memvault"][split]["by_lang"]:
+                figures = {s: systems[s][split]["by_lang"][lang] for s in SYSTEMS}
+                if (g := gap(figures)) is not None:
+                    out.append({"set": name, "group": f"lang {lang}", "split": split, **g})
+    own = result.get("own") or (result if "by_split_group" in result else None)
+    if own is not None:
+        for split, by_system in own["by_split_group"].items():
+            for group in by_system["memvault"]:
+                figures = {s: by_system[s][group] for s in ("memvault", *SINGLE_LEGS)}
+                if (g := gap(figures)) is not None:
+                    out.append({"set": "own", "group": group, "split": split, **g})
+    return out
+
+
+def render_gaps(rows: list[dict[str, Any]]) -> list[str]:
+    """Lines naming where the pipeline loses to its best single leg."""
+    losing = [r for r in rows if r["delta"] < 0]
+    lines = [
+        f"pipeline below its best single leg (R@5): {len(losing)} of {len(rows)} groups"
+        + (":" if losing else "")
+    ]
+    for r in losing:
+        lines.append(
+            f"  {r['set']} {r['group']} ({r['split']}, n {r['n']}): memvault {r['memvault']:.1f}"
+            f" < {r['best_leg']} {r['best_leg_R@5']:.1f} ({r['delta']:+.1f})"
+        )
+    return lines
 
 
 # --- public sets ---------------------------------------------------------------------------
@@ -562,6 +639,7 @@ def run(args: argparse.Namespace) -> tuple[dict[str, Any], int]:
         result["own"] = own
         code = code or own_code
     result["total_s"] = round(time.perf_counter() - wall, 1)
+    result["gaps"] = gaps(result)
     return result, code
 
 
@@ -599,6 +677,11 @@ def render_public(result: dict[str, Any]) -> str:
         for split, figures in own["by_split"].items():
             cells = "".join(f"{fmt(figures[s]['R@5']):>10}" for s in SYSTEMS)
             lines.append(f"{'own set, ' + split:28}{figures['memvault']['n']:>5}{cells}")
+            by_system = own["by_split_group"][split]
+            for group, fig in by_system["memvault"].items():
+                cells = "".join(f"{fmt(by_system[s][group]['R@5']):>10}" for s in SYSTEMS)
+                lines.append(f"{'  ' + group:28}{fig['n']:>5}{cells}")
+    lines += render_gaps(result["gaps"])
     lines.append(f"total {result['total_s']} s")
     return "\n".join(lines)
 
@@ -648,6 +731,7 @@ def render(result: dict[str, Any]) -> str:
         f"time: add {t['add_s']} s, reindex {t['index_s']} s, recall p50 {t['recall_p50_ms']} ms "
         f"p95 {t['recall_p95_ms']} ms, dense embed {t['dense_embed_s']} s, total {t['total_s']} s",
     ]
+    lines += ["", *render_gaps(result["gaps"])]
     if result["errors"]:
         lines.append(
             f"ERRORS: {len(result['errors'])} queries raised, first: {result['errors'][0]}"

@@ -30,6 +30,7 @@ def load(name: str) -> ModuleType:
 
 cons = load("consolidate")
 scale = load("scale")
+lang_bench = load("language")
 
 
 # --- bench/consolidate.py ----------------------------------------------------------------
@@ -179,3 +180,65 @@ def test_agent_hooks_exits_1_when_a_target_is_missed(
     assert "missed: cli_recall_cold_p50_ms" in capsys.readouterr().err
     hooks.main(["--vault", str(tmp_path), "--resident", "off", "--json"])
     assert ran["resident"] == "off"
+
+
+# --- bench/language.py -------------------------------------------------------------------
+
+
+def detection(accuracy: float, n: int = 100) -> dict[str, Any]:
+    fig = {"accuracy": accuracy, "n": n, "taken_for": {}, "misses": []}
+    return {
+        split: {lang: dict.fromkeys(lang_bench.KINDS, fig) for lang in lang_bench.LANGS}
+        for split in lang_bench.SPLITS
+    }
+
+
+def test_language_detection_under_target_or_unmeasured_fails() -> None:
+    assert lang_bench.failures(detection(1.0)) == []
+    result = detection(1.0)
+    result["test"]["uk"] = {**result["test"]["uk"], "short": {"accuracy": 0.97, "n": 90}}
+    assert lang_bench.failures(result) == ["test uk short: 0.9700 < 0.98"]
+    result["test"]["pt"] = {**result["test"]["pt"], "mixed": {"accuracy": None, "n": 0}}
+    assert "test pt mixed: no sentences to measure" in lang_bench.failures(result)
+    # tune is where the rules are chosen: it is shown, never gated
+    assert lang_bench.failures({**detection(1.0), "tune": detection(0.5)["tune"]}) == []
+
+
+# --- bench/multilingual.py: the pipeline against its own legs ----------------------------
+
+ml = load("multilingual")
+
+
+def fig(r5: float, n: int = 10) -> dict[str, Any]:
+    return {"R@5": r5, "MRR@10": r5, "n": n}
+
+
+def test_a_group_where_the_pipeline_trails_a_leg_is_named() -> None:
+    def summary(lang_r5: dict[str, float]) -> dict[str, Any]:
+        return {"by_lang": {lang: fig(r5) for lang, r5 in lang_r5.items()}}
+
+    systems = {
+        name: {"tune": summary({"en": 90.0}), "test": summary({"en": 90.0})} for name in ml.SYSTEMS
+    }
+    systems["dense_leg"]["test"] = summary({"en": 93.0})
+    own = {
+        "by_split_group": {
+            "heldout": {
+                "memvault": {"kind mixed": fig(80.0)},
+                "keyword_leg": {"kind mixed": fig(85.0)},
+                "dense_leg": {"kind mixed": fig(70.0)},
+            }
+        }
+    }
+    rows = ml.gaps({"tasks": {"xquad": {"systems": systems}}, "own": own})
+    losing = [
+        (r["set"], r["group"], r["split"], r["best_leg"], r["delta"])
+        for r in rows
+        if r["delta"] < 0
+    ]
+    assert losing == [
+        ("xquad", "lang en", "test", "dense_leg", -3.0),
+        ("own", "kind mixed", "heldout", "keyword_leg", -5.0),
+    ]
+    assert len(rows) == 3  # xquad tune ties: listed, not losing
+    assert "2 of 3 groups" in ml.render_gaps(rows)[0]

@@ -26,9 +26,28 @@ from memvault.language import cyrillic_language, detect, keyword_text, normalise
         ("deploy falhou: a variável não existe", "pt"),
         ("", "en"),
         ("12345", "en"),
+        ("Пам’ятаєте?", "uk"),  # the apostrophe inside a word is Ukrainian's alone
+        ("Хто догляне за собакою?", "uk"),  # no sign letter: the dictionaries' votes
+        ("E continuava.", "pt"),
+        ("The café opened", "en"),  # an accent alone is not Portuguese
     ],
 )
 def test_detect_short_and_mixed_texts(text: str, lang: str) -> None:
+    assert detect(text) == lang
+
+
+@pytest.mark.parametrize(
+    ("text", "lang"),
+    [
+        ("Вполне умеренные вещи.\nError: connect ECONNREFUSED 127.0.0.1:6379 at Tcp.connect", "ru"),
+        ("Прохідний фільм.\n$ git push origin main && kubectl rollout restart deploy/api", "uk"),
+        ("Це природно. (see `src/billing/service.py`, `retry count`)", "uk"),
+        ("TODO(ops): Это нормально. -> `nginx -t && systemctl reload nginx`", "ru"),
+        ("Demorou muito.\n```python\ndef load(path):\n    return open(path).read()\n```", "pt"),
+        ("Vamos tentar de novo; o teste falhou", "pt"),  # a semicolon in prose is not code
+    ],
+)
+def test_code_beside_prose_is_not_the_texts_language(text: str, lang: str) -> None:
     assert detect(text) == lang
 
 
@@ -46,6 +65,12 @@ def test_apostrophes_and_unicode_forms_are_one() -> None:
     assert {keyword_text(f, "uk") for f in forms} == {keyword_text("пам'ять", "uk")}
     composed, decomposed = "vari\u00e1vel", "varia\u0301vel"
     assert composed != decomposed and normalise(composed) == normalise(decomposed)
+
+
+def test_the_ukrainian_apostrophe_keeps_a_word_apart_from_its_russian_twin() -> None:
+    uk, ru = keyword_text("пам'ять", "uk"), keyword_text("память", "ru")
+    assert uk != ru and len(uk.split()) == 1  # one word, not "пам" and "ять"
+    assert query_tokens("Де пам’ять?") == [uk]  # the query meets the text's form
 
 
 @pytest.mark.parametrize(
@@ -81,7 +106,7 @@ def test_question_frames_leave_the_keyword_query_but_the_words_stay_content() ->
 def test_query_tokens_are_lemmas_without_stopwords() -> None:
     assert query_tokens("Де зберігається пам\u2019ять агента?") == [
         "зберігатися",
-        "память",
+        "пам\u02bcять",  # not Russian "память"
         "агент",
     ]
     assert query_tokens("Onde ficam as variáveis de ambiente?") == ["ficar", "variável", "ambiente"]

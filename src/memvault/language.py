@@ -7,8 +7,9 @@ besides what is shown and embedded, a *keyword form* that the keyword index hold
 * Unicode NFC, and one apostrophe (Ukrainian writes ``ʼ``, ``’`` and ``'`` alike);
 * Cyrillic words lemmatised as Ukrainian or Russian (the text's language first), Latin
   words of a Portuguese text lemmatised as Portuguese; English is left to ``porter``;
-* a Ukrainian apostrophe inside a word is dropped (``пам'ять`` -> ``память``), so the
-  keyword tokenizer, which splits on ``'``, keeps the word whole.
+* a Ukrainian apostrophe inside a word is written ``ʼ`` (U+02BC, a letter to Unicode), so
+  the keyword tokenizer, which splits on ``'``, keeps the word whole, and Ukrainian
+  ``пам'ять`` stays apart from Russian ``память`` (dropping the apostrophe made them one).
 
 The same function makes the query's keyword form, so both sides meet on lemmas. Lemmas
 come from simplemma's dictionaries (MIT). Loading one into memory takes seconds, too long
@@ -34,6 +35,8 @@ from .store.lock import file_lock
 
 SIMPLEMMA_VERSION = "2.0.0"  # the dictionaries' format is read through simplemma's own loader
 
+# The apostrophe of a Cyrillic word's keyword form: a letter to FTS5's unicode61 tokenizer.
+KEYWORD_APOSTROPHE = "\u02bc"
 _APOSTROPHES = re.compile("[\u2019\u02bc\u0060\u00b4\u2018\u02b9]")
 WORD = re.compile(r"\w+(?:'\w+)*", re.UNICODE)
 CYRILLIC = re.compile("[\u0400-\u04ff]")
@@ -58,7 +61,7 @@ _RU_WORDS = _word_set(
 # Portuguese words that are not also English words ("a", "as", "do", "no" are both).
 _PT_WORDS = _word_set(
     "que não para com uma dos das na em é se por mais como mas ou ao pelo pela isso este "
-    "esta são foi também quando onde porque qual quais sobre entre "
+    "esta são foi também quando onde porque qual quais sobre entre e o os um de da "
 )
 _EN_WORDS = _word_set(
     "the and is are was were to of in on for with that this it what how when where why "
@@ -72,9 +75,14 @@ def normalise(text: str) -> str:
 
 
 def detect(text: str) -> str:
-    """The text's language among :data:`LANGUAGES` (``en`` when nothing says otherwise):
-    that of its main script -- the one more of its words are written in, so that a
-    Ukrainian sentence naming ``DATABASE_URL`` and ``staging`` stays Ukrainian."""
+    """The text's language among :data:`LANGUAGES` (``en`` when nothing says otherwise).
+
+    Structure first: code is left out (code fences, inline code, lines of code, and tokens
+    shaped like identifiers, paths, numbers or acronyms), then the script more of the
+    remaining words are written in decides Cyrillic (uk/ru) or Latin (pt/en), so that a
+    Ukrainian note naming ``DATABASE_URL`` or followed by a shell command stays Ukrainian.
+    Within a script: the letters only one language writes, its common words, then the words
+    only one language's dictionary knows (see :func:`cyrillic_language`)."""
     # Consolidation asks again and again about the same memories (each is in many pairs):
     # short texts are remembered, so that most of those calls are a lookup.
     return _detect_short(text) if len(text) <= 2000 else _detect(text)
@@ -91,12 +99,44 @@ def forget_texts() -> None:
 
 
 def _detect(text: str) -> str:
-    words = WORD.findall(text)
-    cyrillic = sum(1 for w in words if CYRILLIC.search(w))
-    latin = sum(1 for w in words if _LATIN.search(w) and not CYRILLIC.search(w))
-    if cyrillic > latin:
-        return cyrillic_language(text)
-    return latin_language(text) if latin else "en"
+    words = prose_words(text) or WORD.findall(normalise(text))
+    cyrillic = [w for w in words if CYRILLIC.search(w)]
+    latin = [w for w in words if _LATIN.search(w) and not CYRILLIC.search(w)]
+    if len(cyrillic) > len(latin):
+        return _cyrillic(cyrillic)
+    return _latin(latin) if latin else "en"
+
+
+# Code inside prose: fenced blocks, `inline code`, and lines of Latin-only code (an
+# assignment, a call, a shell prompt, a statement keyword) are not the text's language.
+_FENCE = re.compile(r"```.*?(?:```|\Z)", re.DOTALL)
+_INLINE_CODE = re.compile(r"`[^`\n]*`")
+_CODE_LINE = re.compile(
+    r"[={}]|;\s*$|&&|\|\||://|->|\w\(|^\s*(?:\$|>>>|#!|%)\s"
+    r"|^\s*(?:def|class|import|from|return|const|let|var|export|if|for|while|async|await"
+    r"|SELECT|INSERT|UPDATE|DELETE|CREATE|ALTER|DROP)\b"
+)
+# A token shaped like code: an identifier with ``_`` or camelCase, a path, a dotted name,
+# a call, a number or version, a Latin acronym (``ECONNREFUSED``, ``CBS``).
+_CODE_TOKEN = re.compile(r"_|\d|\w\(|[a-z][A-Z]|\w[./:\\@]\w|^\W*[A-Z]{2,}\W*$")
+
+
+def prose_words(text: str) -> list[str]:
+    """The words of ``text`` that are prose: code blocks, inline code, Latin-only lines of
+    code and code-shaped tokens are left out; the words are :func:`normalise`-d (after the
+    code is out: ``normalise`` reads a backtick as an apostrophe)."""
+    text = normalise(_INLINE_CODE.sub(" ", _FENCE.sub("\n", text)))
+    words: list[str] = []
+    for line in text.splitlines():
+        tokens = line.split()
+        prose = [t for t in tokens if not _CODE_TOKEN.search(t)]
+        if not CYRILLIC.search(line) and (
+            _CODE_LINE.search(line) or 2 * len(prose) <= len(tokens)  # mostly code: a log line
+        ):
+            continue
+        for token in prose:
+            words += WORD.findall(token)
+    return words
 
 
 def _words(text: str) -> list[str]:
@@ -104,22 +144,66 @@ def _words(text: str) -> list[str]:
 
 
 def cyrillic_language(text: str) -> str:
-    """Ukrainian or Russian, for the Cyrillic words of ``text``: the letters only one of
-    them uses (``і ї є ґ`` / ``ы э ъ ё``) and their common words. Ukrainian text nearly
-    always shows one of its letters, so a text with neither sign is taken as Russian."""
-    words = _words(text)
-    uk = sum(ch in _UK_LETTERS for ch in text) + 2 * sum(w in _UK_WORDS for w in words)
-    ru = sum(ch in _RU_LETTERS for ch in text) + 2 * sum(w in _RU_WORDS for w in words)
+    """Ukrainian or Russian, for the Cyrillic words of ``text`` (see :func:`_cyrillic`)."""
+    return _cyrillic([w for w in WORD.findall(normalise(text)) if CYRILLIC.search(w)])
+
+
+def _cyrillic(words: list[str]) -> str:
+    """Ukrainian or Russian, for these Cyrillic words: the letters only one of them writes
+    (``і ї є ґ`` and an apostrophe inside a word / ``ы э ъ ё``), their common words, and the
+    words that only one of the two dictionaries knows. Ukrainian text nearly always shows
+    one of its letters, so words with no sign either way are taken as Russian."""
+    lower = [w.lower() for w in words]
+    # a letter or a common word is near-certain; a dictionary's vote (which holds loanwords
+    # and rare forms) weighs half as much
+    uk = 2 * sum(ch in _UK_LETTERS or ch == "'" for w in lower for ch in w)
+    ru = 2 * sum(ch in _RU_LETTERS for w in lower for ch in w)
+    uk += 2 * sum(w in _UK_WORDS for w in lower)
+    ru += 2 * sum(w in _RU_WORDS for w in lower)
+    votes = _dictionary_votes(lower, ("uk", "ru"))
+    uk, ru = uk + votes["uk"], ru + votes["ru"]
     return "uk" if uk > ru else "ru"
 
 
 def latin_language(text: str) -> str:
-    """Portuguese or English, for the Latin words of ``text``: Portuguese needs its letters
-    or words to outweigh the English words (English is the default)."""
-    words = _words(text)
-    pt = sum(ch in _PT_LETTERS for ch in text) + 2 * sum(w in _PT_WORDS for w in words)
-    en = 2 * sum(w in _EN_WORDS for w in words)
-    return "pt" if pt >= 2 and pt > en else "en"
+    """Portuguese or English, for the Latin words of ``text`` (see :func:`_latin`)."""
+    return _latin([w for w in WORD.findall(normalise(text)) if _LATIN.search(w)])
+
+
+def _latin(words: list[str]) -> str:
+    """Portuguese or English, for these Latin words: Portuguese's letters, the two
+    languages' common words, and the words only one of the two dictionaries knows.
+    Portuguese needs a word of its own (accents alone don't make "café" Portuguese) and
+    more signs than English, the default."""
+    lower = [w.lower() for w in words]
+    letters = sum(ch in _PT_LETTERS for w in lower for ch in w)
+    votes = _dictionary_votes(lower, ("pt", "en"))
+    pt_words = 2 * sum(w in _PT_WORDS for w in lower) + votes["pt"]
+    en = 2 * sum(w in _EN_WORDS for w in lower) + votes["en"]
+    return "pt" if pt_words and letters + pt_words > en else "en"
+
+
+_VOTING_WORDS = 40  # the first distinct words are plenty to tell two languages apart
+
+
+def _dictionary_votes(words: list[str], langs: tuple[str, str]) -> dict[str, int]:
+    """For each of two languages, how many of ``words`` (distinct, the first
+    :data:`_VOTING_WORDS`) only its dictionary knows."""
+    votes = dict.fromkeys(langs, 0)
+    for word in list(dict.fromkeys(words))[:_VOTING_WORDS]:
+        known = [lang for lang in langs if _known(word, lang)]
+        if len(known) == 1:
+            votes[known[0]] += 1
+    return votes
+
+
+@lru_cache(maxsize=200_000)
+def _known(word: str, lang: str) -> bool:
+    """Whether ``lang``'s lemma dictionary holds ``word`` (False without simplemma)."""
+    try:
+        return word in _DICTIONARIES.get_dictionary(lang)
+    except ImportError:  # simplemma missing and no copy made yet: no votes
+        return False
 
 
 def keyword_text(text: str, lang: str | None = None) -> str:
@@ -142,7 +226,7 @@ def keyword_words(text: str, lang: str) -> Iterator[str]:
     for word in WORD.findall(text):
         lower = word.lower()
         if CYRILLIC.search(lower):
-            yield lemma(lower, cyrillic_order).replace("'", "")
+            yield lemma(lower, cyrillic_order).replace("'", KEYWORD_APOSTROPHE)
         elif lang == "pt":
             yield lemma(lower, ("pt",))
         else:
@@ -245,10 +329,13 @@ def _dictionary_file(lang: str) -> Path:
     return path
 
 
+_DICTIONARIES = _SqliteDictionaryFactory()
+
+
 @lru_cache(maxsize=1)
 def _lemmatizer() -> Any:
     from simplemma import Lemmatizer
     from simplemma.strategies import DefaultStrategy
 
-    strategy = DefaultStrategy(dictionary_factory=_SqliteDictionaryFactory())
+    strategy = DefaultStrategy(dictionary_factory=_DICTIONARIES)
     return Lemmatizer(lemmatization_strategy=strategy)

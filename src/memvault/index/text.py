@@ -35,7 +35,7 @@ from ..transcripts import ParsedTurn, parse_turns
 from ..values import Record
 
 # Bump when the text built for a memory changes: the manifest then forces a rebuild.
-TEXT_FORMAT = 4
+TEXT_FORMAT = 5
 MONTHS = (
     "January",
     "February",
