@@ -14,6 +14,7 @@ from .ranking import Plan, Ranked, rank
 if TYPE_CHECKING:  # pragma: no cover
     import numpy as np
 
+    from ..embeddings import Embedder
     from ..index.handle import Index
     from ..store.repository import Repository
 
@@ -21,11 +22,13 @@ if TYPE_CHECKING:  # pragma: no cover
 _warm_embedders: set[str] = set()
 
 
-def query_vector(vault: Repository, query: str) -> np.ndarray:
-    """The query's embedding with the vault's embedder."""
+def query_vector(vault: Repository, query: str, embedder: Embedder | None = None) -> np.ndarray:
+    """The query's embedding with the vault's embedder (``embedder``: the one the caller's
+    thread resolved; a worker thread has no searched index of its own, and during an
+    embedder switch it would pick the index being built rather than the one searched)."""
     from ..index.manifest import embedder_for
 
-    embedder = embedder_for(vault)
+    embedder = embedder or embedder_for(vault)
     vec = embedder.embed_query(query)
     _warm_embedders.add(embedder.identity)
     return vec
@@ -79,9 +82,10 @@ def run(
     if qvec is None and pending is None:
         # A warm process: embed the text the vector leg searches with while the keyword leg
         # runs (the model and SQLite both work outside the GIL, so the two overlap).
+        from ..index.manifest import embedder_for
         from ..index.query import dense_query
 
-        dense = Background(query_vector, vault, dense_query(idx, query))
+        dense = Background(query_vector, vault, dense_query(idx, query), embedder_for(vault))
 
     def vector() -> np.ndarray:
         # Asked by the ranking once its keyword leg ran (that leg needs no vector: in a new
