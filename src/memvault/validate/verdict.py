@@ -324,7 +324,8 @@ def _newer_contradiction(best: Evidence, others: list[Evidence]) -> Evidence | N
 
 def _one_thing(newer: Evidence, older: Evidence) -> bool:
     """The two facts state values of one thing: a dispute links them, or they share their
-    ``subject``, or (neither has one) read as claim and fact they contradict each other.
+    ``subject``, or (neither has one; one language) read as claim and fact they contradict
+    each other.
     Two facts that each bear on the statement may be about different things (a Friday
     freeze and a weekend ban): then the newer one does not win."""
     a, b = newer.hit.memory, older.hit.memory
@@ -336,6 +337,8 @@ def _one_thing(newer: Evidence, older: Evidence) -> bool:
     if a.subject or b.subject:
         return a.subject == b.subject
     one, other = read(a.content), read(b.content)
+    if one.lang != other.lang:
+        return False  # across languages only a dispute or a subject says it is one thing
     return "contradicts" in (weigh(one, other).kind, weigh(other, one).kind)
 
 
