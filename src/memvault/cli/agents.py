@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import typer
 
@@ -279,18 +279,9 @@ def integrations_install(
     """
     from ..integrations import install
 
-    if project and user:
-        raise MemvaultError("choose one of --project and --user", key="scope")
-    vault, home, where = _integration_places(folder)
     report = install(
         client,
-        "user" if user else "project",
-        vault=vault,
-        agent=state.agent,
-        team=state.team,
-        role=state.role,
-        project=where,
-        home=home,
+        **_integration_target(project, user, folder),
         dry_run=dry_run,
         command=command,
         capture_scope=capture_scope,
@@ -324,21 +315,25 @@ def integrations_uninstall(
     """
     from ..integrations import uninstall
 
+    report = uninstall(client, **_integration_target(project, user, folder), dry_run=dry_run)
+    _show_install(report, dry_run, json_out)
+
+
+def _integration_target(project: bool, user: bool, folder: Path | None) -> dict[str, Any]:
+    """What install and uninstall both take: the scope, the vault, this identity and the
+    project and home folders."""
     if project and user:
         raise MemvaultError("choose one of --project and --user", key="scope")
     vault, home, where = _integration_places(folder)
-    report = uninstall(
-        client,
-        "user" if user else "project",
-        vault=vault,
-        agent=state.agent,
-        team=state.team,
-        role=state.role,
-        project=where,
-        home=home,
-        dry_run=dry_run,
-    )
-    _show_install(report, dry_run, json_out)
+    return {
+        "scope": "user" if user else "project",
+        "vault": vault,
+        "agent": state.agent,
+        "team": state.team,
+        "role": state.role,
+        "project": where,
+        "home": home,
+    }
 
 
 def _integration_places(folder: Path | None) -> tuple[str, Path, Path]:

@@ -130,15 +130,22 @@ def arguments(argv: list[str]) -> tuple[dict[str, Any], list[str]] | None:
     """The options and positional arguments after the command's name (``add fact TEXT
     --file F``: ``{"file": Path("F")}``, ``["fact", "TEXT"]``), or None when the command line
     is not a plain one of :data:`FAST_COMMANDS`."""
+    split = _split(argv)
+    return None if split is None else (split[2], split[3])
+
+
+def _split(argv: list[str]) -> tuple[dict[str, Any], Any, dict[str, Any], list[str]] | None:
+    """The global options, the fast command, its options and its positional arguments; None
+    when the command line is not a plain one of :data:`FAST_COMMANDS`."""
     try:
-        _, _, at = _options(argv, GLOBAL.lookup(), stop_at_positional=True)
+        glob, _, at = _options(argv, GLOBAL.lookup(), stop_at_positional=True)
         command = FAST_COMMANDS.get(argv[at]) if at < len(argv) else None
         if command is None:
             return None
         given, positional, _ = _options(argv[at + 1 :], command.lookup(), stop_at_positional=False)
     except _Unsure:
         return None
-    return given, positional
+    return glob, command, given, positional
 
 
 def command_name(argv: list[str]) -> str | None:
@@ -154,14 +161,10 @@ def parse(argv: list[str]) -> Callable[[], None] | None:
     """A ready-to-run call for a plain command line of one of :data:`FAST_COMMANDS`, else None."""
     if "--help" in argv or "-h" in argv:
         return None
-    try:
-        glob, _, at = _options(argv, GLOBAL.lookup(), stop_at_positional=True)
-        command = FAST_COMMANDS.get(argv[at]) if at < len(argv) else None
-        if command is None:
-            return None
-        given, positional, _ = _options(argv[at + 1 :], command.lookup(), stop_at_positional=False)
-    except _Unsure:
+    split = _split(argv)
+    if split is None:
         return None
+    glob, command, given, positional = split
     values = _every_parameter(command, positional, given)
     if values is None:
         return None
