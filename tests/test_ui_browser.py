@@ -69,6 +69,11 @@ def _go(browser: Any, element: Any, submit: bool = False) -> None:
     page = browser.find_element(*_by("html"))
     element.submit() if submit else element.click()
     WebDriverWait(browser, 30).until(expected_conditions.staleness_of(page))
+    # The old page is gone; wait until the new one has finished loading, or a lookup can
+    # land on a node of a document chromium is still replacing.
+    WebDriverWait(browser, 30).until(
+        lambda b: b.execute_script("return document.readyState") == "complete"
+    )
 
 
 def _open(browser: Any, running: Running, path: str = "/") -> None:
