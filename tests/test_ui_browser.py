@@ -333,6 +333,29 @@ def test_accept_an_inbox_proposal(tmp_path: Path, serve: Any, browser: Any) -> N
     assert "The inbox is empty." in browser.find_element(*_by("#proposals")).text
 
 
+def test_keep_one_fact_of_a_dispute(tmp_path: Path, serve: Any, browser: Any) -> None:
+    vault = _team_vault(tmp_path)
+    old = vault.add("semantic", "The API rate limit is 200 requests per second").memory
+    written = vault.add("semantic", "We now allow 900 requests per second on the API")
+    assert written.disputed == (old.id,)  # the write was unsure: a dispute, both in force
+    new = written.memory
+    running = serve(vault)
+    _open(browser, running, "/inbox")
+    group = browser.find_element(*_by("#disputes"))
+    assert "newest" in group.find_element(*_by(f"#f-{new.id}")).text
+    fact = group.find_element(*_by(f"#f-{old.id}"))
+    fact.find_element(*_by("input[name=note]")).send_keys("the gateway says 200")
+    before = commit_count(vault.root)
+    _go(browser, fact.find_element(*_by("button[name=keep]")))
+    assert "notice=kept" in browser.current_url
+    assert commit_count(vault.root) == before + 1
+    assert "the gateway says 200" in last_message(vault.root)
+    assert vault.get(old.id).status == "active"
+    lost = vault.get(new.id)
+    assert lost.status == "superseded" and lost.meta["superseded_by"] == old.id
+    assert "No open disputes." in browser.find_element(*_by("#disputes")).text
+
+
 def test_export_downloads_what_the_identity_sees(
     tmp_path: Path, serve: Any, browser: Any, downloads: Path
 ) -> None:

@@ -202,6 +202,7 @@ def test_another_agents_self_memory_is_not_reachable(vault: Vault, serve: Any) -
         ("/m/theirs/edit", {"text": text.replace("zanzibar", "x"), "message": "m"}),
         ("/inbox/theirs/accept", {}),
         ("/inbox/theirs/reject", {}),
+        ("/disputes/theirs/keep", {}),
     ):
         assert running.post(url, data).status_code == 404, url
     assert path.read_text(encoding="utf-8") == text and commit_count(vault.root) == before

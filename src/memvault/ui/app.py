@@ -84,6 +84,7 @@ def routes() -> list[Route | Mount]:
         Route("/new", act.new, methods=["POST"]),
         Route("/inbox", read.inbox),
         Route("/inbox/{memory_id}/{action:str}", act.review, methods=["POST"]),
+        Route("/disputes/{memory_id}/keep", act.keep, methods=["POST"]),
         Route("/scopes", read.scopes),
         Route("/scopes/{scope}/{action:str}", act.pause_or_resume, methods=["POST"]),
         Route("/export", read.export),

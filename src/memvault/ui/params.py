@@ -36,6 +36,7 @@ NOTICES = {
     "already-paused": "That scope was already paused: nothing committed.",
     "accepted": "Accepted: moved into place as an active memory.",
     "rejected": "Rejected: removed from the inbox (git history keeps it).",
+    "kept": "Dispute resolved: the fact you kept is in force, the others are superseded by it.",
     "consolidated": "Consolidation applied.",
     "purged-text": "Purged: erased from the files, git history, the index and the access log.",
     "nothing-to-purge": "Nothing holds that text any more: nothing purged.",

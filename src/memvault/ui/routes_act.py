@@ -219,6 +219,21 @@ async def review(request: Request) -> Response:
     return await run_in_threadpool(session.run, work)
 
 
+async def keep(request: Request) -> Response:
+    """Resolve a dispute (``memvault dispute keep``): the chosen fact stays in force, the
+    others of its dispute are superseded by it. One commit."""
+    session = session_of(request)
+    mid = memory_id(request.path_params["memory_id"])
+    form = await form_of(request)
+    note = text(form.get("note"), "note", 500, free=True).strip()
+
+    def work(vault: Any) -> Response:
+        result = vault.resolve_dispute(mid, note)
+        return done("/inbox", "kept", result.commit)
+
+    return await run_in_threadpool(session.run, work)
+
+
 # --- consolidate -------------------------------------------------------------------------
 
 

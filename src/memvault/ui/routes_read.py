@@ -154,11 +154,14 @@ def history(request: Request) -> Response:
 
 
 def inbox(request: Request) -> Response:
-    """Proposals awaiting review, oldest first."""
+    """Proposals awaiting review and open disputes, oldest first."""
     session = session_of(request)
     with session.using() as vault:
         items = [(m, markdown(m.content)) for m in vault.inbox()]
-    return page(request, "inbox.html", items=items)
+        disputes = [
+            (d, [(m, markdown(m.content)) for m in d.facts]) for d in vault.disputes()
+        ]
+    return page(request, "inbox.html", items=items, disputes=disputes)
 
 
 def scopes(request: Request) -> Response:
