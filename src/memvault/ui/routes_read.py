@@ -158,9 +158,7 @@ def inbox(request: Request) -> Response:
     session = session_of(request)
     with session.using() as vault:
         items = [(m, markdown(m.content)) for m in vault.inbox()]
-        disputes = [
-            (d, [(m, markdown(m.content)) for m in d.facts]) for d in vault.disputes()
-        ]
+        disputes = [(d, [(m, markdown(m.content)) for m in d.facts]) for d in vault.disputes()]
     return page(request, "inbox.html", items=items, disputes=disputes)
 
 
