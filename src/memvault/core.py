@@ -425,14 +425,14 @@ class Core(Repository):
                     "scope",
                 )
             msg = f"memvault: forget {memory_id}: {_short(reason)}\n\nRemoved {memory.path}."
-            writes = self._unlink_references(memory_id, memory.path)
+            writes = self.unlink_references(memory_id, memory.path)
             if writes:
                 msg += f"\nDropped links to it from {', '.join(sorted(writes))}."
             msg += "\n\n" + trailers(self.who, memory, reason)  # `history ID` reads them back
             sha = self.commit_files(writes, msg, removes=[memory.path])
         return WriteResult(memory, sha, message=msg)
 
-    def _unlink_references(self, memory_id: str, path: str) -> dict[str, str]:
+    def unlink_references(self, memory_id: str, path: str) -> dict[str, str]:
         """Rewrites of the memories whose ``related``/``supersedes``/``superseded_by`` name
         ``memory_id`` (that link would dangle once it is gone; git history keeps both)."""
         writes: dict[str, str] = {}

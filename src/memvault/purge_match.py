@@ -38,7 +38,7 @@ from .paths import ACCESS_LOG, ACCESS_LOG_FOLDING, ACCESS_LOG_HISTORY, PURGE_LOG
 from .purge import check_clean, drop_index, rewrite_history
 from .store.files import check_text, load_document, update_text
 from .store.git import ops as gitstore
-from .transcripts import _HEADER_RE
+from .transcripts import TURN_HEADER_RE
 from .values import Record, field
 
 MARKER = "[purged]"
@@ -211,7 +211,7 @@ def purge(
         for hit in done.files:
             if hit.action == "remove" and hit.memory_id:
                 # a memory that goes takes the links to it along (as forget does)
-                for other, rewritten in vault._unlink_references(hit.memory_id, hit.path).items():
+                for other, rewritten in vault.unlink_references(hit.memory_id, hit.path).items():
                     if other not in rewrites:
                         writes[other] = rewritten
         writes[PURGE_LOG] = _logged(vault, done, text, why)
@@ -303,7 +303,7 @@ def _scrub_memory(
     removed: list[str] = []
     redacted: list[str] = []
     content = doc.content
-    headers = list(_HEADER_RE.finditer(content))
+    headers = list(TURN_HEADER_RE.finditer(content))
     if headers:
         parts = [_sub(pattern, content[: headers[0].start()])]
         for i, m in enumerate(headers):

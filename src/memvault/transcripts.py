@@ -21,7 +21,7 @@ from .store.files import Document, render_new, update_text
 from .values import Record
 
 Turn = tuple[str, str, dt.datetime | None, Mapping[str, Any] | None, str | None]
-_HEADER_RE = re.compile(
+TURN_HEADER_RE = re.compile(
     r"^### (?P<role>user|assistant|system|tool) · (?P<when>\S+)(?P<extra>[^\n]*?)"
     r"\s*<!-- turn:(?P<tid>[\w-]+) -->\s*$",
     re.MULTILINE,
@@ -139,7 +139,7 @@ def render_turn(
 
 def parse_turns(content: str) -> list[ParsedTurn]:
     turns: list[ParsedTurn] = []
-    matches = list(_HEADER_RE.finditer(content))
+    matches = list(TURN_HEADER_RE.finditer(content))
     for i, m in enumerate(matches):
         end = matches[i + 1].start() if i + 1 < len(matches) else len(content)
         text = content[m.end() : end].strip()
