@@ -311,6 +311,30 @@ def test_pause_and_resume_a_scope(tmp_path: Path, serve: Any, browser: Any) -> N
     Vault.open(vault.root, agent="auditor").add("semantic", "a DM again", scope="self")
 
 
+def test_pause_and_resume_an_agent_in_a_channel(tmp_path: Path, serve: Any, browser: Any) -> None:
+    vault = _team_vault(tmp_path)
+    running = serve(vault)
+    _open(browser, running, "/scopes")
+    form = browser.find_element(*_by("#pause-rule"))
+    form.find_element(*_by("input[name=agent]")).send_keys("bot")
+    form.find_element(*_by("input[name=channel]")).send_keys("dm:alice")
+    form.find_element(*_by("input[name=why]")).send_keys("no DMs from the bot")
+    _go(browser, form.find_element(*_by("button[name=pause]")))
+    assert "notice=paused" in browser.current_url
+    assert load_config(vault.root).get("paused") == [{"agent": "bot", "channel": "dm:alice"}]
+    assert "no DMs from the bot" in last_message(vault.root)
+    bot = Vault.open(vault.root, agent="bot")
+    with pytest.raises(PermissionDeniedError):
+        bot.add("semantic", "a DM", channel="dm:alice")
+    bot.add("semantic", "an ops note", channel="slack:#ops")  # another channel still captures
+    rule = browser.find_element(*_by("#pause-rules tr.rule"))
+    assert "--agent bot" in rule.text and "--channel dm:alice" in rule.text
+    _go(browser, rule.find_element(*_by("button[name=resume]")))
+    assert "notice=resumed" in browser.current_url
+    assert load_config(vault.root).get("paused") == []
+    bot.add("semantic", "a DM again", channel="dm:alice")
+
+
 def test_accept_an_inbox_proposal(tmp_path: Path, serve: Any, browser: Any) -> None:
     vault = _team_vault(tmp_path)
     proposed = Vault.open(vault.root, agent="bot").add(

@@ -582,6 +582,18 @@ def test_librarian_writes_global_directly(vault: Vault) -> None:
 # --- pause / config -------------------------------------------------------------------------------
 
 
+def test_a_pause_by_another_process_holds_for_an_open_vault(vault: Vault) -> None:
+    """A long-lived writer (an agent's API object) sees a pause and a resume made elsewhere
+    without reopening: the write reads the changed config first."""
+    held = Vault.open(vault.root, agent="bot")
+    held.add("semantic", "written before the pause")
+    Vault.open(vault.root).pause(agent="bot", why="too chatty")
+    with pytest.raises(PermissionDeniedError):
+        held.add("semantic", "written while paused")
+    Vault.open(vault.root).resume(agent="bot")
+    assert held.add("semantic", "written after the resume").memory
+
+
 def test_pause_refuses_writes_for_that_scope(vault: Vault) -> None:
     vault.set_config("paused", ["team"], "pause capture for scope team")
     assert last_message(vault.root) == "memvault: pause capture for scope team"

@@ -70,7 +70,10 @@ class Core(Repository):
         self, scope: str, where: str, agent: str | None = None, channel: str | None = None
     ) -> None:
         """Refuse a write that a pause rule (``memvault pause``) stops: by the scope written
-        to, the agent writing (default: this identity's) and the channel it came from."""
+        to, the agent writing (default: this identity's) and the channel it came from.
+        The config is read again first when its file changed, so a pause or resume made by
+        another process holds for a long-lived writer too (one stat)."""
+        self.reload_config()
         check_capture(
             self.config.get("paused"), scope, agent or self.identity.agent, channel, where
         )

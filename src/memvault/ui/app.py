@@ -87,6 +87,7 @@ def routes() -> list[Route | Mount]:
         Route("/disputes/{memory_id}/keep", act.keep, methods=["POST"]),
         Route("/scopes", read.scopes),
         Route("/scopes/{scope}/{action:str}", act.pause_or_resume, methods=["POST"]),
+        Route("/capture/{action:str}", act.pause_rule, methods=["POST"]),
         Route("/export", read.export),
         Route("/consolidate", act.consolidate_form, methods=["GET"]),
         Route("/consolidate", act.consolidate, methods=["POST"]),

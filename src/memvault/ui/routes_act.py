@@ -14,7 +14,7 @@ from starlette.responses import RedirectResponse, Response
 
 from .. import SCOPES, TYPES, format_time, now_utc, parse_time
 from ..errors import MemvaultError, PermissionDeniedError, ValidationError
-from .params import form_of, memory_id, number, session_of, text, url
+from .params import choice, form_of, memory_id, number, session_of, text, url
 from .routes_read import page
 from .security import Refusal
 
@@ -194,6 +194,27 @@ async def pause_or_resume(request: Request) -> Response:
             sha = vault.pause(scope, why)
             return done("/scopes", "paused" if sha else "already-paused", sha)
         sha = vault.resume(scope, why)
+        return done("/scopes", "resumed" if sha else "unpaused", sha)
+
+    return await run_in_threadpool(session.run, work)
+
+
+async def pause_rule(request: Request) -> Response:
+    """Pause or resume a rule naming an agent, a channel and/or a scope (``memvault pause
+    --agent A --channel C --scope S``); blanks mean any."""
+    session = session_of(request)
+    action = _action(request, ("pause", "resume"))
+    form = await form_of(request)
+    agent, channel = (text(form.get(k), k, 200).strip() or None for k in ("agent", "channel"))
+    scope = choice(form.get("scope"), SCOPES, "scope") or None
+    why = text(form.get("why"), "why", 500, free=True).strip()
+    keys = {"agent": agent, "channel": channel, "scope": scope, "why": why}
+
+    def work(vault: Any) -> Response:
+        if action == "pause":
+            sha = vault.pause(**keys)
+            return done("/scopes", "paused" if sha else "already-paused", sha)
+        sha = vault.resume(**keys)
         return done("/scopes", "resumed" if sha else "unpaused", sha)
 
     return await run_in_threadpool(session.run, work)
