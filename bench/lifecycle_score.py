@@ -272,8 +272,11 @@ def final(team: Any, world: lw.World, record: Record) -> None:
 
     readers: dict[str, list[str]] = {}
     for read in read_reads(team.root):
-        for address in read.get("ids") or []:
-            readers.setdefault(str(address).split("#", 1)[0], []).append(str(read.get("q")))
+        ids = read.get("ids") or []
+        weights = read.get("w") or [1.0] * len(ids)
+        for address, w in zip(ids, weights, strict=False):
+            mid = str(address).split("#", 1)[0]
+            readers.setdefault(mid, []).append(f"{read.get('q')} ({w})")
     rates, defaults = config_rates(vault.config)
     threshold = archive_below(vault.config)
     for junk in world.junk:
@@ -285,12 +288,14 @@ def final(team: Any, world: lw.World, record: Record) -> None:
         )
         due = relevance(unread, last - dt.timedelta(days=7), rates, defaults).value < threshold
         if due:
+            used = vault.usage(m.id)  # reads live in the usage file, not the memory's own keys
             record.junk.append(
                 {
                     "text": junk["text"],
                     "archived": m.status == "archived" or m.path.startswith("archive/"),
-                    "access_count": m.meta.get("access_count", 0),
-                    "relevance": m.meta.get("relevance"),
+                    "access_count": used.access_count,
+                    "relevance": used.relevance,
+                    "decays_from": used.decays_from,
                     "read_by": sorted(set(readers.get(m.id, [])))[:5],
                 }
             )

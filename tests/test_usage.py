@@ -27,8 +27,17 @@ def weeks(n: float) -> dt.datetime:
     return T0 + dt.timedelta(weeks=n)
 
 
-def log_reads(vault: Vault, ids: list[str], when: dt.datetime) -> None:
-    record = {"ts": when.strftime("%Y-%m-%dT%H:%M:%SZ"), "kind": "query", "q": "x", "ids": ids}
+def log_reads(
+    vault: Vault, ids: list[str], when: dt.datetime, weights: list[float] | None = None
+) -> None:
+    record: dict[str, object] = {
+        "ts": when.strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "kind": "query",
+        "q": "x",
+        "ids": ids,
+    }
+    if weights is not None:
+        record["w"] = weights
     with open(vault.root / ".memvault" / "access.log", "a", encoding="utf-8") as handle:
         handle.write(json.dumps(record) + "\n")
 
@@ -63,6 +72,45 @@ def test_a_consolidation_rewrites_only_the_memories_it_decides_about(vault: Vaul
     assert vault.usage(facts[0]).last_accessed == "2026-02-05T00:00:00Z"
     assert vault.usage(kept[0]).relevance is not None
     assert "read 1 time(s)" in vault.why(kept[0], now=weeks(5))
+
+
+def test_weak_reads_do_not_keep_junk_alive(vault: Vault) -> None:
+    """A read refreshes relevance in proportion to how well the memory matched: an episode
+    that unrelated questions brushed against every week (strength 0.1) is archived on
+    schedule, one that was plainly an answer each week (strength 1) is kept."""
+    weak = vault.add("episodic", "Lunch delivery arrived late", importance=2, created=T0S).memory
+    used = vault.add("episodic", "The printer jammed again", importance=2, created=T0S).memory
+    for week in range(1, 8):
+        for _ in range(5):  # many weak reads are no more a use than one
+            log_reads(vault, [weak.id], weeks(week), [0.1])
+        log_reads(vault, [used.id], weeks(week))
+    consolidate(vault.core, now=weeks(8))
+    after = {m.id: m for m in vault.all_memories()}
+    assert after[weak.id].path.startswith("archive/")
+    assert not after[used.id].path.startswith("archive/")
+    record = vault.usage(weak.id)
+    assert record.access_count == 35 and record.last_accessed == "2026-02-19T00:00:00Z"
+    # a read of strength 0.1 counts as a full use log(0.1)/log(0.8) = 10.3 weeks before it
+    assert record.decays_from == "2026-01-01T00:00:00Z"
+    assert vault.usage(used.id).decays_from is None  # full uses: it decays from the last read
+    assert "weak matches" in vault.why(weak.id, now=weeks(8))
+
+
+def test_a_search_logs_how_strongly_each_hit_matched(vault: Vault) -> None:
+    from memvault.search.accesslog import read_log, strength
+
+    vault.add("semantic", "The billing database runs on db-bil-12")
+    vault.add("semantic", "The billing team meets on Mondays in room 4")
+    result = vault.recall("billing database host", min_score=0.2)
+    [record] = read_log(vault.root / ".memvault" / "access.log")
+    read = [h for h in result.hits[:5] if h.relevance is not None and h.relevance >= 0.2]
+    top = max(h.relevance or 0.0 for h in read)
+    assert record["ids"] == [h.id for h in read]
+    assert record["w"] == [strength(h.relevance, 0.2, top) for h in read]
+    assert record["w"][0] > record["w"][-1] >= 0.0
+    # on the floor: no use; the same text: a full use; far below the best hit: barely one
+    assert strength(0.2, 0.2) == 0.0 and strength(1.0, 0.2) == 1.0 and strength(None, 0.2) == 1.0
+    assert strength(0.4, 0.2, top=0.9) < strength(0.4, 0.2) / 2
 
 
 def test_the_commit_message_opens_with_a_short_summary(vault: Vault) -> None:

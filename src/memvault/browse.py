@@ -62,7 +62,7 @@ class Row(Record, frozen=True):
 
 def row_of(memory: Memory, now: dt.datetime, rates: Any, records: Any = None) -> Row:
     """``records``: the vault's usage records (a memory's last read decays from there)."""
-    from .consolidate.decay import last_read, relevance
+    from .consolidate.decay import last_use, relevance
 
     summary = " ".join(memory.content.split())[:160]
     return Row(
@@ -81,7 +81,7 @@ def row_of(memory: Memory, now: dt.datetime, rates: Any, records: Any = None) ->
         title=memory.title,
         summary=summary,
         relevance=round(
-            relevance(memory, now, rates[0], rates[1], last_read(memory, records or {})).value, 3
+            relevance(memory, now, rates[0], rates[1], last_use(memory, records or {})).value, 3
         ),
     )
 

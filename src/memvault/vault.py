@@ -574,11 +574,11 @@ class Vault:
 
     def relevance(self, memory: Memory, now: dt.datetime | None = None) -> Relevance:
         """A memory's relevance now (decay by rate since its last use, times importance)."""
-        from .consolidate.decay import config_rates, last_read, relevance
+        from .consolidate.decay import config_rates, last_use, relevance
         from .memory import now_utc
         from .store.usage import load
 
-        last = last_read(memory, load(self.root))
+        last = last_use(memory, load(self.root))
         return relevance(memory, now or now_utc(), *config_rates(self.config), last)
 
     def usage(self, memory_id: str) -> Usage:

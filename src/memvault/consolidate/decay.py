@@ -2,7 +2,9 @@
 
     relevance = (importance / 5) × rate ^ weeks × recency_boost      (capped at 1.0)
 
-``weeks`` counts from the last access, or from creation when never accessed. Rates per
+``weeks`` counts from the last use (the last read, or earlier when the reads were weak
+matches: :func:`memvault.consolidate.fold.refresh`), or from creation when never read; the
+boost is measured from the same moment. Rates per
 week: fast 0.5, normal 0.8, slow 0.95, never 1.0. The recency boost rewards recent use:
 2.0 accessed today, 1.5 this week, 1.2 this month, 1.0 this quarter, 0.8 older.
 Semantic and procedural memories don't decay unless their ``decay`` key says so.
@@ -20,6 +22,7 @@ from ..store.usage import Usage
 from ..store.usage import load as load_usage
 from ..store.usage import of as usage_of
 from ..values import Record
+from .fold import Accesses
 from .model import ARCHIVE_DIR, INBOX_DIR, Action, Plan, State
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -99,7 +102,7 @@ def relevance(
     rate = float(rates.get(name, 1.0))
     accessed = last_accessed or memory.time("last_accessed")
     anchor = accessed or memory.created or now
-    since = "last access" if accessed else "creation"
+    since = "last use" if accessed else "creation"
     weeks = max(0.0, (now - anchor).total_seconds() / (7 * 86400))
     boost, reason = recency_boost(now, accessed, weeks)
     importance = memory.importance
@@ -107,12 +110,18 @@ def relevance(
     return Relevance(min(1.0, raw), importance, name, rate, weeks, since, boost, reason, raw > 1.0)
 
 
-def last_read(memory: Memory, records: Mapping[str, Usage]) -> dt.datetime | None:
-    """When the memory was last read, by its usage record (else its file's own key)."""
-    try:
-        return parse_time(usage_of(memory, records).last_accessed)
-    except ValueError:
-        return None
+def last_use(memory: Memory, records: Mapping[str, Usage]) -> dt.datetime | None:
+    """The moment the memory's relevance decays from, by its usage record (else its file's
+    own key): its last read, or earlier when its reads were weak matches."""
+    used = usage_of(memory, records)
+    for value in (used.decays_from, used.last_accessed):
+        try:
+            when = parse_time(value)
+        except ValueError:
+            continue
+        if when is not None:
+            return when
+    return None
 
 
 def config_rates(config: Config) -> tuple[dict[str, float], dict[str, str]]:
@@ -132,7 +141,7 @@ def plan_decay(
     vault: Core,
     state: State,
     result: Plan,
-    accesses: Mapping[str, tuple[int, dt.datetime]],
+    accesses: Accesses,
 ) -> None:
     """Store each memory's relevance (its usage record); archive it below the threshold,
     restore it when used."""
@@ -142,7 +151,7 @@ def plan_decay(
     for m in state.memories:
         if m.status not in ("active", "archived") or m.path.startswith(INBOX_DIR):
             continue
-        rel = relevance(m, now, rates, defaults, state.last_accessed(m))
+        rel = relevance(m, now, rates, defaults, state.decays_from(m))
         rounded = round(rel.value, 4)
         old = state.value(m, "relevance")
         moved = old is None or abs(float(old) - rounded) > 1e-9
@@ -175,7 +184,7 @@ def why(vault: Core, memory_id: str, now: dt.datetime | None = None) -> str:
     now = now or now_utc()
     rates, defaults = config_rates(vault.config)
     records = load_usage(vault.root)
-    rel = relevance(m, now, rates, defaults, last_read(m, records))
+    rel = relevance(m, now, rates, defaults, last_use(m, records))
     threshold = archive_below(vault.config)
     lines = [f"{m.id} ({m.type}/{m.category}, {m.status}) at {format_time(now)}", rel.explain()]
     used = usage_of(m, records)
@@ -183,6 +192,11 @@ def why(vault: Core, memory_id: str, now: dt.datetime | None = None) -> str:
         lines.append(
             f"  read {used.access_count} time(s), last {used.last_accessed or '-'} "
             "(folded by consolidation; .memvault/usage.jsonl)"
+        )
+    if used.decays_from:
+        lines.append(
+            f"  decays from {used.decays_from}: its reads were weak matches, each a use in "
+            "proportion to how well it matched"
         )
     if used.relevance is not None:
         lines.append(f"  stored relevance (last consolidation): {used.relevance}")

@@ -1,10 +1,13 @@
 """Folding the access log into the usage records (:mod:`memvault.store.usage`, never the
-memory files): ``access_count`` and ``last_accessed`` per memory.
+memory files): ``access_count`` and ``last_accessed`` per memory, and ``decays_from``, the
+moment its relevance decays from.
 
-Reads are appended to ``.memvault/access.log`` (git-ignored). A consolidation counts the
-records up to its ``now`` and, when it applies, parks the log as
-``.memvault/access.log.folding`` until its commit is made, so each record is folded
-exactly once even when a run dies half-way.
+A read is a use in proportion to how well the memory matched (its strength, logged as
+``w`` by :func:`memvault.search.accesslog.strength`): a read of strength ``w`` refreshes
+relevance to ``w`` times what a full use would (:func:`refresh`). A hit just above the
+relevance floor, or far below the answer's best hit, barely refreshes it, and many such
+reads are no more a use than one: junk that unrelated questions keep brushing against
+still decays on schedule, while a plain answer resets the clock as a read always did.
 """
 
 from __future__ import annotations
@@ -12,15 +15,59 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import json
+import math
 import os
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
-from ..memory import format_time, parse_time
+from ..memory import Memory, format_time, parse_time
 from ..paths import ACCESS_LOG, ACCESS_LOG_FOLDING, CONSOLIDATION_LOG
 from .model import Action, Plan, State
 
-Accesses = dict[str, tuple[int, dt.datetime]]  # id -> (number of reads, latest read)
+
+class Reads(NamedTuple):
+    """A memory's reads not yet folded."""
+
+    reads: int  # how many
+    last: dt.datetime  # the latest read
+    uses: tuple[tuple[dt.datetime, float], ...]  # each read's time and strength (0..1)
+
+
+Accesses = dict[str, Reads]  # id -> its reads
+# A memory that does not decay still ranks by how recently it was used: its reads' strength
+# is read on the "normal" rate's scale.
+DEFAULT_RATE = 0.8
+
+
+def refresh(
+    anchor: dt.datetime, uses: tuple[tuple[dt.datetime, float], ...], rate: float
+) -> dt.datetime:
+    """The moment relevance decays from after ``uses``, for a memory decaying at ``rate``
+    a week. A read of strength ``w`` at ``t`` leaves relevance at ``w`` times a full use's,
+    which decay reads as a full use made ``log(w) / log(rate)`` weeks before ``t``; the
+    latest such moment wins (relevance is the best recent use, not a sum of glances)."""
+    rate = rate if 0.0 < rate < 1.0 else DEFAULT_RATE
+    for when, weight in uses:
+        if weight <= 0.0:
+            continue
+        weeks = math.log(min(1.0, weight)) / math.log(rate)
+        anchor = max(anchor, when - dt.timedelta(weeks=weeks))
+    return anchor.replace(microsecond=0)
+
+
+def _weights(record: dict[str, Any], n: int) -> list[float]:
+    """Each read's strength from a record's ``w`` (records without it are full uses)."""
+    w = record.get("w")
+    if not isinstance(w, list) or len(w) != n:
+        return [1.0] * n
+    out = []
+    for x in w:
+        try:
+            out.append(max(0.0, min(1.0, float(x))))
+        except (TypeError, ValueError):
+            out.append(1.0)
+    return out
 
 
 def read_records(path: Path) -> list[dict[str, Any]]:
@@ -78,26 +125,34 @@ def accesses(root: Path, now: dt.datetime) -> tuple[Accesses, str | None, int]:
         if when is None or when > now:
             continue
         used += 1
-        for address in record.get("ids") or []:
+        ids = list(record.get("ids") or [])
+        for address, weight in zip(ids, _weights(record, len(ids)), strict=True):
             mid = str(address).split("#", 1)[0]  # a turn's read counts for its transcript
-            count, last = per.get(mid, (0, when))
-            per[mid] = (count + 1, max(last, when))
+            seen = per.get(mid) or Reads(0, when, ())
+            per[mid] = Reads(seen.reads + 1, max(seen.last, when), (*seen.uses, (when, weight)))
     return per, None, used  # the hash is the parked file's, taken when it is parked
 
 
-def plan_fold(root: Path, state: State, result: Plan) -> Accesses:
+def plan_fold(
+    root: Path, state: State, result: Plan, rate_of: Callable[[Memory], float]
+) -> Accesses:
     """Add the logged reads to each memory's ``access_count`` and ``last_accessed`` (its
-    usage record)."""
+    usage record), and move its ``decays_from`` by their strength (``rate_of``: a memory's
+    decay rate a week)."""
     per, result.folded_sha, result.folded_records = accesses(root, result.now)
-    for mid, (count, last) in sorted(per.items()):
+    for mid, (count, last, uses) in sorted(per.items()):
         m = state.by_id.get(mid)
         if m is None:
             continue
         prev = state.last_accessed(m)
         new_last = max(prev, last) if prev else last
+        start = state.decays_from(m) or m.created or min(when for when, _ in uses)
+        since = format_time(min(refresh(start, uses, rate_of(m)), new_last))
         changes = {
             "access_count": int(state.value(m, "access_count") or 0) + count,
             "last_accessed": format_time(new_last),
+            # only kept when weak reads left it behind the latest read
+            "decays_from": since if since != format_time(new_last) else None,
         }
         state.set_usage(m, changes)
         why = f"read {count} time(s), last {format_time(last)}"

@@ -205,6 +205,15 @@ class State:
         except ValueError:
             return None
 
+    def decays_from(self, m: Memory) -> dt.datetime | None:
+        """The moment the memory's relevance decays from: its last read, or earlier when the
+        reads were weak matches (:func:`memvault.consolidate.fold.refresh`)."""
+        try:
+            since = parse_time(self.value(m, "decays_from"))
+        except ValueError:
+            since = None
+        return since or self.last_accessed(m)
+
     def live(self, m: Memory) -> bool:
         # A fact superseded earlier in this run is no longer a merge or dispute candidate.
         status = self.changes.get(m.id, {}).get("status", m.status)

@@ -20,7 +20,7 @@ from ..paths import ALL_TREES, CONSOLIDATION_LOG, USAGE_PATH
 from ..store.catalog import sha256_bytes
 from ..store.files import Document, load_document, parse_text, rewritten_memory, update_text
 from .compare import forget_texts
-from .decay import plan_decay
+from .decay import config_rates, decay_name, plan_decay
 from .dedup import plan_dedup
 from .distill import plan_distill
 from .fold import Accesses, drop_parked_log, park_access_log, plan_fold
@@ -73,7 +73,10 @@ def plan(
     state = State(memories, writer, load_usage(vault.root))
     accesses: Accesses = {}
     if "fold" in steps:
-        accesses = plan_fold(vault.root, state, result)
+        rates, defaults = config_rates(vault.config)
+        accesses = plan_fold(
+            vault.root, state, result, lambda m: rates.get(decay_name(m, defaults), 1.0)
+        )
     if "decay" in steps:
         plan_decay(vault, state, result, accesses)
     if "retention" in steps:

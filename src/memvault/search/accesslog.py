@@ -41,6 +41,28 @@ def counted(hits: Sequence[SearchHit], floor: float) -> list[str]:
     return [h.id for h in hits[:READ_TOP_K] if h.relevance is None or h.relevance >= floor]
 
 
+def strength(relevance: float | None, floor: float, top: float | None = None) -> float:
+    """How much a read is a use (0..1): the hit's relevance on the scale from the floor (0)
+    to the same text (1), times its share of the answer's best hit (``top``) on the same
+    scale. A hit just above the floor, or far below the hit the answer was about, barely
+    refreshes the memory's relevance (:mod:`memvault.consolidate.fold`); a read without a
+    relevance (a memory opened by id, the fact that decided a verdict) is a full use."""
+    if relevance is None:
+        return 1.0
+    if floor >= 1.0:
+        return 1.0 if relevance >= 1.0 else 0.0
+    own = min(1.0, max(0.0, (relevance - floor) / (1.0 - floor)))
+    best = own if top is None else min(1.0, max(own, (top - floor) / (1.0 - floor)))
+    return round(own * own / best, 3) if best > 0 else 0.0
+
+
+def strengths(hits: Sequence[SearchHit], floor: float) -> list[float]:
+    """:func:`strength` of each hit :func:`counted` counts, in its order."""
+    read = [h for h in hits[:READ_TOP_K] if h.relevance is None or h.relevance >= floor]
+    top = max((h.relevance for h in read if h.relevance is not None), default=None)
+    return [strength(h.relevance, floor, top) for h in read]
+
+
 def log_access(
     root: Path,
     cmd: str,
@@ -50,7 +72,8 @@ def log_access(
     agent: str | None = None,
     **extra: object,
 ) -> None:
-    """Append one ``{"ts", "kind": "query", "cmd", "q", "ids", "ms", "agent"}`` record.
+    """Append one ``{"ts", "kind": "query", "cmd", "q", "ids", "ms", "agent"}`` record
+    (plus ``extra``, e.g. ``w``: each read's strength).
 
     Never raises: a read must not fail because its log line could not be written (a
     read-only checkout, a full disk); a warning goes to stderr instead.
@@ -91,9 +114,18 @@ def _warn(exc: OSError) -> None:
     print(f"memvault: could not write the access log ({exc.strerror or exc})", file=sys.stderr)
 
 
-def log_read(vault: Repository, cmd: str, query: str, ids: Sequence[str], ms: float) -> None:
-    """One line in the access log: who read what, with which query."""
-    log_access(vault.root, cmd, query, ids, ms, vault.identity.agent)
+def log_read(
+    vault: Repository,
+    cmd: str,
+    query: str,
+    ids: Sequence[str],
+    ms: float,
+    weights: Sequence[float] | None = None,
+) -> None:
+    """One line in the access log: who read what, with which query, and how much each read
+    was a use (``w``, one :func:`strength` per id; left out when every read is a full use)."""
+    w = list(weights) if weights is not None and any(x < 1.0 for x in weights) else None
+    log_access(vault.root, cmd, query, ids, ms, vault.identity.agent, w=w)
 
 
 def _lines(path: Path) -> list[str]:

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Unpack
 
 from .. import debug
-from .accesslog import counted, log_read
+from .accesslog import counted, log_read, strengths
 from .engine import run
 from .options import (
     SearchOptions,
@@ -66,7 +66,8 @@ def _execute(
     hits = ranked.hits
     ms = (time.perf_counter() - started) * 1000
     if rest.get("log", True):
-        log_read(vault, command, query, counted(hits, plan.min_score), ms)
+        floor = plan.min_score
+        log_read(vault, command, query, counted(hits, floor), ms, strengths(hits, floor))
     return SearchResult(
         query, command, the_route, tuple(hits), ms, ranked.note, plan.min_score, ranked.best
     )

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, Unpack
 from ..errors import MemvaultError
 from ..index.query import shared_keyword_rows
 from ..values import Record, field
-from .accesslog import log_read
+from .accesslog import log_read, strength
 from .engine import query_vector, run
 from .options import SearchOptions, build_filter, check_min_score, split_options
 from .ranking import Plan
@@ -203,8 +203,10 @@ def context(
         text = _render(header, chosen, left)
     ms = (time.perf_counter() - started) * 1000
     if log:
-        read = [c.id for c in chosen if c.relevance is None or c.relevance >= floor]
-        log_read(vault, "context", query, read, ms)
+        read = [c for c in chosen if c.relevance is None or c.relevance >= floor]
+        best = max((c.relevance for c in read if c.relevance is not None), default=None)
+        weights = [strength(c.relevance, floor, best) for c in read]
+        log_read(vault, "context", query, [c.id for c in read], ms, weights)
     return ContextBlock(query, budget, text, tokens(text), tuple(chosen), tuple(left), ms)
 
 

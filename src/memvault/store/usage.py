@@ -6,6 +6,10 @@ kept in one tracked file instead of in the memory files.
     {"id": "deploy-failed", "access_count": 4, "last_accessed": "2026-11-30T09:12:00Z",
      "relevance": 0.61}                       (on one line in the file)
 
+``decays_from`` is there when it differs from ``last_accessed``: the moment relevance decays
+from when the reads were weak matches (each read moves it towards its own time by its
+strength, :func:`memvault.consolidate.fold.refresh`).
+
 Consolidation writes it (its fold and decay steps); nothing else does. A memory file's own
 ``access_count``/``last_accessed``/``relevance`` keys (written by versions before this file
 existed, or by hand) are the fallback for an id the file has no record of. Keeping them out
@@ -31,13 +35,15 @@ if TYPE_CHECKING:  # pragma: no cover
 
     from ..memory import Memory
 
-USAGE_KEYS = ("access_count", "last_accessed", "relevance")
+USAGE_KEYS = ("access_count", "last_accessed", "relevance", "decays_from")
 
 
 class Usage(Record, frozen=True):
     access_count: int = 0
     last_accessed: str | None = None  # ISO time of the latest folded read
     relevance: float | None = None  # decayed relevance at the last consolidation
+    # ISO time relevance decays from, when weak reads left it before ``last_accessed``
+    decays_from: str | None = None
 
     def to_json(self, memory_id: str) -> dict[str, Any]:
         out: dict[str, Any] = {"id": memory_id, "access_count": self.access_count}
@@ -45,6 +51,8 @@ class Usage(Record, frozen=True):
             out["last_accessed"] = self.last_accessed
         if self.relevance is not None:
             out["relevance"] = self.relevance
+        if self.decays_from:
+            out["decays_from"] = self.decays_from
         return out
 
 
@@ -79,7 +87,8 @@ def _record(obj: Mapping[str, Any]) -> Usage:
         relevance = None if rel is None else min(1.0, max(0.0, float(rel)))
     except (TypeError, ValueError):
         relevance = None
-    return Usage(count, str(last) if last else None, relevance)
+    since = obj.get("decays_from")
+    return Usage(count, str(last) if last else None, relevance, str(since) if since else None)
 
 
 def render(records: Mapping[str, Usage]) -> str:
@@ -140,7 +149,7 @@ def merge(base: str, ours: str, theirs: str) -> str:
         start = b.get(mid, Usage()).access_count
         count = start + (mine.access_count - start) + (other.access_count - start)
         later = max((mine, other), key=lambda u: u.last_accessed or "")
-        out[mid] = Usage(max(count, 0), later.last_accessed, later.relevance)
+        out[mid] = Usage(max(count, 0), later.last_accessed, later.relevance, later.decays_from)
     return render(out)
 
 
