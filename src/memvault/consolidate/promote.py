@@ -22,6 +22,7 @@ from ..review import rejected_evidence
 from ..store.files import render_new
 from .compare import compare
 from .model import INBOX_DIR, Action, Owner, Plan, Progress, State, owner, union_strings
+from .pattern_text import state_pattern
 from .similarity import memory_text, neighbour_pairs, normalise
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -149,17 +150,18 @@ def _propose_patterns(
 ) -> None:
     minimum = int(vault.config.get("consolidate.promote_min_episodes", 3))
     similarity = float(vault.config.get("consolidate.promote_similarity", 0.75))
+    reworded = min(similarity, float(vault.config.get("consolidate.promote_reworded", 0.7)))
     if len(episodes) < minimum:
         return
     import numpy as np
 
     groups = [owner(m) for m in episodes]
-    vecs, pairs = neighbour_pairs(vault, state, episodes, groups, similarity, progress)
-    for positions in _tag_clusters(episodes, pairs):
+    vecs, pairs = neighbour_pairs(vault, state, episodes, groups, reworded, progress)
+    for positions in _tag_clusters(episodes, pairs, similarity):
         if len(positions) < minimum:
             continue
         sub = vecs[positions]
-        if not _coherent(sub, similarity - CHAIN_SLACK):
+        if not _coherent(sub, reworded - CHAIN_SLACK):
             continue
         members = [episodes[i] for i in positions]
         ids = sorted(m.id for m in members)
@@ -168,14 +170,12 @@ def _propose_patterns(
             continue
         central = members[int(np.argmax(sub @ sub.mean(axis=0)))]
         tags = union_strings(members, "tags")
-        title = f"Pattern in {len(members)} episodes: {central.title}"[:80]
-        meta = proposal_meta("semantic", "facts", title, ids, derived, result.now, taken)
+        said = state_pattern(members, central)
+        meta = proposal_meta("semantic", "facts", said.title, ids, derived, result.now, taken)
         same_owner(meta, central)
         if tags:
             meta["tags"] = tags[:8]
-        quote = central.content.strip().replace("\n", "\n> ")[:1200]
-        body = f"Seen in {len(members)} episodes ({', '.join(ids)}). Most representative:\n\n> "
-        add_proposal(vault, result, meta, body + quote)
+        add_proposal(vault, result, meta, said.body)
 
 
 # A cluster is joined link by link (each similar pair); its typical pair may sit this far
@@ -195,9 +195,31 @@ def _coherent(vecs: Any, floor: float) -> bool:
     return bool(len(upper) == 0 or float(np.median(upper)) >= floor)
 
 
-def _tag_clusters(episodes: list[Memory], pairs: dict[tuple[int, int], float]) -> list[list[int]]:
-    """Connected components of similar pairs, never joining two episodes whose tags differ
-    entirely (positions in ``episodes``)."""
+# A problem retold in other words: MiniLM puts two tellings anywhere from 0.6 to 0.9. Under
+# ``consolidate.promote_similarity`` a pair links only when it also shares this many content
+# words (what failed, where: "inventory", "resolver"); outside English, where the cosine of
+# any two sentences is high, this share of the shorter side's content words at any cosine.
+# Both chosen on the tune half of bench/data/patterns.json (docs/consolidation.md).
+REWORDED_SHARED = 2
+FOREIGN_OVERLAP = 0.25
+
+
+def _linked(a: Memory, b: Memory, cosine: float, similarity: float) -> bool:
+    """Whether two similar episodes tell the same thing again (:mod:`.compare`)."""
+    if a.tags and b.tags and not set(a.tags) & set(b.tags):
+        return False
+    diff = compare(memory_text(a), memory_text(b))
+    if diff.variant or diff.names:
+        return False  # a routine told about different things or people: not a recurrence
+    if diff.language != "en" and diff.overlap < FOREIGN_OVERLAP:
+        return False
+    return cosine >= similarity or diff.shared >= REWORDED_SHARED
+
+
+def _tag_clusters(
+    episodes: list[Memory], pairs: dict[tuple[int, int], float], similarity: float = 0.75
+) -> list[list[int]]:
+    """Connected components of linked pairs (:func:`_linked`; positions in ``episodes``)."""
     parent = list(range(len(episodes)))
 
     def find(x: int) -> int:
@@ -206,16 +228,11 @@ def _tag_clusters(episodes: list[Memory], pairs: dict[tuple[int, int], float]) -
             x = parent[x]
         return x
 
-    for i, j in sorted(pairs):
-        a, b = episodes[i], episodes[j]
-        if a.tags and b.tags and not set(a.tags) & set(b.tags):
-            continue
+    for (i, j), cosine in sorted(pairs.items()):
         if find(i) == find(j):
             continue  # joined already, through others: no need to ask
-        diff = compare(memory_text(a), memory_text(b))
-        if diff.variant or diff.names:
-            continue  # a routine told about different things or people: not a recurrence
-        parent[find(i)] = find(j)
+        if _linked(episodes[i], episodes[j], cosine, similarity):
+            parent[find(i)] = find(j)
     clusters: dict[int, list[int]] = defaultdict(list)
     for i in range(len(episodes)):
         clusters[find(i)].append(i)
