@@ -76,17 +76,13 @@ class Statement:
 def shared_terms(members: Sequence[Memory], central: Memory) -> tuple[list[str], list[str]]:
     """The content words most members use (in ``central``'s order and spelling), and those
     some others use (two or more members, not most)."""
-    seen: list[set[str]] = []
     spelling: dict[str, str] = {}
     order: dict[str, int] = {}
-    for m in [central, *members]:
-        keys = set()
-        for pos, (w, raw) in enumerate(_content_words(m.content)):
-            keys.add(w)
-            spelling.setdefault(w, raw)
-            order.setdefault(w, pos + (0 if m is central else 10_000))
-        if m is not central:
-            seen.append(keys)
+    for rank, m in enumerate([central, *members]):  # central's order first, then the others'
+        for pos, (key, raw) in enumerate(_content_words(m.content)):
+            spelling.setdefault(key, raw)
+            order.setdefault(key, pos + (10_000 * rank))
+    seen = [{key for key, _ in _content_words(m.content)} for m in members]
     counts = Counter(k for keys in seen for k in keys)
     need = max(2, -(-len(members) * SHARED_SHARE // 1))
     most = sorted((k for k, c in counts.items() if c >= need), key=order.__getitem__)
