@@ -151,13 +151,14 @@ def _propose_patterns(
     minimum = int(vault.config.get("consolidate.promote_min_episodes", 3))
     similarity = float(vault.config.get("consolidate.promote_similarity", 0.75))
     reworded = min(similarity, float(vault.config.get("consolidate.promote_reworded", 0.7)))
+    foreign = float(vault.config.get("consolidate.promote_foreign_overlap", FOREIGN_OVERLAP))
     if len(episodes) < minimum:
         return
     import numpy as np
 
     groups = [owner(m) for m in episodes]
     vecs, pairs = neighbour_pairs(vault, state, episodes, groups, reworded, progress)
-    for positions in _tag_clusters(episodes, pairs, similarity):
+    for positions in _tag_clusters(episodes, pairs, similarity, foreign):
         if len(positions) < minimum:
             continue
         sub = vecs[positions]
@@ -204,20 +205,23 @@ REWORDED_SHARED = 2
 FOREIGN_OVERLAP = 0.25
 
 
-def _linked(a: Memory, b: Memory, cosine: float, similarity: float) -> bool:
+def _linked(a: Memory, b: Memory, cosine: float, similarity: float, foreign: float) -> bool:
     """Whether two similar episodes tell the same thing again (:mod:`.compare`)."""
     if a.tags and b.tags and not set(a.tags) & set(b.tags):
         return False
     diff = compare(memory_text(a), memory_text(b))
     if diff.variant or diff.names:
         return False  # a routine told about different things or people: not a recurrence
-    if diff.language != "en" and diff.overlap < FOREIGN_OVERLAP:
+    if diff.language != "en" and diff.overlap < foreign:
         return False
     return cosine >= similarity or diff.shared >= REWORDED_SHARED
 
 
 def _tag_clusters(
-    episodes: list[Memory], pairs: dict[tuple[int, int], float], similarity: float = 0.75
+    episodes: list[Memory],
+    pairs: dict[tuple[int, int], float],
+    similarity: float = 0.75,
+    foreign: float = FOREIGN_OVERLAP,
 ) -> list[list[int]]:
     """Connected components of linked pairs (:func:`_linked`; positions in ``episodes``)."""
     parent = list(range(len(episodes)))
@@ -231,7 +235,7 @@ def _tag_clusters(
     for (i, j), cosine in sorted(pairs.items()):
         if find(i) == find(j):
             continue  # joined already, through others: no need to ask
-        if _linked(episodes[i], episodes[j], cosine, similarity):
+        if _linked(episodes[i], episodes[j], cosine, similarity, foreign):
             parent[find(i)] = find(j)
     clusters: dict[int, list[int]] = defaultdict(list)
     for i in range(len(episodes)):
