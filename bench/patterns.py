@@ -143,7 +143,8 @@ def build(root: Path, filler: int, seed: int) -> tuple[Any, Planted]:
             p.recurrence(f"{origin}-rec-{j:02d}", s["split"], texts, list(s["tags"]))
     for j, s in enumerate(pats["unrelated"]):
         for k, ep in enumerate(s["episodes"]):
-            p.other(f"pat-other-{j:02d}-{k}", s["split"], ep["text"], ep["day"], s["tags"], "failure")
+            mid = f"pat-other-{j:02d}-{k}"
+            p.other(mid, s["split"], ep["text"], ep["day"], s["tags"], "failure")
     for family in sorted(world.RECURRING):
         service = rng.choice(world.SERVICES)
         texts = [world._cap(t.format(s=service)) for t in rng.sample(world.RECURRING[family], 3)]
@@ -184,14 +185,11 @@ def score(p: Planted, proposals: list[list[str]]) -> dict[str, Any]:
     """Recall and false patterns per half, and filler-only proposals."""
     out: dict[str, Any] = {}
     kinds = [{p.problem[i] for i in ids if i in p.problem} for ids in proposals]
+    cited = list(zip(proposals, kinds, strict=True))
     for split in SPLITS:
         names = [n for n, s in p.series_split.items() if s == split]
-        found = [
-            n
-            for n in names
-            if any(set(p.series[n]) <= set(ids) and k == {n} for ids, k in zip(proposals, kinds, strict=True))
-        ]
-        touching = [k for ids, k in zip(proposals, kinds, strict=True) if any(p.split.get(i) == split for i in ids)]
+        found = [n for n in names if any(set(p.series[n]) <= set(i) and k == {n} for i, k in cited)]
+        touching = [k for i, k in cited if any(p.split.get(m) == split for m in i)]
         false = [k for k in touching if len(k) >= 2]
         out[split] = {
             "recall": round(len(found) / len(names), 4) if names else None,
@@ -261,7 +259,7 @@ def report(out: dict[str, Any]) -> str:
     lines.append(head + f"{'filler-only':>13s}")
     for name, r in out["rules"].items():
         cells = "".join(
-            f"{r[s]['found']:>8d}/{r[s]['series']:<5d}{r[s]['false']:>8d} of {r[s]['proposals']:<3d}"
+            f"{r[s]['found']:>8d}/{r[s]['series']:<5d}{r[s]['false']:>8d} of {r[s]['proposals']:<3d}"  # noqa: E501
             for s in SPLITS
         )
         lines.append(f"  {name:10s}{cells}{r['filler_only']:>13d}")

@@ -150,7 +150,8 @@ def _propose_patterns(
 ) -> None:
     minimum = int(vault.config.get("consolidate.promote_min_episodes", 3))
     similarity = float(vault.config.get("consolidate.promote_similarity", 0.75))
-    reworded = min(similarity, float(vault.config.get("consolidate.promote_reworded", 0.7)))
+    # The two optional links (below) are off unless set.
+    reworded = min(similarity, float(vault.config.get("consolidate.promote_reworded", similarity)))
     foreign = float(vault.config.get("consolidate.promote_foreign_overlap", FOREIGN_OVERLAP))
     if len(episodes) < minimum:
         return
@@ -196,13 +197,15 @@ def _coherent(vecs: Any, floor: float) -> bool:
     return bool(len(upper) == 0 or float(np.median(upper)) >= floor)
 
 
-# A problem retold in other words: MiniLM puts two tellings anywhere from 0.6 to 0.9. Under
-# ``consolidate.promote_similarity`` a pair links only when it also shares this many content
-# words (what failed, where: "inventory", "resolver"); outside English, where the cosine of
-# any two sentences is high, this share of the shorter side's content words at any cosine.
-# Both chosen on the tune half of bench/data/patterns.json (docs/consolidation.md).
+# Two optional links, off by default: neither did better than the cosine alone on the
+# held-out half of bench/patterns.py (docs/consolidation.md). A problem retold in other
+# words: MiniLM puts two tellings anywhere from 0.6 to 0.9; with ``promote_reworded`` set
+# under ``promote_similarity``, a pair in between links when it shares this many content
+# words (what failed, where: "inventory", "resolver"). Outside English, where the cosine of
+# any two sentences is high, ``promote_foreign_overlap`` asks that share of the shorter
+# side's content words at any cosine (0.25 was chosen on the tune half).
 REWORDED_SHARED = 2
-FOREIGN_OVERLAP = 0.25
+FOREIGN_OVERLAP = 0.0
 
 
 def _linked(a: Memory, b: Memory, cosine: float, similarity: float, foreign: float) -> bool:
