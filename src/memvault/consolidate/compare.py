@@ -47,9 +47,9 @@ def _list(text: str) -> list[str]:
     return text.split()
 
 
-_TOKEN = re.compile(r"\w+(?:['’]\w+)*(?:[-_.:/]\w+)*")
+TOKEN = re.compile(r"\w+(?:['’]\w+)*(?:[-_.:/]\w+)*")  # a word, as :func:`words` reads them
 _SENTENCE_END = re.compile(r"[.!?;:]\s*$")
-_DIGIT = re.compile(r"\d")  # a decimal digit, found by one C loop
+DIGIT = re.compile(r"\d")  # a decimal digit, found by one C loop
 _CLAUSE_BREAK = re.compile(r"[.!?;:,()\u2014]")  # punctuation that ends a negation's reach
 NEGATIONS = frozenset(
     _list(
@@ -160,7 +160,7 @@ def words(text: str) -> tuple[Word, ...]:
     after_number = False
     portuguese = lang == "pt"  # there "no" is "in the", not a negation
     clause, end = 0, 0
-    for m in _TOKEN.finditer(text):
+    for m in TOKEN.finditer(text):
         raw = m.group()
         clause += bool(_CLAUSE_BREAK.search(text, end, m.start()))
         gap, end = end, m.end()
@@ -171,7 +171,7 @@ def words(text: str) -> tuple[Word, ...]:
         # (a word ends in a letter or digit)
         start = m.start() == 0 or bool(_SENTENCE_END.search(text, gap, m.start()))
         number = NUMBER_WORDS.get(low)
-        digits = _DIGIT.search(low) is not None
+        digits = DIGIT.search(low) is not None
         # English writes months and days capitalised ("may" is a verb); pt, ru, uk don't.
         dated = len(low) > 2 and (raw[:1].isupper() or lang != "en")
         calendar = ""
@@ -391,7 +391,7 @@ def _compound_parts(text: str) -> frozenset[str]:
 
 @lru_cache(maxsize=65536)
 def _tokens(text: str) -> tuple[str, ...]:
-    return tuple(_TOKEN.findall(text))
+    return tuple(TOKEN.findall(text))
 
 
 def _compounds(slots_a: set[str], slots_b: set[str]) -> None:

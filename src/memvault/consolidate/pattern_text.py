@@ -14,20 +14,24 @@ import re
 from collections import Counter
 from collections.abc import Sequence
 
+from ..index.query import STOPWORDS
 from ..language import detect
 from ..memory import Memory
-from .compare import _DIGIT, _TOKEN, words
+from .compare import DIGIT, TOKEN, words
 
 # A word is part of the pattern when at least this share of the episodes use it.
 SHARED_SHARE = 0.5
 MAX_TERMS = 8
 
-# The frame of a statement, per language: the recurrence, the outcome, the fix, the sources.
+# The frame of a statement, per language: the recurrence, the outcome (and the words for the
+# two outcomes an episode records), the fix, the sources.
 FRAMES: dict[str, dict[str, str]] = {
     "en": {
         "title": "Recurring: {terms}",
         "rule": "Recurs in {n} episodes ({first} to {last}): {terms}.",
         "outcome": "Outcome {outcome} in {k} of {n}.",
+        "success": "success",
+        "failure": "failure",
         "fix": 'Fixed by "{fix}" in {k} of {n}.',
         "more": "Also said in some: {terms}.",
         "sources": "From every episode: {ids}.",
@@ -36,6 +40,8 @@ FRAMES: dict[str, dict[str, str]] = {
         "title": "Recorrente: {terms}",
         "rule": "Repete-se em {n} episódios ({first} a {last}): {terms}.",
         "outcome": "Resultado {outcome} em {k} de {n}.",
+        "success": "sucesso",
+        "failure": "falha",
         "fix": 'Resolvido com "{fix}" em {k} de {n}.',
         "more": "Dito também em alguns: {terms}.",
         "sources": "De todos os episódios: {ids}.",
@@ -44,6 +50,8 @@ FRAMES: dict[str, dict[str, str]] = {
         "title": "Повторяется: {terms}",
         "rule": "Повторяется в {n} эпизодах ({first} – {last}): {terms}.",
         "outcome": "Итог {outcome} в {k} из {n}.",
+        "success": "успех",
+        "failure": "неудача",
         "fix": "Исправлено «{fix}» в {k} из {n}.",
         "more": "Ещё в некоторых: {terms}.",
         "sources": "Из всех эпизодов: {ids}.",
@@ -52,6 +60,8 @@ FRAMES: dict[str, dict[str, str]] = {
         "title": "Повторюється: {terms}",
         "rule": "Повторюється в {n} епізодах ({first} – {last}): {terms}.",
         "outcome": "Підсумок {outcome} у {k} з {n}.",
+        "success": "успіх",
+        "failure": "невдача",
         "fix": "Виправлено «{fix}» у {k} з {n}.",
         "more": "Ще в деяких: {terms}.",
         "sources": "З усіх епізодів: {ids}.",
@@ -92,11 +102,15 @@ def shared_terms(members: Sequence[Memory], central: Memory) -> tuple[list[str],
 
 def _content_words(text: str) -> list[tuple[str, str]]:
     """(stem, spelling) of the content words of ``text``, in order, each once. Numbers are
-    left out: they are what differs between occurrences (a count, a version, a time)."""
+    left out: they are what differs between occurrences (a count, a version, a time); so are
+    the keyword index's stop words (``index.query.STOPWORDS``: function words of en, pt, ru
+    and uk, some of which the word diff keeps)."""
     out: list[tuple[str, str]] = []
     taken: set[str] = set()
-    for token, w in zip(_TOKEN.finditer(text), words(text), strict=True):
-        if not w.content or w.negation or w.key in taken or _DIGIT.search(w.key):
+    for token, w in zip(TOKEN.finditer(text), words(text), strict=True):
+        if not w.content or w.negation or w.key in taken or DIGIT.search(w.key):
+            continue
+        if token.group().lower() in STOPWORDS:
             continue
         taken.add(w.key)
         raw = token.group()
@@ -141,7 +155,8 @@ def state_pattern(members: Sequence[Memory], central: Memory) -> Statement:
     outcomes = Counter(str(m.meta["outcome"]) for m in members if m.meta.get("outcome"))
     if outcomes:
         outcome, k = outcomes.most_common(1)[0]
-        lines.append(frame["outcome"].format(outcome=outcome, k=k, n=n))
+        said = frame.get(outcome, outcome)  # an outcome of another name is kept as written
+        lines.append(frame["outcome"].format(outcome=said, k=k, n=n))
     fix, k = _fixes(members)
     if fix:
         lines.append(frame["fix"].format(fix=fix, k=k, n=n))
