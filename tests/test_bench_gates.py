@@ -31,6 +31,7 @@ def load(name: str) -> ModuleType:
 cons = load("consolidate")
 scale = load("scale")
 lang_bench = load("language")
+pat = load("patterns")
 
 
 # --- bench/consolidate.py ----------------------------------------------------------------
@@ -242,3 +243,44 @@ def test_a_group_where_the_pipeline_trails_a_leg_is_named() -> None:
     ]
     assert len(rows) == 3  # xquad tune ties: listed, not losing
     assert "2 of 3 groups" in ml.render_gaps(rows)[0]
+
+
+# --- bench/patterns.py -------------------------------------------------------------------
+
+
+def pattern_world() -> SimpleNamespace:
+    """Two held-out recurrences (a, b) of three episodes, two other held-out problems (x, y),
+    filler f1-f3."""
+    series = {"a": ["a0", "a1", "a2"], "b": ["b0", "b1", "b2"]}
+    problem = {i: n for n, ids in series.items() for i in ids} | {"x": "x", "y": "y"}
+    return SimpleNamespace(
+        series=series,
+        series_split={"a": "test", "b": "test"},
+        problem=problem,
+        split=dict.fromkeys(problem, "test"),
+    )
+
+
+def test_patterns_score_counts_whole_series_joined_problems_and_filler() -> None:
+    world = pattern_world()
+    proposals = [
+        ["a0", "a1", "a2", "f1"],  # whole, with a filler episode: found
+        ["b0", "b1", "x"],  # b partly, joined with another problem: false, not found
+        ["f1", "f2", "f3"],  # filler alone
+    ]
+    test = pat.score(world, proposals)["test"]
+    assert (test["found"], test["series"], test["false"], test["proposals"]) == (1, 2, 1, 2)
+    assert test["missed"] == ["b"]
+    assert pat.score(world, proposals)["filler_only"] == 1
+
+
+def test_patterns_gate_fails_the_default_below_main_held_out() -> None:
+    world = pattern_world()
+    main = pat.score(world, [["a0", "a1", "a2"], ["b0", "b1", "b2"]])
+    assert pat.gate({"main": main, "default": main}) == []
+    lost = pat.score(world, [["a0", "a1", "a2"]])
+    joined = pat.score(world, [["a0", "a1", "a2"], ["b0", "b1", "b2"], ["x", "y", "f1"]])
+    filler = pat.score(world, [["a0", "a1", "a2"], ["b0", "b1", "b2"], ["f1", "f2", "f3"]])
+    assert "held-out recall" in " ".join(pat.gate({"main": main, "default": lost}))
+    assert "false-pattern rate" in " ".join(pat.gate({"main": main, "default": joined}))
+    assert "filler-only" in " ".join(pat.gate({"main": main, "default": filler}))
