@@ -3,6 +3,8 @@
     python bench/search.py            # 10,000 and 100,000 memories (takes a while)
     python bench/search.py --small    # 2,000 and 20,000: a quick check
     python bench/search.py --json     # one JSON object
+    python bench/search.py --vault DIR/v10k --json   # only the in-process queries, on a vault
+                                                     # built before (--keep --workdir DIR)
 
 Memories are built from LoCoMo (``--data``): every dialog turn an episode (with its
 session and speaker), every question + answer a fact, plus generated procedures, repeated
@@ -474,6 +476,29 @@ def bench(args: argparse.Namespace) -> dict[str, Any]:
     return result
 
 
+def queries_only(args: argparse.Namespace) -> dict[str, Any]:
+    """``query_p50_ms`` / ``query_p95_ms`` / ``rss_mb_query`` on a vault built before: the
+    same 200 questions, worker and warm-up as a full run."""
+    import locomo
+
+    _, questions = base_records(locomo.resolve_data(args.data))
+    sample = random.Random(11).sample(questions, min(200, len(questions)))
+    folder = args.vault.resolve()
+    config = (folder / ".memvault" / "config.yaml").read_text(encoding="utf-8")
+    embedder = "bench-precomputed" if "bench-precomputed" in config else None
+    load = os.getloadavg()[0]
+    lat, rss = measure_queries(folder, sample, embedder)
+    return {
+        "vault": str(folder),
+        "memories": sum(1 for _ in folder.glob("*/**/*.md")),
+        "query_p50_ms": lat["p50"],
+        "query_p95_ms": lat["p95"],
+        "rss_mb_query": round(rss, 1),
+        "load_avg_before": round(load, 2),
+        "load_avg_after": round(os.getloadavg()[0], 2),
+    }
+
+
 TARGETS = {
     "index_vs_embedder_ratio": (">=", 0.8),
     "incremental_reindex_s": ("<=", 1.5),
@@ -552,11 +577,27 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="Only build the small vault and print index_vs_embedder_ratio and its parts.",
     )
+    parser.add_argument(
+        "--vault",
+        type=Path,
+        default=None,
+        help="Only time the in-process queries (query_p50_ms, query_p95_ms and the worker's "
+        "peak RSS) on this vault, built before with --keep (its v10k, or v100k: the "
+        "precomputed vectors' embedder is registered when the vault names it).",
+    )
     parser.add_argument("--json", action="store_true", help="Print one JSON object.")
     parser.add_argument("--worker-queries", default=None, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.worker_queries:
         worker_queries(args.worker_queries)
+        return 0
+    if args.vault is not None:
+        result = queries_only(args)
+        print(
+            json.dumps(result)
+            if args.json
+            else "\n".join(f"  {k:26s} {v}" for k, v in result.items())
+        )
         return 0
     os.environ.pop("MEMVAULT_EMBEDDER", None)
     result = bench(args)

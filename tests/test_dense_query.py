@@ -140,3 +140,28 @@ def test_a_name_that_is_a_function_word_stays_in_the_embedded_query(
     idx = ensure_fresh(chat.core)
     assert dense_query(idx, "Will the deploy work on Friday?") == "Will the deploy work on Friday?"
     assert dense_query(idx, "Did jean-luc deploy?") == "Did deploy?"
+
+
+def test_a_speaker_the_search_catches_up_on_is_left_out_of_its_vector(
+    chat: Vault, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A warm search starts embedding before it brings the index up to date, with the text
+    # the index it read last gives; here the catch-up learns a new speaker, so the vector
+    # leg must search with the query embedded again, without the new name.
+    import memvault.index.query as iq
+
+    question = "what did Sam Okafor say about Cork?"
+    chat.recall(question, log=False)
+    lines = [("Sam Okafor", "Cork was rainy all week."), ("Anna Maria", "Bring a coat!")]
+    ingest_file(chat.core, transcript(tmp_path, "s2", lines))  # no reindex: the search catches up
+    searched: list[np.ndarray] = []
+    vector_leg = iq.vector_leg
+
+    def recording(idx: Any, qvec: np.ndarray, *rest: Any) -> Any:
+        searched.append(np.asarray(qvec))
+        return vector_leg(idx, qvec, *rest)
+
+    monkeypatch.setattr(iq, "vector_leg", recording)
+    chat.recall(question, log=False)
+    fake = FakeEmbedder()
+    assert np.array_equal(searched[-1], fake.embed_query("what did say about Cork?"))

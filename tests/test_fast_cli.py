@@ -540,7 +540,7 @@ def test_quick_sync_keeps_up_with_any_mix_of_writes_and_hand_changes(vault, seed
 
 
 def test_a_file_staged_by_the_user_during_a_write_stays_out_of_its_commit(vault, monkeypatch):
-    """The staged-files check looks at the tree that is committed, not at the index before."""
+    """The commit holds what memvault staged, whatever the user stages meanwhile."""
     from memvault.store.git import ops as gitstore
 
     root = vault.root
@@ -549,9 +549,10 @@ def test_a_file_staged_by_the_user_during_a_write_stays_out_of_its_commit(vault,
     real = gitstore.run_git
 
     def staging_meanwhile(r, args, **kw):
-        if args and args[0] == "write-tree":  # the user's git add lands just before
+        out = real(r, args, **kw)
+        if args and args[0] == "update-index":  # the user's git add lands just after ours
             real(r, ["add", "user.txt"])
-        return real(r, args, **kw)
+        return out
 
     monkeypatch.setattr(gitstore, "run_git", staging_meanwhile)
     m = vault.add("semantic", "Written while the user stages").memory

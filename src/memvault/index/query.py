@@ -611,15 +611,14 @@ def chunk_bodies(index: Index, rowids: Sequence[int]) -> dict[int, str]:
     return {int(r): str(body) for r, body in _in_batches(index, sql, rowids)}
 
 
-def context_cosines(index: Index, rowids: Sequence[int], qvec: np.ndarray) -> dict[int, float]:
-    """Cosine of the query to each chunk's context vector (for the chunks that have one)."""
+def context_vectors(index: Index, rowids: Sequence[int]) -> dict[int, np.ndarray]:
+    """The context vector of each given chunk that has one."""
     import numpy as np
 
-    q = np.asarray(qvec, dtype=np.float32)
     size = index.dimensions * 4
     sql = "SELECT rowid, cvec FROM chunks WHERE rowid IN ({}) AND cvec IS NOT NULL"
     return {
-        int(rowid): float(np.frombuffer(blob, dtype=np.float32) @ q)
+        int(rowid): np.frombuffer(blob, dtype=np.float32)
         for rowid, blob in _in_batches(index, sql, rowids)
         if len(blob) == size
     }

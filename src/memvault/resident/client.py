@@ -16,7 +16,7 @@ from pathlib import Path
 
 from ..values import TYPE_CHECKING
 from . import SERVED
-from .runtime import Unsafe, files, folder, key
+from .runtime import Unsafe, files, folder, key, note_start, start_due
 
 if TYPE_CHECKING:  # pragma: no cover
     from typing import Any
@@ -179,7 +179,8 @@ def _isatty(stream: Any) -> bool:
 
 def _start(root: Path, paths: dict[str, Path]) -> None:
     """Start the resident process for the next command (not waited for), unless one is
-    starting already (it holds the lock) or the vault's settings turn it off."""
+    starting already (it holds the lock), the vault's settings turn it off, or the last
+    start came to nothing a moment ago (:func:`~memvault.resident.runtime.start_due`)."""
     import fcntl
 
     try:
@@ -199,6 +200,13 @@ def _start(root: Path, paths: dict[str, Path]) -> None:
             return
     except Exception:  # noqa: BLE001 - bad settings: this process reports them
         return
+    import time
+
+    now = time.time()
+    due, tries = start_due(paths["start"], now)
+    if not due:
+        return  # the last start didn't come up: wait a little before the next
+    note_start(paths["start"], tries + 1, now)
     argv = [sys.executable, "-P", "-m", "memvault.resident", str(root)]
     actions = [
         (os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDONLY, 0),

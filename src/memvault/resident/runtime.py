@@ -5,7 +5,8 @@ A folder only this user can enter: ``$MEMVAULT_RUNTIME_DIR``, else ``memvault/``
 already there, used only if it is a real folder (no symlink) owned by this user that nobody
 else may enter: another user can't plant a socket where this user's commands would ask it.
 Per vault: ``KEY.sock`` (the socket), ``KEY.lock`` (held by the running process: one per
-vault), ``KEY.pid`` and ``KEY.log`` (its stderr). ``KEY`` hashes the vault's path and the
+vault), ``KEY.pid``, ``KEY.log`` (its stderr) and ``KEY.start`` (starts tried that did not
+come up yet: see :func:`start_due`). ``KEY`` hashes the vault's path and the
 memvault and Python that serve it, so another install never answers for this one.
 """
 
@@ -71,4 +72,35 @@ def key(root: Path) -> str:
 
 
 def files(base: Path, name: str) -> dict[str, Path]:
-    return {kind: base / f"{name}.{kind}" for kind in ("sock", "lock", "pid", "log")}
+    return {kind: base / f"{name}.{kind}" for kind in ("sock", "lock", "pid", "log", "start")}
+
+
+# A start that didn't come up (the process died before listening) is not tried again by every
+# command: the next try waits BACKOFF seconds, doubling with each failed try up to BACKOFF_MAX.
+BACKOFF = 5.0
+BACKOFF_MAX = 300.0
+
+
+def start_due(note: Path, now: float) -> tuple[bool, int]:
+    """Whether a start may be tried now, and how many tries in a row came to nothing before
+    (read from ``note``, ``KEY.start``: the tries and the time of the last; the process
+    removes it once it listens)."""
+    try:
+        tries_text, _, when_text = note.read_text(encoding="ascii").partition(" ")
+        tries, when = int(tries_text), float(when_text)
+    except (OSError, ValueError):
+        return True, 0
+    wait = min(BACKOFF * 2 ** max(tries - 1, 0), BACKOFF_MAX)
+    return not 0 <= now - when < wait, tries
+
+
+def note_start(note: Path, tries: int, now: float) -> None:
+    """Record a start tried at ``now`` after ``tries - 1`` that came to nothing."""
+    tmp = note.with_name(f"{note.name}.{os.getpid()}.tmp")
+    try:
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "w", encoding="ascii") as out:
+            out.write(f"{tries} {now:.3f}\n")
+        os.replace(tmp, note)
+    except OSError:
+        pass

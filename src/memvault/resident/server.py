@@ -92,6 +92,10 @@ def serve(root: Path) -> int:
     idle = float(vault.config.get("resident.idle_seconds"))
     listener, ino = _listen(paths["sock"])
     paths["pid"].write_text(f"{os.getpid()}\n", encoding="ascii")
+    try:
+        paths["start"].unlink()  # it came up: the next start, after this one ends, is not delayed
+    except FileNotFoundError:
+        pass
     from ..watch import feed_searches, stop_feed
 
     feed = feed_searches(root)
@@ -169,7 +173,7 @@ def _still_ours(root: Path, sock_path: Path, ino: int) -> bool:
 def _forget(sock_path: Path) -> None:
     """Remove the vault's log and lock files once the vault is gone (a test's or a bench's
     temporary vault): nothing will ask for them again."""
-    for kind in ("log", "lock"):
+    for kind in ("log", "lock", "start"):
         try:
             sock_path.with_suffix(f".{kind}").unlink()
         except OSError:

@@ -34,6 +34,45 @@ def query_vector(vault: Repository, query: str, embedder: Embedder | None = None
     return vec
 
 
+def _dense_text(vault: Repository, index: Index | None, query: str) -> tuple[str, Embedder] | None:
+    """The text the vector leg embeds and the embedder it embeds with, for a search of
+    ``index`` (None: the index this thread's last search read, else the open one); None
+    when there is none to ask, or asking it failed (a handle closed meanwhile)."""
+    from ..index import open_indexes
+    from ..index.manifest import embedder_for
+    from ..index.query import dense_query
+
+    idx = index or open_indexes.searched(vault.root)
+    if idx is None:
+        return None
+    try:
+        return dense_query(idx, query), embedder_for(vault)
+    except Exception:  # noqa: BLE001 - only a head start: the search asks again
+        return None
+
+
+def _recheck(
+    vault: Repository,
+    idx: Index,
+    query: str,
+    early: tuple[str, Embedder] | None,
+    dense: Background[np.ndarray] | None,
+) -> Background[np.ndarray]:
+    """The embedding begun before the index check (``dense``, of ``early``: the text and
+    embedder of the index the last search read) if the index searched now wants the same;
+    else the query embedded again. The check may have changed the index (who speaks in it,
+    the embedder of its vectors); the first embedding then runs on, unused."""
+    from ..index.manifest import embedder_for
+    from ..index.query import dense_query
+
+    text, embedder = dense_query(idx, query), embedder_for(vault)
+    if dense is None or early is None or early[0] != text:
+        return Background(query_vector, vault, text, embedder)
+    if early[1].identity != embedder.identity:
+        return Background(query_vector, vault, text, embedder)
+    return dense
+
+
 def _cold(vault: Repository) -> bool:
     from ..index.manifest import embedder_for
 
@@ -57,19 +96,25 @@ def run(
     if not query or not query.strip():
         raise MemvaultError("empty query: say what to look for", key="query")
     entry = _trace_query(query, plan)
-    first = False
-    if index is None:
-        first = open_indexes.peek(vault.root) is None  # this process's first search of the vault
+    # this process's first search of the vault?
+    first = index is None and open_indexes.peek(vault.root) is None
     if first:
         from ..store.git.early import start_early
 
         start_early(vault.root)  # git's look at the files runs while the model loads
     pending: Background[np.ndarray] | None = None
     dense: Background[np.ndarray] | None = None
+    early: tuple[str, Embedder] | None = None
     if qvec is None and (first or _cold(vault)):
         # Load the model and embed the query while the index is being checked: in a fresh
         # process loading the model is most of the wait, and it runs largely outside the GIL.
         pending = Background(query_vector, vault, query)
+    elif qvec is None:
+        # A warm process: embed the text the vector leg searches with while the index is
+        # checked and the keyword leg runs (the model, SQLite and the file checks all work
+        # largely outside the GIL).
+        early = _dense_text(vault, index, query)
+        dense = Background(query_vector, vault, *early) if early is not None else None
     try:
         idx = index or ensure_fresh(vault)
     finally:
@@ -80,12 +125,7 @@ def run(
     debug.lap("index check")
     got: list[np.ndarray] = []
     if qvec is None and pending is None:
-        # A warm process: embed the text the vector leg searches with while the keyword leg
-        # runs (the model and SQLite both work outside the GIL, so the two overlap).
-        from ..index.manifest import embedder_for
-        from ..index.query import dense_query
-
-        dense = Background(query_vector, vault, dense_query(idx, query), embedder_for(vault))
+        dense = _recheck(vault, idx, query, early, dense)
 
     def vector() -> np.ndarray:
         # Asked by the ranking once its keyword leg ran (that leg needs no vector: in a new

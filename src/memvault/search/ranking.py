@@ -204,6 +204,10 @@ def gather(
     expr = iq.match_expression(kept)
     kw = iq.keyword_leg(idx, expr, plan.filt, pool) if expr else []
     debug.lap("keyword leg")  # debug mode's timings (a no-op when it is off)
+    # What the fusion reads of the keyword leg's chunks is read now: a warm search is still
+    # embedding its query in a thread (search.engine.run), and these reads fill that wait.
+    stored = _Stored()
+    stored.read(idx, [rowid for rowid, _, _ in kw], {doc for _, doc, _ in kw})
     qvec = vector() if callable(vector) else vector
     try:
         vec, how = iq.vector_leg(idx, qvec, plan.filt, plan.types, pool)
@@ -221,20 +225,55 @@ def gather(
         legs.doc_of[rowid] = doc
     if not legs.doc_of:
         return legs
+    stored.read(idx, list(legs.doc_of), set(legs.doc_of.values()))
+    q = np.asarray(qvec, dtype=np.float32)
     # A keyword match outside the vector leg's top list still needs its cosine. (A chunk
     # outside the keyword leg's top list counts as no keyword match.)
-    missing = [r for r in legs.doc_of if r not in legs.cosine]
-    if missing:
-        stored = iq.vectors(idx, missing)
-        q = np.asarray(qvec, dtype=np.float32)
-        for rowid in missing:
-            vec_r = stored.get(rowid)
+    for rowid in legs.doc_of:
+        if rowid not in legs.cosine:
+            vec_r = stored.vectors.get(rowid)
             legs.cosine[rowid] = float(vec_r @ q) if vec_r is not None else 0.0
-    legs.context = iq.context_cosines(idx, list(legs.doc_of), qvec)
-    legs.rows = iq.doc_rows(idx, sorted(set(legs.doc_of.values())))
-    legs.turns = iq.turn_rows(idx, list(legs.doc_of))
+    legs.context = {
+        rowid: float(cvec @ q)
+        for rowid in legs.doc_of
+        if (cvec := stored.context.get(rowid)) is not None
+    }
+    legs.rows = {
+        key: stored.rows[key] for key in sorted(set(legs.doc_of.values())) if key in stored.rows
+    }
+    legs.turns = {
+        rowid: turn for rowid in legs.doc_of if (turn := stored.turns.get(rowid)) is not None
+    }
     debug.lap("candidate rows")
     return legs
+
+
+class _Stored:
+    """What the fusion reads of candidate chunks and their memories, read once per chunk:
+    stored vectors, context vectors, transcript turns, memory rows."""
+
+    def __init__(self) -> None:
+        self.vectors: dict[int, np.ndarray] = {}
+        self.context: dict[int, np.ndarray] = {}
+        self.turns: dict[int, TurnRow] = {}
+        self.rows: dict[int, DocRow] = {}
+        self._chunks: set[int] = set()
+        self._docs: set[int] = set()
+
+    def read(self, idx: Index, rowids: Sequence[int], docs: set[int]) -> None:
+        """Read the given chunks and memories not read yet."""
+        from ..index import query as iq
+
+        chunks = [r for r in rowids if r not in self._chunks]
+        keys = sorted(docs - self._docs)
+        self._chunks.update(chunks)
+        self._docs.update(keys)
+        if chunks:
+            self.vectors.update(iq.vectors(idx, chunks))
+            self.context.update(iq.context_vectors(idx, chunks))
+            self.turns.update(iq.turn_rows(idx, chunks))
+        if keys:
+            self.rows.update(iq.doc_rows(idx, keys))
 
 
 def exact_vector_leg(

@@ -70,7 +70,7 @@ def commit(
     if not paths and not allow_empty:
         return None
     if paths and not allow_empty:
-        done, sha = _plumbing_commit(root, message, identity, paths)
+        done, sha = _plumbing_commit(root, message, identity, paths, removed=remove)
         if done:
             return sha
     args = ["commit", "-q", "--no-verify", "-m", message]
@@ -249,10 +249,16 @@ EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
 
 
 def _plumbing_commit(
-    root: Path, message: str, identity: Identity, paths: Sequence[str]
+    root: Path,
+    message: str,
+    identity: Identity,
+    paths: Sequence[str],
+    removed: Sequence[str] = (),
 ) -> tuple[bool, str | None]:
     """``write-tree`` + ``commit-tree`` + ``update-ref``: ``git commit`` minus its refresh of
-    the whole index (an lstat per tracked file), for a commit of exactly ``paths``.
+    the whole index (an lstat per tracked file), for a commit of exactly ``paths`` (those in
+    ``removed`` deleted). A few files on a branch with a parent are committed by one
+    ``git fast-import`` instead (:mod:`.fastimport`), when git keeps their bytes as they are.
 
     Returns (True, sha or None when nothing changed), or (False, None) when ``git
     commit`` must do it: hooks set up through ``core.hooksPath``, a worktree, or anything
@@ -264,6 +270,20 @@ def _plumbing_commit(
     ref, parent = _head_state(dot_git)
     if ref is None or _hooks_path_set(dot_git):
         return False, None
+    text = _clean_message(message)
+    if parent is not None:
+        from .fastimport import commit as import_commit
+
+        gone = set(removed)
+        kept = [p for p in paths if p not in gone]
+        done, sha = import_commit(root, dot_git, ref, parent, text, identity, kept, sorted(gone))
+        if done:
+            if sha is not None:
+                _after_commit(root, dot_git)
+            return True, sha
+        ref, parent = _head_state(dot_git)  # it may have failed because the branch moved
+        if ref is None:
+            return False, None
     tree = run_git(root, ["write-tree"]).stdout.strip()
     proc = run_git(
         root,
@@ -275,17 +295,22 @@ def _plumbing_commit(
         return False, None  # the user staged something else: git commit --only
     if not changed:
         return True, None
-    text = _clean_message(message)
     args = ["commit-tree", tree, "-m", text] + (["-p", parent] if parent else [])
     sha = run_git(root, args, identity=identity).stdout.strip()
     subject = text.split("\n", 1)[0]
     reflog = f"commit: {subject}" if parent else f"commit (initial): {subject}"
     run_git(root, ["update-ref", "-m", reflog, "HEAD", sha, parent or ""])
+    _after_commit(root, dot_git)
+    return True, sha
+
+
+def _after_commit(root: Path, dot_git: Path) -> None:
+    """What ``git commit`` does after a commit that plumbing doesn't: the post-commit hook,
+    and now and then ``git gc --auto``."""
     hook = dot_git / "hooks" / "post-commit"
     if os.access(hook, os.X_OK):
         run_git(root, ["hook", "run", "--ignore-missing", "post-commit"], check=False)
     _count_commit(root)
-    return True, sha
 
 
 def _head_state(git_dir: Path) -> tuple[str | None, str | None]:
