@@ -252,6 +252,34 @@ BUILDERS: dict[str, Callable[[Conversation, Path, str | None, bool], Built]] = {
     "transcripts": build_transcripts,
     "turns-as-memories": build_turns_as_memories,
 }
+BUILT = "built.json"  # beside a kept vault: what ``build`` needs to use it again
+
+
+def build(
+    conv: Conversation,
+    folder: Path,
+    layout: str,
+    embedder: str | None,
+    allow_secrets: bool = False,
+    reuse: bool = False,
+) -> Built:
+    """``conv``'s vault in ``folder``; with ``reuse``, the one an earlier run kept there (same
+    layout, embedder and secret screening), whose index is then brought up to date."""
+    record = folder / BUILT
+    wanted = {"layout": layout, "embedder": embedder, "allow_secrets": allow_secrets}
+    if reuse and record.is_file():
+        from memvault import Vault
+
+        kept = json.loads(record.read_text(encoding="utf-8"))
+        if {k: kept.get(k) for k in wanted} == wanted:
+            vault = Vault.open(folder / "vault")
+            dia_of = {(m, t): d for m, t, d in kept["dia_of"]}
+            return Built(vault, dia_of, kept["ingest_s"], index(vault), kept["skipped"])
+    built = BUILDERS[layout](conv, folder, embedder, allow_secrets)
+    dia_of_rows = [[m, t, d] for (m, t), d in built.dia_of.items()]
+    kept = {**wanted, "dia_of": dia_of_rows, "ingest_s": built.ingest_s, "skipped": built.skipped}
+    record.write_text(json.dumps(kept), encoding="utf-8")
+    return built
 
 
 # --- metrics -------------------------------------------------------------------------------
@@ -447,11 +475,12 @@ def run_conversation(
     embedder: str | None = None,
     baselines: bool = True,
     allow_secrets: bool = False,
+    reuse: bool = False,
 ) -> ConversationRun:
     """Build ``conv``'s vault in ``folder`` and ask it every question."""
     from memvault.index.manifest import embedder_for
 
-    built = BUILDERS[layout](conv, folder, embedder, allow_secrets)
+    built = build(conv, folder, layout, embedder, allow_secrets, reuse)
     skipped = set(built.skipped)
     result = ConversationRun(
         conv.name,
@@ -525,6 +554,7 @@ def evaluate(
     workdir: Path | None = None,
     baselines: bool = True,
     allow_secrets: bool = False,
+    reuse: bool = False,
     progress: Callable[[str], None] | None = None,
 ) -> dict[str, Any]:
     """Run the benchmark over ``conversations``; the result is what ``--json`` prints.
@@ -548,6 +578,7 @@ def evaluate(
                 embedder=embedder,
                 baselines=baselines,
                 allow_secrets=allow_secrets,
+                reuse=reuse,
             )
             runs.append(run)
             if progress:

@@ -241,6 +241,7 @@ def run_set(data: DataSet, args: argparse.Namespace) -> dict[str, Any]:
         workdir=Path(args.workdir) / data.name if args.workdir else None,
         baselines=not args.no_baselines,
         allow_secrets=args.allow_secrets,
+        reuse=args.reuse,
         progress=progress,
     )
     labels = {
@@ -275,6 +276,12 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument(
         "--workdir", default=None, help="Keep the vaults here (default: a temporary folder)."
+    )
+    parser.add_argument(
+        "--reuse",
+        action="store_true",
+        help="With --workdir: use the vaults an earlier run kept there (same layout, embedder "
+        "and --allow-secrets) instead of building them again; search changes need no rebuild.",
     )
     parser.add_argument("--no-baselines", action="store_true", help="Skip BM25 and dense.")
     parser.add_argument(

@@ -554,6 +554,19 @@ class TurnRow(NamedTuple):
     asks: float = 0.0
 
 
+def turn_pieces(index: Index, rowids: Sequence[int]) -> dict[int, tuple[int, ...]]:
+    """``{chunk rowid: every chunk rowid of its turn}`` for the given chunks that are a piece
+    of a transcript turn cut in several (a turn longer than ``index.chunk_words``)."""
+    sql = (
+        "SELECT c.rowid, s.rowid FROM chunks c JOIN chunks s ON s.doc = c.doc AND s.turn = c.turn "
+        "WHERE c.rowid IN ({}) AND c.turn IS NOT NULL"
+    )
+    pieces: dict[int, list[int]] = {}
+    for rowid, sibling in _in_batches(index, sql, rowids):
+        pieces.setdefault(int(rowid), []).append(int(sibling))
+    return {r: tuple(sorted(group)) for r, group in pieces.items() if len(group) > 1}
+
+
 def turn_rows(index: Index, rowids: Sequence[int]) -> dict[int, TurnRow]:
     """``{chunk rowid: TurnRow}`` for the given chunks that are transcript turns."""
     sql = (

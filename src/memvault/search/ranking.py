@@ -165,6 +165,8 @@ class Legs(Record):
     dense_query: str = ""  # the text the vector leg embedded (shown by --explain)
     # BM25 of a chunk of average length holding each query word once (index.query.full_match)
     full_match: float = 0.0
+    # chunk -> every chunk of its turn, for a transcript turn cut in several pieces
+    pieces: dict[int, tuple[int, ...]] = field(default_factory=dict)
 
     @property
     def best_bm25(self) -> float:
@@ -221,6 +223,14 @@ def gather(
         legs.doc_of[rowid] = doc
     if not legs.doc_of:
         return legs
+    # A turn cut in pieces scores as the mean of all its pieces (see fuse): the pieces
+    # neither leg found join the candidates with no keyword match.
+    for rowid, group in iq.turn_pieces(idx, list(legs.doc_of)).items():
+        for sibling in group:
+            legs.pieces[sibling] = group
+            if sibling not in legs.doc_of:
+                legs.bm25[sibling] = 0.0
+                legs.doc_of[sibling] = legs.doc_of[rowid]
     # A keyword match outside the vector leg's top list still needs its cosine. (A chunk
     # outside the keyword leg's top list counts as no keyword match.)
     missing = [r for r in legs.doc_of if r not in legs.cosine]
@@ -261,7 +271,10 @@ def exact_vector_leg(
 def fuse(
     legs: Legs, tokens: Sequence[str], query: str, plan: Plan, w: Mapping[str, float]
 ) -> list[Found]:
-    """Every memory's fused score (its best chunk's), before boosts."""
+    """Every memory's fused score (its best chunk's), before boosts. A transcript turn cut
+    in several pieces scores as the mean of its pieces' scores: as its best piece, a long
+    turn got one draw per piece and outranked the short turns that hold what was asked
+    (``docs/retrieval.md``, "Conversations beyond LoCoMo")."""
     names = set(tokens)
     kw_rank: dict[int, int] = {}
     for rank, (_, key, _) in enumerate(legs.keyword, 1):
@@ -272,6 +285,7 @@ def fuse(
     hint = date_hint(query)
     lowered = " ".join(query.lower().split())
     docs: dict[tuple[int, str], Found] = {}
+    total: dict[tuple[int, str], float] = {}  # the sum of a cut turn's pieces' scores
     for rowid, key in legs.doc_of.items():
         row = legs.rows.get(key)
         if row is None:
@@ -300,6 +314,8 @@ def fuse(
             - (w["question"] * turn.asks if turn is not None else 0.0)
         )
         unit = (key, turn.turn if turn is not None else "")
+        if rowid in legs.pieces:
+            total[unit] = total.get(unit, 0.0) + base
         best = docs.get(unit)
         if best is None or base > best.base:
             docs[unit] = found = Found(
@@ -317,6 +333,9 @@ def fuse(
                 base,
             )
             found.evidence = evidence(legs, bm25, own, w["dense_floor"])
+    for unit, summed in total.items():
+        found = docs[unit]
+        found.base = summed / len(legs.pieces[found.rowid])
     # Nothing in common at all (no keyword, no positive similarity): not a result -- except
     # in a timeline ("what happened last week?"), where being in the window is the match.
     return [d for d in docs.values() if plan.order == "time" or d.base > 0]
