@@ -204,7 +204,9 @@ def public_sets(
         family = t["name"].split("-")[0]
         others = [q for name, qs in questions.items() if name.split("-")[0] != family for q in qs]
         rng = random.Random(f"{seed}:{t['name']}")
-        picked = rng.sample(others, min(count, len(others))) + rng.sample(chat, min(count, len(chat)))
+        picked = rng.sample(others, min(count, len(others))) + rng.sample(
+            chat, min(count, len(chat))
+        )
         tops = top_relevance(vault, [*picked, *SMALL_TALK])
         for name, rows in groups.items():
             out[name] = (rows, tops)

@@ -44,8 +44,12 @@ unanswerable vs answerable questions and what a relevance floor would do, and wh
 newer value ranks above the older.
 Baselines from the same run on the same turns: BM25 (SQLite FTS5 ``porter unicode61`` with
 memvault's own query tokenizer and stopword list) and plain dense cosine with the vault's
-embedder, each over the turn's text and over ``[date] speaker: text``. Recall latency is
-per question, in-process.
+embedder, each over the turn's text and over ``[date] speaker: text``; RRF (k = 60) of the
+two over the turn's text; memvault's own keyword leg and vector leg, each alone, and RRF
+(k = 60) of the two (what ``recall`` fuses, ranked without its fusion). Recall latency is
+per question, in-process. ``--workdir DIR --reuse`` keeps the vaults and asks them again
+in a later run (a change to search needs no new index; a BEAM conversation takes minutes
+to index).
 
 ``--json`` prints one object: a set's figures, or ``{"sets": [...]}`` with several --data.
 Exit status 1 when a set loads no conversation or no question with evidence, when any

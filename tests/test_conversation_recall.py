@@ -85,9 +85,30 @@ def test_bench_json_is_the_only_output(capsys: pytest.CaptureFixture[str]) -> No
     result = json.loads(out)  # one JSON object, nothing else
     assert result["layout"] == "transcripts" and result["errors"] == []
     assert result["turn"]["n"] == 25 and result["heldout"]["turn"]["n"] == 0
-    assert set(result["baselines"]) == {"bm25", "dense", "bm25_dated", "dense_dated", "no_floor"}
+    assert set(result["baselines"]) == {
+        *("bm25", "dense", "bm25_dated", "dense_dated", "no_floor", "rrf"),
+        *("keyword_leg", "vector_leg", "rrf_legs"),
+    }
     assert {"R@1", "R@5", "R@10", "H@5"} <= set(result["session"]["overall"])
     assert set(result["latency_ms"]) == {"p50", "p95"}
+
+
+def test_reuse_asks_the_kept_vaults_again(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``--workdir DIR --reuse`` asks the vaults an earlier run kept instead of building them
+    again (a BEAM conversation takes minutes to index); the figures are the same."""
+    args = ["--data", str(DATA), "--limit-conversations", "1", "--no-baselines", "--json"]
+    args += ["--workdir", str(tmp_path), "--reuse"]
+    assert bench.main(args) == 0
+    first = json.loads(capsys.readouterr().out)
+    sentinel = next(tmp_path.glob("locomo/conv1/vault")) / "kept"
+    sentinel.write_text("a rebuilt vault loses this", encoding="utf-8")
+    assert bench.main(args) == 0
+    again = json.loads(capsys.readouterr().out)
+    assert sentinel.exists() and again["turn"] == first["turn"]
+    assert bench.main([a for a in args if a != "--reuse"]) == 0  # without it: built anew
+    assert not sentinel.exists()
 
 
 def test_session_figures_rank_sessions_by_their_best_turn() -> None:
@@ -195,7 +216,10 @@ def test_beam_runs_beside_locomo_through_the_same_harness(
     assert (beam["turn"]["n"], beam["tune"]["turn"]["n"], beam["heldout"]["turn"]["n"]) == (6, 3, 3)
     assert set(beam["turn"]["by_category"]) == {"information_extraction", "knowledge_update"}
     assert {"R@1", "R@5", "MRR"} <= set(beam["turn"]["overall"])
-    assert set(beam["baselines"]) == {"bm25", "dense", "bm25_dated", "dense_dated", "no_floor"}
+    assert set(beam["baselines"]) == set(locomo["baselines"])
+    assert {"bm25", "dense", "rrf", "vector_leg", "keyword_leg", "rrf_legs"} <= set(
+        beam["baselines"]
+    )
     assert beam["baselines"]["bm25"]["heldout"]["turn"]["n"] == 3
     abstention = beam["lifecycle"]["abstention"]
     assert abstention["n"]["all"] == {"unanswerable": 2, "answerable": 6}
@@ -502,3 +526,34 @@ def test_locomo_two_conversations_turn_recall(real_model: None, tmp_path: Path) 
     result = bench.evaluate(conversations, workdir=tmp_path, baselines=False)
     assert result["turn"]["n"] == 231
     check_figures(result, LOCOMO_2_TURN_R5)
+
+
+def test_a_turn_cut_in_pieces_scores_as_the_mean_of_its_pieces(tmp_path: Path) -> None:
+    """A long turn is cut in pieces of ``index.chunk_words``; scored as its best piece it got
+    one draw per piece and outranked the short turn that says what was asked (BEAM: long
+    assistant answers over the user's own words, ``docs/retrieval.md``)."""
+    from memvault import Vault
+    from memvault.ingest import ingest_file
+
+    root = tmp_path / "v"
+    vault = Vault.init(root)
+    vault.set_config("index.chunk_words", 16, "short pieces")
+    filler = (
+        "meanwhile the garden needs watering and the cat sleeps on the warm windowsill "
+        "while rain taps the old roof above the quiet kitchen table near the door"
+    )
+    lines = [
+        {"role": "user", "content": "Our billing service deploys with a blue green rollout."},
+        {
+            "role": "assistant",
+            "content": "Billing service deploys blue green rollout, noted. "
+            + " ".join([filler] * 3),
+        },
+    ]
+    transcript = tmp_path / "s.jsonl"
+    transcript.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
+    ingest_file(vault.core, transcript)
+    hits = turn_hits(
+        Vault.open(root).recall("how does billing deploy", limit=5, explain=True, log=False)
+    )
+    assert [h.turn.role for h in hits][:2] == ["user", "assistant"]
