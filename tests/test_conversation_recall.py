@@ -437,22 +437,26 @@ def test_question_share_counts_the_sentences_that_ask(text: str, share: float) -
 
 def test_a_turn_that_asks_is_scored_below_one_that_tells(tmp_path: Path) -> None:
     """The fusion takes ``question`` x the share of a turn's sentences that are questions
-    off a turn's score; a vault can set the weight (0: off)."""
+    off the score of a turn someone named said; a vault can set the weight (0: off). A bare
+    role's turn (a user's request to an assistant) is not scored down for asking."""
     from memvault import Vault
     from memvault.index.query import question_share
 
     root = tmp_path / "v"
     vault = Vault.init(root)
     lines = [
-        {"role": "user", "content": "Which database did we pick for the billing service?"},
-        {"role": "assistant", "content": "We picked PostgreSQL for the billing service."},
+        {"role": "user", "name": "Ana", "content": "Which database did we pick for billing?"},
+        {"role": "assistant", "name": "Ben", "content": "We picked PostgreSQL for billing."},
     ]
-    transcript = tmp_path / "s.jsonl"
-    transcript.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
+    unnamed = [{k: v for k, v in line.items() if k != "name"} for line in lines]
+    for name, turns in (("named", lines), ("roles", unnamed)):
+        transcript = tmp_path / f"{name}.jsonl"
+        text = "".join(json.dumps({**t, "session": name}) + "\n" for t in turns)
+        transcript.write_text(text, encoding="utf-8")
     from memvault.ingest import ingest_file
 
-    ingest_file(vault.core, transcript)
-    question = "which database did we pick for the billing service"
+    ingest_file(vault.core, tmp_path / "named.jsonl")
+    question = "which database did we pick for billing"
 
     def fusions(v: Any) -> dict[str, tuple[float, float]]:
         hits = turn_hits(v.recall(question, limit=5, explain=True, log=False))
@@ -465,6 +469,13 @@ def test_a_turn_that_asks_is_scored_below_one_that_tells(tmp_path: Path) -> None
     plain = fusions(Vault.open(root))
     assert plain["user"][0] - scored["user"][0] == pytest.approx(WEIGHTS["question"], abs=1e-3)
     assert plain["assistant"][0] == pytest.approx(scored["assistant"][0], abs=1e-3)
+
+    roles = tmp_path / "roles"
+    vault = Vault.init(roles)
+    ingest_file(vault.core, tmp_path / "roles.jsonl")
+    asked = fusions(Vault.open(roles))
+    Vault.open(roles).set_config("search.weights.question", 0, "no question term")
+    assert fusions(Vault.open(roles))["user"][0] == pytest.approx(asked["user"][0], abs=1e-6)
 
 
 @pytest.mark.parametrize("value", [float("nan"), float("inf"), 1e400, "abc", True, [1]])
@@ -557,3 +568,38 @@ def test_a_turn_cut_in_pieces_scores_as_the_mean_of_its_pieces(tmp_path: Path) -
         Vault.open(root).recall("how does billing deploy", limit=5, explain=True, log=False)
     )
     assert [h.turn.role for h in hits][:2] == ["user", "assistant"]
+
+
+def test_the_context_raises_a_turns_cosine_never_lowers_it(tmp_path: Path) -> None:
+    """A turn's dense score is the mean of its own cosine and its cosine in context when
+    that is higher (a short reply means what its neighbours say), else its own: a turn that
+    says it all is not diluted by unrelated neighbours."""
+    from memvault import Vault
+    from memvault.ingest import ingest_file
+
+    root = tmp_path / "v"
+    vault = Vault.init(root)
+    lines = [
+        {"role": "user", "content": "The garden needs watering and the cat sleeps all day."},
+        {"role": "user", "content": "Our billing service deploys with a blue green rollout."},
+        {"role": "assistant", "content": "Right."},
+        {"role": "user", "content": "Rain taps the old roof above the quiet kitchen."},
+    ]
+    transcript = tmp_path / "s.jsonl"
+    transcript.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
+    ingest_file(vault.core, transcript)
+    hits = turn_hits(
+        Vault.open(root).recall("billing deploys blue green", limit=5, explain=True, log=False)
+    )
+    seen = {h.turn.id: h.explain["vector"] for h in hits}
+    own_wins = [
+        v for v in seen.values() if v["in_context"] is not None and v["own"] > v["in_context"]
+    ]
+    context_wins = [
+        v for v in seen.values() if v["in_context"] is not None and v["in_context"] > v["own"]
+    ]
+    assert own_wins and context_wins
+    for v in own_wins:
+        assert v["cosine"] == pytest.approx(v["own"], abs=1e-3)
+    for v in context_wins:
+        assert v["cosine"] == pytest.approx((v["own"] + v["in_context"]) / 2, abs=1e-3)

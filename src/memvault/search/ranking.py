@@ -5,14 +5,16 @@
 2. keyword leg: the query's content words as an FTS5 OR-query (porter-stemmed), BM25 over
    the memory's head, body and its session neighbours' text (weights 1, 1, 0.5);
 3. vector leg: cosine of the query to each chunk; a memory with session neighbours also
-   has a vector of itself in context, and its dense score is the mean of both. The query
+   has a vector of itself in context, and its dense score is the mean of both when that is
+   higher than its own cosine (the context raises a turn, never dilutes it). The query
    is embedded without the names of the vault's speakers: who said a turn is the speaker
    term's job (:func:`memvault.index.query.dense_query`);
 4. the union of both legs' top lists is fused:
    ``bm25 / max(best bm25, full match) + 2.0 * cosine + 0.5 (query names the speaker) + 0.3
-   (dated within a date or period the query names) - 0.15 x the share of a turn's sentences
-   that are questions``, where a full match is the BM25 of a chunk of average length holding
-   each query word once (the sum of their idf); a memory scores as its best chunk;
+   (dated within a date or period the query names) - 0.15 x the share of a named speaker's
+   turn's sentences that are questions``, where a full match is the BM25 of a chunk of
+   average length holding each query word once (the sum of their idf); a memory scores as
+   its best chunk, a transcript turn cut in pieces as the mean of its pieces;
 5. boosts multiply that: importance, recency (episodes), decayed relevance, success rate
    and trigger words (procedures), and the route's preference for one kind of memory.
 
@@ -296,7 +298,9 @@ def fuse(
             continue
         own = legs.cosine[rowid]
         ctx_cos = legs.context.get(rowid)
-        cos = own if ctx_cos is None else (own + ctx_cos) / 2
+        # The context can raise a turn's cosine, not lower it: a short reply ("yes, Tuesday")
+        # means what its neighbours say, a turn that says it all is not diluted by them.
+        cos = own if ctx_cos is None else max(own, (own + ctx_cos) / 2)
         bm25 = legs.bm25[rowid]
         named = speaker_named(speakers, names, lowered)
         created = turn.at if turn is not None and turn.at is not None else row.created
@@ -311,7 +315,7 @@ def fuse(
             + w["dense"] * dense_term(cos, w["dense_floor"])
             + (w["speaker"] if named else 0.0)
             + (w["date"] if dated else 0.0)
-            - (w["question"] * turn.asks if turn is not None else 0.0)
+            - (w["question"] * turn.asks if turn is not None and _named(turn) else 0.0)
         )
         unit = (key, turn.turn if turn is not None else "")
         if rowid in legs.pieces:
@@ -356,6 +360,13 @@ def dense_term(cos: float, floor: float) -> float:
     if floor <= 0.0:
         return max(cos, 0.0)
     return max((cos - floor) / (1.0 - floor), 0.0)
+
+
+def _named(turn: TurnRow) -> bool:
+    """A turn of someone the transcript names (a person in a conversation), not a bare role:
+    asking says something there (the answer is in another turn), while a user's turns to an
+    assistant are requests whatever they hold (``docs/retrieval.md``, BEAM)."""
+    return bool(turn.speaker) and turn.speaker.lower() != turn.role.lower()
 
 
 def _passes(plan: Plan, speakers: str, turn: TurnRow | None) -> bool:
