@@ -552,6 +552,7 @@ class TurnRow(NamedTuple):
     role: str
     at: float | None
     asks: float = 0.0
+    words: int = 0  # words of the chunk's indexed text
 
 
 def turn_pieces(index: Index, rowids: Sequence[int]) -> dict[int, tuple[int, ...]]:
@@ -574,7 +575,9 @@ def turn_rows(index: Index, rowids: Sequence[int]) -> dict[int, TurnRow]:
         "WHERE rowid IN ({}) AND turn IS NOT NULL"
     )
     return {
-        int(r): TurnRow(str(t), str(s or ""), str(ro or ""), a, question_share(text))
+        int(r): TurnRow(
+            str(t), str(s or ""), str(ro or ""), a, question_share(text), len(str(text).split())
+        )
         for r, t, s, ro, a, text in _in_batches(index, sql, rowids)
     }
 

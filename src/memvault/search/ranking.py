@@ -61,6 +61,8 @@ WEIGHTS: dict[str, float] = {
     # A transcript turn that asks ("Have you been to Lisbon?") holds the answer less often
     # than one that tells: minus this times the share of its sentences that are questions.
     "question": 0.15,
+    # A turn's cosine in context counts half up to this many words, less for longer turns.
+    "context_words": 30.0,
     "importance": 0.05,  # per importance step away from 3
     "recency": 0.1,  # episodes: up to +10 % when brand new, half of it after half_life_days
     "half_life_days": 30.0,
@@ -298,9 +300,7 @@ def fuse(
             continue
         own = legs.cosine[rowid]
         ctx_cos = legs.context.get(rowid)
-        # The context can raise a turn's cosine, not lower it: a short reply ("yes, Tuesday")
-        # means what its neighbours say, a turn that says it all is not diluted by them.
-        cos = own if ctx_cos is None else max(own, (own + ctx_cos) / 2)
+        cos = own if ctx_cos is None else _in_context(own, ctx_cos, turn, w)
         bm25 = legs.bm25[rowid]
         named = speaker_named(speakers, names, lowered)
         created = turn.at if turn is not None and turn.at is not None else row.created
@@ -360,6 +360,17 @@ def dense_term(cos: float, floor: float) -> float:
     if floor <= 0.0:
         return max(cos, 0.0)
     return max((cos - floor) / (1.0 - floor), 0.0)
+
+
+def _in_context(own: float, context: float, turn: TurnRow | None, w: Mapping[str, float]) -> float:
+    """A chunk's cosine with its cosine in context mixed in: half and half for a memory and
+    for a turn of up to ``context_words`` words, less for a longer turn (share 0.5 x
+    context_words / words). A short reply ("yes, Tuesday") means what its neighbours say; a
+    turn that says it all is not diluted by them (``docs/retrieval.md``, BEAM)."""
+    share = 0.5
+    if turn is not None and turn.words > w["context_words"]:
+        share *= w["context_words"] / turn.words
+    return (1.0 - share) * own + share * context
 
 
 def _named(turn: TurnRow) -> bool:
