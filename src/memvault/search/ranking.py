@@ -5,8 +5,8 @@
 2. keyword leg: the query's content words as an FTS5 OR-query (porter-stemmed), BM25 over
    the memory's head, body and its session neighbours' text (weights 1, 1, 0.5);
 3. vector leg: cosine of the query to each chunk; a memory with session neighbours also
-   has a vector of itself in context, and its dense score is the mean of both when that is
-   higher than its own cosine (the context raises a turn, never dilutes it). The query
+   has a vector of itself in context, and its dense score mixes both: half and half, less of
+   the context for a turn longer than ``context_words`` (30) words. The query
    is embedded without the names of the vault's speakers: who said a turn is the speaker
    term's job (:func:`memvault.index.query.dense_query`);
 4. the union of both legs' top lists is fused:
