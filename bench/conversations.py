@@ -252,6 +252,34 @@ BUILDERS: dict[str, Callable[[Conversation, Path, str | None, bool], Built]] = {
     "transcripts": build_transcripts,
     "turns-as-memories": build_turns_as_memories,
 }
+BUILT = "built.json"  # beside a kept vault: what ``build`` needs to use it again
+
+
+def build(
+    conv: Conversation,
+    folder: Path,
+    layout: str,
+    embedder: str | None,
+    allow_secrets: bool = False,
+    reuse: bool = False,
+) -> Built:
+    """``conv``'s vault in ``folder``; with ``reuse``, the one an earlier run kept there (same
+    layout, embedder and secret screening), whose index is then brought up to date."""
+    record = folder / BUILT
+    wanted = {"layout": layout, "embedder": embedder, "allow_secrets": allow_secrets}
+    if reuse and record.is_file():
+        from memvault import Vault
+
+        kept = json.loads(record.read_text(encoding="utf-8"))
+        if {k: kept.get(k) for k in wanted} == wanted:
+            vault = Vault.open(folder / "vault")
+            dia_of = {(m, t): d for m, t, d in kept["dia_of"]}
+            return Built(vault, dia_of, kept["ingest_s"], index(vault), kept["skipped"])
+    built = BUILDERS[layout](conv, folder, embedder, allow_secrets)
+    dia_of_rows = [[m, t, d] for (m, t), d in built.dia_of.items()]
+    kept = {**wanted, "dia_of": dia_of_rows, "ingest_s": built.ingest_s, "skipped": built.skipped}
+    record.write_text(json.dumps(kept), encoding="utf-8")
+    return built
 
 
 # --- metrics -------------------------------------------------------------------------------
@@ -372,17 +400,78 @@ def baseline_rankers(
     texts = [t.text for t in turns]
     dated = [f"[{date_words(t.time)}] {t.speaker or t.role}: {t.text}" for t in turns]
     embedder = embedder_for(vault.core)
+    bm25, dense = bm25_ranker(texts, dia), dense_ranker(texts, dia, embedder)
     return {
-        "bm25": bm25_ranker(texts, dia),
-        "dense": dense_ranker(texts, dia, embedder),
+        "bm25": bm25,
+        "dense": dense,
+        "rrf": lambda q: rrf(bm25(q), dense(q)),
         "bm25_dated": bm25_ranker(dated, dia),
         "dense_dated": dense_ranker(dated, dia, embedder),
     }
 
 
+RRF_K = 60
+
+
+def rrf(*rankings: Sequence[str]) -> list[str]:
+    """Reciprocal-rank fusion (k = :data:`RRF_K`) of rankings of dia_ids."""
+    fused: dict[str, float] = {}
+    for ranking in rankings:
+        for rank, dia in enumerate(ranking, 1):
+            fused[dia] = fused.get(dia, 0.0) + 1.0 / (RRF_K + rank)
+    return sorted(fused, key=lambda dia: -fused[dia])[:RESULTS]
+
+
+def leg_rankers(
+    vault: Any, dia_of: dict[tuple[str, str | None], str]
+) -> dict[str, Callable[[str], list[str]]]:
+    """memvault's own two legs, each alone (a turn at the rank of its best chunk in the leg's
+    list), and their reciprocal-rank fusion, as :func:`memvault.search.ranking.gather` runs
+    them for ``recall`` (same pool, no filter)."""
+    from memvault.index import ensure_fresh
+    from memvault.index import query as iq
+    from memvault.search.engine import dense_vector
+    from memvault.search.options import build_filter
+    from memvault.search.ranking import Plan, gather, weights
+
+    last: dict[str, dict[str, list[str]]] = {}
+
+    def legs(q: str) -> dict[str, list[str]]:
+        if q in last:
+            return last[q]
+        idx = ensure_fresh(vault.core)
+        types, filt = build_filter(vault.core, {})
+        plan = Plan(types=types, filt=filt, limit=RESULTS)
+        with idx.lock:
+            found = gather(
+                idx, iq.query_tokens(q), dense_vector(vault.core, idx, q), plan, weights(vault.core)
+            )
+
+        def order(leg: list[tuple[int, int, float]]) -> list[str]:
+            out: list[str] = []
+            for rowid, doc, _ in leg:
+                row, turn = found.rows.get(doc), found.turns.get(rowid)
+                dia = dia_of.get((row.id, turn.turn if turn else None)) if row else None
+                if dia is not None and dia not in out:
+                    out.append(dia)
+            return out[:RESULTS]
+
+        keyword, vector = order(found.keyword), order(found.vector)
+        last.clear()
+        last[q] = {"keyword_leg": keyword, "vector_leg": vector, "rrf_legs": rrf(keyword, vector)}
+        return last[q]
+
+    return {name: (lambda q, name=name: legs(q)[name]) for name in LEG_NAMES}
+
+
+LEG_NAMES = ("keyword_leg", "vector_leg", "rrf_legs")
 BASELINE_LABELS = {
     "bm25": "BM25 (turn text)",
     "dense": "dense cosine (turn text)",
+    "rrf": "RRF k=60 of BM25 and dense (turn text)",
+    "keyword_leg": "memvault's keyword leg alone",
+    "vector_leg": "memvault's vector leg alone",
+    "rrf_legs": "RRF k=60 of memvault's two legs",
     "bm25_dated": "BM25 ([date] speaker: text)",
     "dense_dated": "dense ([date] speaker: text)",
     "no_floor": "recall with no relevance floor (min_score=0)",
@@ -447,11 +536,12 @@ def run_conversation(
     embedder: str | None = None,
     baselines: bool = True,
     allow_secrets: bool = False,
+    reuse: bool = False,
 ) -> ConversationRun:
     """Build ``conv``'s vault in ``folder`` and ask it every question."""
     from memvault.index.manifest import embedder_for
 
-    built = BUILDERS[layout](conv, folder, embedder, allow_secrets)
+    built = build(conv, folder, layout, embedder, allow_secrets, reuse)
     skipped = set(built.skipped)
     result = ConversationRun(
         conv.name,
@@ -468,6 +558,7 @@ def run_conversation(
         started = time.perf_counter()
         rankers = baseline_rankers(conv, built.vault, skipped)
         vault, dia_of = built.vault, built.dia_of
+        rankers.update(leg_rankers(vault, dia_of))
         # recall as users get it but with no relevance floor: what the floor costs answers
         rankers["no_floor"] = lambda q: ranked_dia_ids(
             vault.recall(q, limit=RESULTS, log=False, min_score=0.0), dia_of
@@ -525,6 +616,7 @@ def evaluate(
     workdir: Path | None = None,
     baselines: bool = True,
     allow_secrets: bool = False,
+    reuse: bool = False,
     progress: Callable[[str], None] | None = None,
 ) -> dict[str, Any]:
     """Run the benchmark over ``conversations``; the result is what ``--json`` prints.
@@ -548,6 +640,7 @@ def evaluate(
                 embedder=embedder,
                 baselines=baselines,
                 allow_secrets=allow_secrets,
+                reuse=reuse,
             )
             runs.append(run)
             if progress:

@@ -2,6 +2,7 @@
 
     python bench/floor.py --locomo locomo10.json --offtopic xquad.en.json --json
     python bench/floor.py --embedders default --conversations 4   # $LOCOMO_DATA, $XQUAD_EN_DATA
+    python bench/floor.py --embedders e5 --conversations 0 --public path/to/public/multilingual
 
 Below the floor (``search.min_score``, by default the embedder's ``relevance_floor``),
 ``recall``/``fact``/``procedure`` return nothing and say so. The floor is on a hit's
@@ -15,6 +16,11 @@ For each embedder, through the same calls a user's ``recall`` makes (``Vault.rec
   transcripts, as ``bench/locomo.py`` does) and our multilingual set's questions against its
   passages (as ``bench/multilingual.py`` does). For a floor ``f``, a question whose best hit
   is under ``f`` gets no answer: ``loss`` is how many points of R@5 that costs;
+* with ``--public``: each public retrieval task's questions (``bench/multilingual.py
+  --data``: XQuAD ru->ru and en->ru, FaQuAD pt->pt, NTREX en/ru->uk, en->ru, en->pt), one
+  set per task and query language, so a floor must hold for questions asked in another
+  language than their passage, whose cosines sit lower; their tune split is the floor's
+  tune, their test split its held-out;
 * **off-topic**: questions of another set against the same vault (XQuAD's English
   Wikipedia questions against a LoCoMo conversation; LoCoMo's questions against the
   multilingual passages), plus a few greetings and nonsense. ``abstain`` is the share whose
@@ -163,6 +169,50 @@ def multilingual_set(
     return rows, top_relevance(vault, [*offtopic, *SMALL_TALK])
 
 
+def public_sets(
+    embedder: str, path: Path, sample: int, chat: list[str], count: int, seed: int, work: Path
+) -> dict[str, tuple[list[tuple[Row, int]], list[float]]]:
+    """Answerable rows per public task and query language (``xquad en->ru``, ...), and each
+    task's off-topic top relevances: the other tasks' questions (another set's topics, often
+    another language) and LoCoMo's chit-chat, plus :data:`SMALL_TALK`, asked of its vault.
+
+    The public sets are ``bench/multilingual.py --data``'s (``bench/public_retrieval.py``);
+    each task is a vault of its passages made as ``memvault init --language en,pt,ru,uk``
+    makes one; ``sample`` questions at most per query language and split (its ``tune`` is
+    the floor's tune, its ``test`` the held-out)."""
+    import multilingual
+    from public_retrieval import read
+
+    tasks = read(path) or []
+    questions = {t["name"]: [q["q"] for q in t["queries"]] for t in tasks}
+    out: dict[str, tuple[list[tuple[Row, int]], list[float]]] = {}
+    for t in tasks:
+        log(f"  public {t['name']} with {embedder}")
+        options = argparse.Namespace(languages="en,pt,ru,uk", embedder=embedder, set=[])
+        folder = work / f"public-{embedder}-{t['name']}" / "vault"
+        vault, ids, _, _ = multilingual.import_vault(folder, t["passages"], options)
+        groups: dict[str, list[tuple[Row, int]]] = {}
+        for q in multilingual.sample_queries(t["queries"], sample, seed):
+            relevant = set(q["relevant"])
+            marks = [(h.relevance or 0.0, ids.get(h.id) in relevant) for h in ask(vault, q["q"])]
+            passage_lang = t["passages"][0]["lang"]
+            name = f"{t['name'].split('-')[0]} {q['lang']}->{passage_lang}"
+            split = "tune" if q["split"] == "tune" else "heldout"
+            groups.setdefault(name, []).append(((split, marks), len(relevant)))
+        # Off-topic: questions of the sets whose passages are not in this vault (NTREX's
+        # three vaults share their documents, so none of NTREX asks another NTREX vault).
+        family = t["name"].split("-")[0]
+        others = [q for name, qs in questions.items() if name.split("-")[0] != family for q in qs]
+        rng = random.Random(f"{seed}:{t['name']}")
+        picked = rng.sample(others, min(count, len(others))) + rng.sample(
+            chat, min(count, len(chat))
+        )
+        tops = top_relevance(vault, [*picked, *SMALL_TALK])
+        for name, rows in groups.items():
+            out[name] = (rows, tops)
+    return out
+
+
 def choose(
     sets: dict[str, tuple[list[tuple[Row, int]], list[float]]], max_loss: float
 ) -> dict[str, Any]:
@@ -195,6 +245,9 @@ def run(args: argparse.Namespace) -> tuple[dict[str, Any], int]:
     if not args.locomo.exists() or not args.offtopic.exists():
         log(f"missing data: {args.locomo} or {args.offtopic}")
         return {}, 2
+    if args.public is not None and not args.public.exists():
+        log(f"missing data: {args.public}")
+        return {}, 2
     xquad = xquad_questions(args.offtopic)
     random.Random(args.seed).shuffle(xquad)
     result: dict[str, Any] = {"embedders": {}}
@@ -203,15 +256,28 @@ def run(args: argparse.Namespace) -> tuple[dict[str, Any], int]:
         for name in args.embedders:
             model = EMBEDDERS[name]
             log(f"{name} ({model})")
-            loc = locomo_set(
-                args.locomo, model, xquad[: args.offtopic_count], args.conversations, Path(tmp)
-            )
             import locomo
 
             chat = [q.q for c in locomo.load(args.locomo) for q in c.questions]
             random.Random(args.seed).shuffle(chat)
-            ml = multilingual_set(model, chat[: args.offtopic_count], Path(tmp))
-            sets = {"locomo": loc, "multilingual": ml}
+            sets = {}
+            if args.conversations:
+                sets["locomo"] = locomo_set(
+                    args.locomo, model, xquad[: args.offtopic_count], args.conversations, Path(tmp)
+                )
+            sets["multilingual"] = multilingual_set(model, chat[: args.offtopic_count], Path(tmp))
+            if args.public:
+                sets.update(
+                    public_sets(
+                        model,
+                        args.public,
+                        args.public_sample,
+                        chat,
+                        args.offtopic_count // 2,
+                        args.seed,
+                        Path(tmp),
+                    )
+                )
             for set_name, (rows, tops) in sets.items():
                 if not rows or not tops:
                     log(f"{name}: {set_name} loaded no question")
@@ -257,7 +323,22 @@ def main(argv: list[str] | None = None) -> int:
         help="off-topic questions: XQuAD English (default $XQUAD_EN_DATA; "
         "github.com/google-deepmind/xquad, xquad.en.json)",
     )
-    parser.add_argument("--conversations", type=int, default=10)
+    parser.add_argument(
+        "--conversations", type=int, default=10, help="LoCoMo conversations (0: none)"
+    )
+    parser.add_argument(
+        "--public",
+        type=Path,
+        default=None,
+        help="the public multilingual sets' folder (bench/multilingual.py --data): their "
+        "questions, across languages too, as answerable ones per task and query language",
+    )
+    parser.add_argument(
+        "--public-sample",
+        type=int,
+        default=100,
+        help="with --public: at most this many questions per query language and split",
+    )
     parser.add_argument("--offtopic-count", type=int, default=200)
     parser.add_argument(
         "--max-loss", type=float, default=1.0, help="points of tune R@5 (default 1.0)"

@@ -44,8 +44,12 @@ unanswerable vs answerable questions and what a relevance floor would do, and wh
 newer value ranks above the older.
 Baselines from the same run on the same turns: BM25 (SQLite FTS5 ``porter unicode61`` with
 memvault's own query tokenizer and stopword list) and plain dense cosine with the vault's
-embedder, each over the turn's text and over ``[date] speaker: text``. Recall latency is
-per question, in-process.
+embedder, each over the turn's text and over ``[date] speaker: text``; RRF (k = 60) of the
+two over the turn's text; memvault's own keyword leg and vector leg, each alone, and RRF
+(k = 60) of the two (what ``recall`` fuses, ranked without its fusion). Recall latency is
+per question, in-process. ``--workdir DIR --reuse`` keeps the vaults and asks them again
+in a later run (a change to search needs no new index; a BEAM conversation takes minutes
+to index).
 
 ``--json`` prints one object: a set's figures, or ``{"sets": [...]}`` with several --data.
 Exit status 1 when a set loads no conversation or no question with evidence, when any
@@ -241,6 +245,7 @@ def run_set(data: DataSet, args: argparse.Namespace) -> dict[str, Any]:
         workdir=Path(args.workdir) / data.name if args.workdir else None,
         baselines=not args.no_baselines,
         allow_secrets=args.allow_secrets,
+        reuse=args.reuse,
         progress=progress,
     )
     labels = {
@@ -275,6 +280,12 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument(
         "--workdir", default=None, help="Keep the vaults here (default: a temporary folder)."
+    )
+    parser.add_argument(
+        "--reuse",
+        action="store_true",
+        help="With --workdir: use the vaults an earlier run kept there (same layout, embedder "
+        "and --allow-secrets) instead of building them again; search changes need no rebuild.",
     )
     parser.add_argument("--no-baselines", action="store_true", help="Skip BM25 and dense.")
     parser.add_argument(

@@ -85,9 +85,30 @@ def test_bench_json_is_the_only_output(capsys: pytest.CaptureFixture[str]) -> No
     result = json.loads(out)  # one JSON object, nothing else
     assert result["layout"] == "transcripts" and result["errors"] == []
     assert result["turn"]["n"] == 25 and result["heldout"]["turn"]["n"] == 0
-    assert set(result["baselines"]) == {"bm25", "dense", "bm25_dated", "dense_dated", "no_floor"}
+    assert set(result["baselines"]) == {
+        *("bm25", "dense", "bm25_dated", "dense_dated", "no_floor", "rrf"),
+        *("keyword_leg", "vector_leg", "rrf_legs"),
+    }
     assert {"R@1", "R@5", "R@10", "H@5"} <= set(result["session"]["overall"])
     assert set(result["latency_ms"]) == {"p50", "p95"}
+
+
+def test_reuse_asks_the_kept_vaults_again(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``--workdir DIR --reuse`` asks the vaults an earlier run kept instead of building them
+    again (a BEAM conversation takes minutes to index); the figures are the same."""
+    args = ["--data", str(DATA), "--limit-conversations", "1", "--no-baselines", "--json"]
+    args += ["--workdir", str(tmp_path), "--reuse"]
+    assert bench.main(args) == 0
+    first = json.loads(capsys.readouterr().out)
+    sentinel = next(tmp_path.glob("locomo/conv1/vault")) / "kept"
+    sentinel.write_text("a rebuilt vault loses this", encoding="utf-8")
+    assert bench.main(args) == 0
+    again = json.loads(capsys.readouterr().out)
+    assert sentinel.exists() and again["turn"] == first["turn"]
+    assert bench.main([a for a in args if a != "--reuse"]) == 0  # without it: built anew
+    assert not sentinel.exists()
 
 
 def test_session_figures_rank_sessions_by_their_best_turn() -> None:
@@ -195,7 +216,10 @@ def test_beam_runs_beside_locomo_through_the_same_harness(
     assert (beam["turn"]["n"], beam["tune"]["turn"]["n"], beam["heldout"]["turn"]["n"]) == (6, 3, 3)
     assert set(beam["turn"]["by_category"]) == {"information_extraction", "knowledge_update"}
     assert {"R@1", "R@5", "MRR"} <= set(beam["turn"]["overall"])
-    assert set(beam["baselines"]) == {"bm25", "dense", "bm25_dated", "dense_dated", "no_floor"}
+    assert set(beam["baselines"]) == set(locomo["baselines"])
+    assert {"bm25", "dense", "rrf", "vector_leg", "keyword_leg", "rrf_legs"} <= set(
+        beam["baselines"]
+    )
     assert beam["baselines"]["bm25"]["heldout"]["turn"]["n"] == 3
     abstention = beam["lifecycle"]["abstention"]
     assert abstention["n"]["all"] == {"unanswerable": 2, "answerable": 6}
@@ -413,22 +437,26 @@ def test_question_share_counts_the_sentences_that_ask(text: str, share: float) -
 
 def test_a_turn_that_asks_is_scored_below_one_that_tells(tmp_path: Path) -> None:
     """The fusion takes ``question`` x the share of a turn's sentences that are questions
-    off a turn's score; a vault can set the weight (0: off)."""
+    off the score of a turn someone named said; a vault can set the weight (0: off). A bare
+    role's turn (a user's request to an assistant) is not scored down for asking."""
     from memvault import Vault
     from memvault.index.query import question_share
 
     root = tmp_path / "v"
     vault = Vault.init(root)
     lines = [
-        {"role": "user", "content": "Which database did we pick for the billing service?"},
-        {"role": "assistant", "content": "We picked PostgreSQL for the billing service."},
+        {"role": "user", "name": "Ana", "content": "Which database did we pick for billing?"},
+        {"role": "assistant", "name": "Ben", "content": "We picked PostgreSQL for billing."},
     ]
-    transcript = tmp_path / "s.jsonl"
-    transcript.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
+    unnamed = [{k: v for k, v in line.items() if k != "name"} for line in lines]
+    for name, turns in (("named", lines), ("roles", unnamed)):
+        transcript = tmp_path / f"{name}.jsonl"
+        text = "".join(json.dumps({**t, "session": name}) + "\n" for t in turns)
+        transcript.write_text(text, encoding="utf-8")
     from memvault.ingest import ingest_file
 
-    ingest_file(vault.core, transcript)
-    question = "which database did we pick for the billing service"
+    ingest_file(vault.core, tmp_path / "named.jsonl")
+    question = "which database did we pick for billing"
 
     def fusions(v: Any) -> dict[str, tuple[float, float]]:
         hits = turn_hits(v.recall(question, limit=5, explain=True, log=False))
@@ -441,6 +469,13 @@ def test_a_turn_that_asks_is_scored_below_one_that_tells(tmp_path: Path) -> None
     plain = fusions(Vault.open(root))
     assert plain["user"][0] - scored["user"][0] == pytest.approx(WEIGHTS["question"], abs=1e-3)
     assert plain["assistant"][0] == pytest.approx(scored["assistant"][0], abs=1e-3)
+
+    roles = tmp_path / "roles"
+    vault = Vault.init(roles)
+    ingest_file(vault.core, tmp_path / "roles.jsonl")
+    asked = fusions(Vault.open(roles))
+    Vault.open(roles).set_config("search.weights.question", 0, "no question term")
+    assert fusions(Vault.open(roles))["user"][0] == pytest.approx(asked["user"][0], abs=1e-6)
 
 
 @pytest.mark.parametrize("value", [float("nan"), float("inf"), 1e400, "abc", True, [1]])
@@ -502,3 +537,71 @@ def test_locomo_two_conversations_turn_recall(real_model: None, tmp_path: Path) 
     result = bench.evaluate(conversations, workdir=tmp_path, baselines=False)
     assert result["turn"]["n"] == 231
     check_figures(result, LOCOMO_2_TURN_R5)
+
+
+def test_a_turn_cut_in_pieces_scores_as_the_mean_of_its_pieces(tmp_path: Path) -> None:
+    """A long turn is cut in pieces of ``index.chunk_words``; scored as its best piece it got
+    one draw per piece and outranked the short turn that says what was asked (BEAM: long
+    assistant answers over the user's own words, ``docs/retrieval.md``)."""
+    from memvault import Vault
+    from memvault.ingest import ingest_file
+
+    root = tmp_path / "v"
+    vault = Vault.init(root)
+    vault.set_config("index.chunk_words", 16, "short pieces")
+    filler = (
+        "meanwhile the garden needs watering and the cat sleeps on the warm windowsill "
+        "while rain taps the old roof above the quiet kitchen table near the door"
+    )
+    lines = [
+        {"role": "user", "content": "Our billing service deploys with a blue green rollout."},
+        {
+            "role": "assistant",
+            "content": "Billing service deploys blue green rollout, noted. "
+            + " ".join([filler] * 3),
+        },
+    ]
+    transcript = tmp_path / "s.jsonl"
+    transcript.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
+    ingest_file(vault.core, transcript)
+    hits = turn_hits(
+        Vault.open(root).recall("how does billing deploy", limit=5, explain=True, log=False)
+    )
+    assert [h.turn.role for h in hits][:2] == ["user", "assistant"]
+
+
+def test_a_long_turns_context_counts_less(tmp_path: Path) -> None:
+    """A turn's dense score mixes its own cosine with its cosine in context, half and half up
+    to ``context_words`` words (a short reply means what its neighbours say), less for a
+    longer turn: one that says it all is not diluted by its neighbours."""
+    from memvault import Vault
+    from memvault.ingest import ingest_file
+
+    root = tmp_path / "v"
+    vault = Vault.init(root)
+    words = "billing service deploys with a blue green rollout every friday after review"
+    lines = [
+        {"role": "user", "content": "The garden needs watering and the cat sleeps all day."},
+        {"role": "user", "content": " ".join([words] * 12)},  # 144 words
+        {"role": "assistant", "content": "Right, billing."},
+        {"role": "user", "content": "Rain taps the old roof above the quiet kitchen."},
+    ]
+    transcript = tmp_path / "s.jsonl"
+    transcript.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
+    ingest_file(vault.core, transcript)
+
+    def vectors() -> dict[str, dict[str, float]]:
+        found = Vault.open(root).recall("billing deploys blue green", explain=True, log=False)
+        hits = [h for h in turn_hits(found) if "billing" in h.snippet.lower()]
+        return {h.turn.role: h.explain["vector"] for h in hits}
+
+    def mean(v: dict[str, float]) -> float:
+        return (v["own"] + v["in_context"]) / 2
+
+    seen = vectors()
+    long, short = seen["user"], seen["assistant"]
+    assert short["cosine"] == pytest.approx(mean(short), abs=1e-3)
+    assert abs(long["own"] - long["in_context"]) > 0.01
+    assert abs(long["cosine"] - long["own"]) < abs(long["cosine"] - mean(long)) / 2
+    Vault.open(root).set_config("search.weights.context_words", 1000, "every turn is short")
+    assert vectors()["user"]["cosine"] == pytest.approx(mean(long), abs=1e-3)

@@ -552,6 +552,20 @@ class TurnRow(NamedTuple):
     role: str
     at: float | None
     asks: float = 0.0
+    words: int = 0  # words of the chunk's indexed text
+
+
+def turn_pieces(index: Index, rowids: Sequence[int]) -> dict[int, tuple[int, ...]]:
+    """``{chunk rowid: every chunk rowid of its turn}`` for the given chunks that are a piece
+    of a transcript turn cut in several (a turn longer than ``index.chunk_words``)."""
+    sql = (
+        "SELECT c.rowid, s.rowid FROM chunks c JOIN chunks s ON s.doc = c.doc AND s.turn = c.turn "
+        "WHERE c.rowid IN ({}) AND c.turn IS NOT NULL"
+    )
+    pieces: dict[int, list[int]] = {}
+    for rowid, sibling in _in_batches(index, sql, rowids):
+        pieces.setdefault(int(rowid), []).append(int(sibling))
+    return {r: tuple(sorted(group)) for r, group in pieces.items() if len(group) > 1}
 
 
 def turn_rows(index: Index, rowids: Sequence[int]) -> dict[int, TurnRow]:
@@ -561,7 +575,9 @@ def turn_rows(index: Index, rowids: Sequence[int]) -> dict[int, TurnRow]:
         "WHERE rowid IN ({}) AND turn IS NOT NULL"
     )
     return {
-        int(r): TurnRow(str(t), str(s or ""), str(ro or ""), a, question_share(text))
+        int(r): TurnRow(
+            str(t), str(s or ""), str(ro or ""), a, question_share(text), len(str(text).split())
+        )
         for r, t, s, ro, a, text in _in_batches(index, sql, rowids)
     }
 

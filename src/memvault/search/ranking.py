@@ -5,14 +5,16 @@
 2. keyword leg: the query's content words as an FTS5 OR-query (porter-stemmed), BM25 over
    the memory's head, body and its session neighbours' text (weights 1, 1, 0.5);
 3. vector leg: cosine of the query to each chunk; a memory with session neighbours also
-   has a vector of itself in context, and its dense score is the mean of both. The query
+   has a vector of itself in context, and its dense score mixes both: half and half, less of
+   the context for a turn longer than ``context_words`` (30) words. The query
    is embedded without the names of the vault's speakers: who said a turn is the speaker
    term's job (:func:`memvault.index.query.dense_query`);
 4. the union of both legs' top lists is fused:
    ``bm25 / max(best bm25, full match) + 2.0 * cosine + 0.5 (query names the speaker) + 0.3
-   (dated within a date or period the query names) - 0.15 x the share of a turn's sentences
-   that are questions``, where a full match is the BM25 of a chunk of average length holding
-   each query word once (the sum of their idf); a memory scores as its best chunk;
+   (dated within a date or period the query names) - 0.15 x the share of a named speaker's
+   turn's sentences that are questions``, where a full match is the BM25 of a chunk of
+   average length holding each query word once (the sum of their idf); a memory scores as
+   its best chunk, a transcript turn cut in pieces as the mean of its pieces;
 5. boosts multiply that: importance, recency (episodes), decayed relevance, success rate
    and trigger words (procedures), and the route's preference for one kind of memory.
 
@@ -59,6 +61,8 @@ WEIGHTS: dict[str, float] = {
     # A transcript turn that asks ("Have you been to Lisbon?") holds the answer less often
     # than one that tells: minus this times the share of its sentences that are questions.
     "question": 0.15,
+    # A turn's cosine in context counts half up to this many words, less for longer turns.
+    "context_words": 30.0,
     "importance": 0.05,  # per importance step away from 3
     "recency": 0.1,  # episodes: up to +10 % when brand new, half of it after half_life_days
     "half_life_days": 30.0,
@@ -165,6 +169,8 @@ class Legs(Record):
     dense_query: str = ""  # the text the vector leg embedded (shown by --explain)
     # BM25 of a chunk of average length holding each query word once (index.query.full_match)
     full_match: float = 0.0
+    # chunk -> every chunk of its turn, for a transcript turn cut in several pieces
+    pieces: dict[int, tuple[int, ...]] = field(default_factory=dict)
 
     @property
     def best_bm25(self) -> float:
@@ -225,6 +231,14 @@ def gather(
         legs.doc_of[rowid] = doc
     if not legs.doc_of:
         return legs
+    # A turn cut in pieces scores as the mean of all its pieces (see fuse): the pieces
+    # neither leg found join the candidates with no keyword match.
+    for rowid, group in iq.turn_pieces(idx, list(legs.doc_of)).items():
+        for sibling in group:
+            legs.pieces[sibling] = group
+            if sibling not in legs.doc_of:
+                legs.bm25[sibling] = 0.0
+                legs.doc_of[sibling] = legs.doc_of[rowid]
     stored.read(idx, list(legs.doc_of), set(legs.doc_of.values()))
     q = np.asarray(qvec, dtype=np.float32)
     # A keyword match outside the vector leg's top list still needs its cosine. (A chunk
@@ -300,7 +314,10 @@ def exact_vector_leg(
 def fuse(
     legs: Legs, tokens: Sequence[str], query: str, plan: Plan, w: Mapping[str, float]
 ) -> list[Found]:
-    """Every memory's fused score (its best chunk's), before boosts."""
+    """Every memory's fused score (its best chunk's), before boosts. A transcript turn cut
+    in several pieces scores as the mean of its pieces' scores: as its best piece, a long
+    turn got one draw per piece and outranked the short turns that hold what was asked
+    (``docs/retrieval.md``, "Conversations beyond LoCoMo")."""
     names = set(tokens)
     kw_rank: dict[int, int] = {}
     for rank, (_, key, _) in enumerate(legs.keyword, 1):
@@ -311,6 +328,7 @@ def fuse(
     hint = date_hint(query)
     lowered = " ".join(query.lower().split())
     docs: dict[tuple[int, str], Found] = {}
+    total: dict[tuple[int, str], float] = {}  # the sum of a cut turn's pieces' scores
     for rowid, key in legs.doc_of.items():
         row = legs.rows.get(key)
         if row is None:
@@ -321,7 +339,7 @@ def fuse(
             continue
         own = legs.cosine[rowid]
         ctx_cos = legs.context.get(rowid)
-        cos = own if ctx_cos is None else (own + ctx_cos) / 2
+        cos = own if ctx_cos is None else _in_context(own, ctx_cos, turn, w)
         bm25 = legs.bm25[rowid]
         named = speaker_named(speakers, names, lowered)
         created = turn.at if turn is not None and turn.at is not None else row.created
@@ -336,9 +354,11 @@ def fuse(
             + w["dense"] * dense_term(cos, w["dense_floor"])
             + (w["speaker"] if named else 0.0)
             + (w["date"] if dated else 0.0)
-            - (w["question"] * turn.asks if turn is not None else 0.0)
+            - (w["question"] * turn.asks if turn is not None and _named(turn) else 0.0)
         )
         unit = (key, turn.turn if turn is not None else "")
+        if rowid in legs.pieces:
+            total[unit] = total.get(unit, 0.0) + base
         best = docs.get(unit)
         if best is None or base > best.base:
             docs[unit] = found = Found(
@@ -356,6 +376,9 @@ def fuse(
                 base,
             )
             found.evidence = evidence(legs, bm25, own, w["dense_floor"])
+    for unit, summed in total.items():
+        found = docs[unit]
+        found.base = summed / len(legs.pieces[found.rowid])
     # Nothing in common at all (no keyword, no positive similarity): not a result -- except
     # in a timeline ("what happened last week?"), where being in the window is the match.
     return [d for d in docs.values() if plan.order == "time" or d.base > 0]
@@ -376,6 +399,24 @@ def dense_term(cos: float, floor: float) -> float:
     if floor <= 0.0:
         return max(cos, 0.0)
     return max((cos - floor) / (1.0 - floor), 0.0)
+
+
+def _in_context(own: float, context: float, turn: TurnRow | None, w: Mapping[str, float]) -> float:
+    """A chunk's cosine with its cosine in context mixed in: half and half for a memory and
+    for a turn of up to ``context_words`` words, less for a longer turn (share 0.5 x
+    context_words / words). A short reply ("yes, Tuesday") means what its neighbours say; a
+    turn that says it all is not diluted by them (``docs/retrieval.md``, BEAM)."""
+    share = 0.5
+    if turn is not None and turn.words > w["context_words"]:
+        share *= w["context_words"] / turn.words
+    return (1.0 - share) * own + share * context
+
+
+def _named(turn: TurnRow) -> bool:
+    """A turn of someone the transcript names (a person in a conversation), not a bare role:
+    asking says something there (the answer is in another turn), while a user's turns to an
+    assistant are requests whatever they hold (``docs/retrieval.md``, BEAM)."""
+    return bool(turn.speaker) and turn.speaker.lower() != turn.role.lower()
 
 
 def _passes(plan: Plan, speakers: str, turn: TurnRow | None) -> bool:
