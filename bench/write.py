@@ -4,7 +4,7 @@ Builds the vault quickly (files generated and committed in one commit through th
 then measures, in the same run and the same repository:
 
 * ``memvault add`` (the real console script, one process per add) median wall time, and its
-  ratio to a bare ``git add && git commit`` of one file (target <= 2.0x);
+  ratio to a bare ``git add && git commit`` of one file (target <= 1.5x);
 * ``memvault list --json`` and ``memvault show ID`` medians;
 * ``memvault --help`` median vs ``python -c pass`` (target <= 0.35 s absolute).
 
@@ -38,7 +38,7 @@ from memvault import Vault  # noqa: E402
 from memvault.memory import CATEGORIES, format_time  # noqa: E402
 from memvault.store.files import render_new  # noqa: E402
 
-ADD_TARGET = 2.0
+ADD_TARGET = 1.5  # an add may cost at most 1.5x a bare git add + commit of one file
 HELP_TARGET = 0.35
 WORDS = [
     "deploy",
