@@ -84,7 +84,8 @@ def _env() -> dict[str, str]:
     env = {
         k: v
         for k, v in os.environ.items()
-        if not k.startswith("MEMVAULT_") and k != "PYTHONDONTWRITEBYTECODE"
+        if (not k.startswith("MEMVAULT_") or k == "MEMVAULT_RUNTIME_DIR")
+        and k != "PYTHONDONTWRITEBYTECODE"
     }
     # Keep the model out of it: only an 'add fact' that the conflict rule pairs with a fact in
     # force searches (memvault.conflicts; the word rule runs first, without a model).
@@ -316,6 +317,21 @@ def profile_add(vault: Vault) -> dict[str, Any]:
     }
 
 
+def _stop_resident(root: Path) -> None:
+    """Stop the resident process the timed commands started for ``root``, so that no process
+    outlives the run (it would idle out after 10 minutes)."""
+    import signal
+
+    from memvault.resident.runtime import Unsafe, files, folder, key
+
+    try:
+        pid_file = files(folder(), key(root.resolve()))["pid"]
+        pid = int(pid_file.read_text(encoding="utf-8").split()[0])
+        os.kill(pid, signal.SIGTERM)
+    except (Unsafe, OSError, ValueError, IndexError):
+        pass  # none running, or not ours to stop
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -348,6 +364,8 @@ def main() -> None:
         if args.profile:
             result["profile_add"] = profile_add(vault)
     finally:
+        if not args.keep:
+            _stop_resident(target)  # the adds started one, as they do for a user
         if not args.keep and args.dir is None:
             shutil.rmtree(base, ignore_errors=True)
 

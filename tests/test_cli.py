@@ -4,8 +4,10 @@ the ``memvault`` console script. Every test checks effects: the files, the commi
 from __future__ import annotations
 
 import json
+import os
 import sys
 import tempfile
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -1084,6 +1086,12 @@ def test_bench_write_runs(tmp_path: Path) -> None:
         check=False,
     )
     assert proc.returncode == 0, proc.stderr
+    # the resident process its adds started is stopped with the run (its pid file goes)
+    runtime = Path(os.environ["MEMVAULT_RUNTIME_DIR"])
+    deadline = time.monotonic() + 10
+    while list(runtime.glob("*.pid")) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not list(runtime.glob("*.pid"))
     data = json.loads(proc.stdout)
     for key in (
         "add_vs_git_ratio",
