@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 import beam_lifecycle
+import legs
 
 LAYOUTS = ("transcripts", "turns-as-memories")
 KS = (1, 5, 10)
@@ -410,16 +411,9 @@ def baseline_rankers(
     }
 
 
-RRF_K = 60
-
-
 def rrf(*rankings: Sequence[str]) -> list[str]:
-    """Reciprocal-rank fusion (k = :data:`RRF_K`) of rankings of dia_ids."""
-    fused: dict[str, float] = {}
-    for ranking in rankings:
-        for rank, dia in enumerate(ranking, 1):
-            fused[dia] = fused.get(dia, 0.0) + 1.0 / (RRF_K + rank)
-    return sorted(fused, key=lambda dia: -fused[dia])[:RESULTS]
+    """Reciprocal-rank fusion (k = 60) of rankings of dia_ids."""
+    return legs.rrf(*rankings, limit=RESULTS)
 
 
 def leg_rankers(
@@ -428,24 +422,12 @@ def leg_rankers(
     """memvault's own two legs, each alone (a turn at the rank of its best chunk in the leg's
     list), and their reciprocal-rank fusion, as :func:`memvault.search.ranking.gather` runs
     them for ``recall`` (same pool, no filter)."""
-    from memvault.index import ensure_fresh
-    from memvault.index import query as iq
-    from memvault.search.engine import dense_vector
-    from memvault.search.options import build_filter
-    from memvault.search.ranking import Plan, gather, weights
-
     last: dict[str, dict[str, list[str]]] = {}
 
-    def legs(q: str) -> dict[str, list[str]]:
+    def ranked(q: str) -> dict[str, list[str]]:
         if q in last:
             return last[q]
-        idx = ensure_fresh(vault.core)
-        types, filt = build_filter(vault.core, {})
-        plan = Plan(types=types, filt=filt, limit=RESULTS)
-        with idx.lock:
-            found = gather(
-                idx, iq.query_tokens(q), dense_vector(vault.core, idx, q), plan, weights(vault.core)
-            )
+        found = legs.gather_legs(vault, q, RESULTS)
 
         def order(leg: list[tuple[int, int, float]]) -> list[str]:
             out: list[str] = []
@@ -461,7 +443,7 @@ def leg_rankers(
         last[q] = {"keyword_leg": keyword, "vector_leg": vector, "rrf_legs": rrf(keyword, vector)}
         return last[q]
 
-    return {name: (lambda q, name=name: legs(q)[name]) for name in LEG_NAMES}
+    return {name: (lambda q, name=name: ranked(q)[name]) for name in LEG_NAMES}
 
 
 LEG_NAMES = ("keyword_leg", "vector_leg", "rrf_legs")

@@ -91,7 +91,6 @@ _WORD_RE = re.compile(r"\w+")
 _ID_BAD_RE = re.compile(r"[^a-z0-9]+")
 
 Ranker = Callable[[str], list[str]]
-RRF_K = 60  # reciprocal-rank fusion's constant (Cormack et al. 2009)
 LEGS = ("keyword_leg", "dense_leg", "rrf", "no_floor")
 
 
@@ -323,40 +322,26 @@ def leg_rankers(vault: Any, ids: dict[str, str]) -> dict[str, Ranker]:
     the vector leg (cosine to each chunk), as :func:`memvault.search.ranking.gather` runs
     them for a search with no filter; a memory ranks as its best chunk. Also recall with no
     relevance floor (``no_floor``)."""
-    from memvault.index import ensure_fresh
-    from memvault.index import query as iq
-    from memvault.search.engine import dense_vector
-    from memvault.search.options import build_filter
-    from memvault.search.ranking import Plan, gather, weights
+    from legs import gather_legs, rrf
 
     last: dict[str, dict[str, list[str]]] = {}
 
     def legs(q: str) -> dict[str, list[str]]:
         if q in last:
             return last[q]
-        idx = ensure_fresh(vault.core)
-        types, filt = build_filter(vault.core, {})
-        plan = Plan(types=types, filt=filt, limit=LIMIT)
-        with idx.lock:
-            found = gather(
-                idx, iq.query_tokens(q), dense_vector(vault.core, idx, q), plan, weights(vault.core)
-            )
+        found = gather_legs(vault, q, LIMIT)
 
         def order(leg: list[tuple[int, int, float]]) -> list[str]:
             names = (found.rows[doc].id for _, doc, _ in leg if doc in found.rows)
             return [ids[m] for m in dict.fromkeys(names) if m in ids]
 
         keyword, vector = order(found.keyword), order(found.vector)
-        fused: dict[str, float] = {}
-        for ranking in (keyword, vector):
-            for rank, pid in enumerate(ranking, 1):
-                fused[pid] = fused.get(pid, 0.0) + 1.0 / (RRF_K + rank)
-        rrf = sorted(fused, key=lambda pid: -fused[pid])
+        fused = rrf(keyword, vector)
         last.clear()
         # recall as a user gets it, but with no relevance floor: what the floor costs
         result = vault.recall(q, limit=LIMIT, log=False, min_score=0.0)
         no_floor = [ids[h.id] for h in result.hits if h.id in ids]
-        last[q] = {"keyword_leg": keyword, "dense_leg": vector, "rrf": rrf, "no_floor": no_floor}
+        last[q] = {"keyword_leg": keyword, "dense_leg": vector, "rrf": fused, "no_floor": no_floor}
         return last[q]
 
     return {name: (lambda q, name=name: legs(q)[name]) for name in LEGS}
