@@ -32,6 +32,9 @@ def v(vault: Vault) -> Path:
         "The deploy failed because DATABASE_URL was missing",
         id="deploy-failed",
         importance=4,
+        # A fixed date: the index embeds an episode with its date, and the fake embedder's
+        # vectors (hashed letter triples) would otherwise change with the day the test runs.
+        created="2026-11-20T10:00:00Z",
     )
     vault.add(
         "procedural",
