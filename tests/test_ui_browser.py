@@ -62,18 +62,25 @@ def _by(css: str) -> tuple[str, str]:
 
 
 def _go(browser: Any, element: Any, submit: bool = False) -> None:
-    """Click a link or button (or submit a form) and wait for the next page."""
-    from selenium.webdriver.support import expected_conditions
+    """Click a link or button (or submit a form) and wait for the next page to have loaded.
+
+    The old page is marked by a window property that only it carries; the wait is over when a
+    document without the mark has finished loading. Probing an element of the old page for
+    staleness instead can fail while chromium swaps documents ("Node with given id does not
+    belong to the document"), so errors during the swap count as "not yet".
+    """
+    from selenium.common.exceptions import WebDriverException
     from selenium.webdriver.support.ui import WebDriverWait
 
-    page = browser.find_element(*_by("html"))
+    browser.execute_script("window.__memvaultOldPage = true")
     element.submit() if submit else element.click()
-    WebDriverWait(browser, 30).until(expected_conditions.staleness_of(page))
-    # The old page is gone; wait until the new one has finished loading, or a lookup can
-    # land on a node of a document chromium is still replacing.
-    WebDriverWait(browser, 30).until(
-        lambda b: b.execute_script("return document.readyState") == "complete"
-    )
+
+    def loaded(b: Any) -> bool:
+        return bool(b.execute_script(
+            "return window.__memvaultOldPage === undefined"
+            " && document.readyState === 'complete'"))  # fmt: skip
+
+    WebDriverWait(browser, 30, ignored_exceptions=(WebDriverException,)).until(loaded)
 
 
 def _open(browser: Any, running: Running, path: str = "/") -> None:
