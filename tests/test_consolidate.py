@@ -203,6 +203,22 @@ def test_facts_with_different_numbers_are_disputed_not_merged(vault: Vault) -> N
     assert result.disputed and set(result.disputed[0]["ids"]) == {x, y}
 
 
+def test_a_fact_naming_its_subject_is_never_merged_into_one_that_does_not(vault: Vault) -> None:
+    # bench/lifecycle.py: "The platform team is led by Dara." (subject lead.platform) was
+    # merged into the older "Dara leads the design team." and the subject lost its fact.
+    vault.config.set("supersede.infer", False)
+    text = "The platform team is led by Dara and the team meets on Mondays"
+    old = vault.add("semantic", text, created=T0S).memory.id
+    twin = vault.add("semantic", text + ".", created="2026-01-02T00:00:00Z").memory.id
+    named = vault.add("semantic", text, subject="lead.platform").memory.id
+    near = vault.add("semantic", text + " at ten", subject="lead.design").memory.id
+    consolidate(vault.core, now=weeks(1), only=["dedup"])
+    assert vault.get(twin).meta["superseded_by"] == old  # no subject on either: merged
+    for kept in (named, near):
+        assert vault.get(kept).path.startswith("semantic/"), kept
+        assert vault.get(kept).status == "active"
+
+
 def test_supersede_chain_from_hand_edits(vault: Vault) -> None:
     root = vault.root
     for i, (since, city) in enumerate(

@@ -11,6 +11,7 @@ when they are the same event -- the same session, or written within
 is a recurrence, which promotion turns into a proposal. Facts that look alike
 (≥ ``consolidate.dispute_similarity``) and contradict each other -- one value replaced, two
 swapped, a negation or polarity flipped -- are flagged ``disputed`` for review, never merged.
+Facts merge only when they name the same subject or neither names one.
 """
 
 from __future__ import annotations
@@ -103,9 +104,10 @@ def _distinct_texts(
     for members in groups:
         if len(members) < 2:
             continue
-        by_text: dict[str, Memory] = {}
+        by_text: dict[tuple[str, str], Memory] = {}
         for m in members:
-            key = normalise(m.content)  # the body's words; a different title is no difference
+            # the body's words (a different title is no difference) about one subject
+            key = (m.subject or "", normalise(m.content))
             first = by_text.get(key)
             if first is not None and (m.type != "episodic" or same_event(first, m, hours)):
                 clusters.union(first.id, m.id)
@@ -142,7 +144,10 @@ def _compare(
         # One side naming a number, name or date the other lacks says more: only a closer
         # match merges it (a reworded twin usually keeps every specific).
         bar = max(threshold, SPECIFIC_THRESHOLD) if diff.specifics else threshold
-        if sim >= bar and words_agree(diff):
+        # A subject says what a fact is about: facts about two subjects, or one that names
+        # its subject and one that doesn't, are never merged (the survivor would drop the
+        # subject, and the subject its fact in force). Their words may still dispute.
+        if sim >= bar and words_agree(diff) and a.subject == b.subject:
             clusters.union(a.id, b.id)
         elif a.type == "semantic" and sim >= dispute_at and diff.contradiction:
             flag_disputed(state, result, a, b, sim, diff.contradiction)
