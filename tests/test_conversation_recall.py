@@ -503,7 +503,7 @@ def test_an_unknown_weight_lists_the_known_ones(tmp_path: Path, cli: Callable[..
 
 # Turn R@5 (percent) measured with the default embedder (all-MiniLM-L6-v2, ONNX) through
 # bench/locomo.py's ingest path; a test fails when a change loses more than 3 points.
-OWN_SET_TURN_R5 = 83.3  # tests/data/conversations.json, 49 questions; measured 2026-12-02
+OWN_SET_TURN_R5 = 75.5  # tests/data/conversations.json, 49 questions; MiniLM floor 0.34, 2026-12-04
 LOCOMO_2_TURN_R5 = 77.4  # LoCoMo conversations 1-2 (conv-26, conv-30), 231 questions; 2026-12-02
 TOLERANCE = 3.0
 
