@@ -584,3 +584,14 @@ def test_a_memory_in_another_language_is_measured_against_the_floor_across_langu
     # within one language the same cosine is under the floor: only its keywords count.
     assert ids[0] == "ru-answer", ids
     assert ids.index("name") > ids.index("ru-answer")
+
+
+def test_an_embedder_with_one_floor_uses_it_for_a_pair_in_two_languages(vault: Vault) -> None:
+    """MiniLM (and the fake embedder) declare no cross-language floor: a pair in two
+    languages gets the same floor as any other, the configured one included, so English
+    vaults rank as they did."""
+    from memvault.search.ranking import weights
+
+    assert weights(vault.core)["dense_floor_across"] == weights(vault.core)["dense_floor"]
+    vault.set_config("search.weights.dense_floor", 0.4, "a floor of its own")
+    assert weights(vault.core)["dense_floor_across"] == 0.4
