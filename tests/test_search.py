@@ -536,13 +536,13 @@ def test_context_scores_the_query_words_once_for_all_its_sections(
     assert alone.text == shared.text
 
 
-def test_a_memory_in_another_language_is_measured_against_the_floor_across_languages(
+def test_a_memory_in_another_script_is_measured_against_the_floor_across_languages(
     vault: Vault, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """A multilingual embedder's cosines across two languages sit lower than within one: an
-    English question's right Russian paragraph can fall under the same-language floor and
-    count as unrelated, while a passage sharing one name with the question outranks it. The
-    floor of a pair in two languages is ``dense_floor_across`` (docs/retrieval.md)."""
+    """A multilingual embedder's cosines across scripts sit lower than within one language:
+    an English question's right Russian paragraph can fall under the same-language floor
+    and count as unrelated, while a passage sharing one name with the question outranks it.
+    The floor of a pair in two scripts is ``dense_floor_across`` (docs/retrieval.md)."""
     import numpy as np
 
     from memvault.embeddings.fake import FakeEmbedder
@@ -568,7 +568,7 @@ def test_a_memory_in_another_language_is_measured_against_the_floor_across_langu
     )
     monkeypatch.setattr(FakeEmbedder, "embed_query", lambda _, t: vector(t))
     vault.set_config("search.weights.dense_floor", 0.5, "a calibrated embedder's floor")
-    vault.set_config("search.weights.dense_floor_across", 0.3, "lower across languages")
+    vault.set_config("search.weights.dense_floor_across", 0.3, "lower across scripts")
     vault.add(
         "semantic",
         "Компания была основана в Рахуэе, штат Нью-Джерси, и занималась электрическим освещением.",
@@ -580,7 +580,7 @@ def test_a_memory_in_another_language_is_measured_against_the_floor_across_langu
     vault.add("semantic", "The Tesla company was started in Rahway by its engineers.", id="en-peer")
     hits = vault.recall("Who founded the Tesla Electric Light company, in which year and city?")
     ids = [h.id for h in hits.hits]
-    # Across languages the cosine of 0.45 clears the lower floor and outranks a shared name;
+    # Across scripts the cosine of 0.45 clears the lower floor and outranks a shared name;
     # within one language the same cosine is under the floor: only its keywords count.
     assert ids[0] == "ru-answer", ids
     assert ids.index("name") > ids.index("ru-answer")

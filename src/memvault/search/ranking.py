@@ -55,9 +55,9 @@ WEIGHTS: dict[str, float] = {
     # The cosine an embedder gives unrelated texts, scaled out of the dense term (default:
     # the embedder's own ``similarity_floor``; 0 for MiniLM, whose cosines spread from 0).
     "dense_floor": 0.0,
-    # The same, for a query and a memory in two different languages (an English question
-    # about a Russian passage): a multilingual embedder gives such pairs lower cosines,
-    # related or not (default: the embedder's ``cross_language_floor``, else dense_floor's).
+    # The same, for a query and a memory in two scripts (an English question about a
+    # Russian passage): a multilingual embedder gives such pairs lower cosines, related or
+    # not (default: the embedder's ``cross_language_floor``, else dense_floor's).
     "dense_floor_across": 0.0,
     # The query names who said it. The name is left out of the embedded query, so this term
     # carries it alone (``docs/retrieval.md``).
@@ -405,15 +405,24 @@ def evidence(legs: Legs, bm25: float, own_cosine: float, dense_floor: float) -> 
 
 def pair_floor(query_language: str, memory_language: str | None, w: Mapping[str, float]) -> float:
     """The similarity floor of :func:`dense_term` for a query in ``query_language`` and a
-    memory in ``memory_language``: ``dense_floor_across`` when they differ. A multilingual
-    embedder's cosines across two languages sit lower than within one, for related and
-    unrelated texts alike. Measured against the same-language floor, an English question's
-    right Russian paragraph could fall under it and count as unrelated, while a passage
-    sharing one name with the question outranked it (``docs/retrieval.md``, "Across
+    memory in ``memory_language`` (:func:`memvault.language.detect`'s): ``dense_floor_across``
+    when one is written in Cyrillic and the other in Latin letters. Across scripts the two
+    share no word but names and numbers, and a multilingual embedder's cosines sit lower,
+    related or not: measured against the same-language floor, an English question's right
+    Russian paragraph could fall under it and count as unrelated, while a passage sharing
+    one name with the question outranked it. A memory labelled English does not count:
+    English is detect's answer when nothing says otherwise, Russian prose full of English
+    terms included, whose cosines to a Russian question are as high as any Russian text's.
+    Ukrainian and Russian share a script and most cosines (``docs/retrieval.md``, "Across
     languages: the similarity floor of the pair")."""
-    if memory_language and memory_language != query_language:
+    if memory_language in (None, "", "en"):
+        return w["dense_floor"]
+    if (query_language in _CYRILLIC) != (memory_language in _CYRILLIC):
         return w["dense_floor_across"]
     return w["dense_floor"]
+
+
+_CYRILLIC = frozenset({"ru", "uk"})  # the languages (memvault.config.LANGUAGES) in Cyrillic
 
 
 def dense_term(cos: float, floor: float) -> float:
