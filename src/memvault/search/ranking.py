@@ -12,9 +12,11 @@
 4. the union of both legs' top lists is fused:
    ``bm25 / max(best bm25, full match) + 2.0 * cosine + 0.5 (query names the speaker) + 0.3
    (dated within a date or period the query names) - 0.15 x the share of a named speaker's
-   turn's sentences that are questions``, where a full match is the BM25 of a chunk of
-   average length holding each query word once (the sum of their idf); a memory scores as
-   its best chunk, a transcript turn cut in pieces as the mean of its pieces;
+   turn's sentences that are questions``, the cosine rescaled from the embedder's floor (a
+   lower one for a query and a memory in two scripts: :func:`pair_floor`), where a full
+   match is the BM25 of a chunk of average length holding each query word once (the sum of
+   their idf); a memory scores as its best chunk, a transcript turn cut in pieces as the
+   mean of its pieces;
 5. boosts multiply that: importance, recency (episodes), decayed relevance, success rate
    and trigger words (procedures), and the route's preference for one kind of memory.
 
