@@ -534,3 +534,64 @@ def test_context_scores_the_query_words_once_for_all_its_sections(
     alone = vault.context("zebra zoo", budget=2000, log=False)
     assert len([q for q in asked if "JOIN" not in q]) == 4
     assert alone.text == shared.text
+
+
+def test_a_memory_in_another_script_is_measured_against_the_floor_across_languages(
+    vault: Vault, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A multilingual embedder's cosines across scripts sit lower than within one language:
+    an English question's right Russian paragraph can fall under the same-language floor
+    and count as unrelated, while a passage sharing one name with the question outranks it.
+    The floor of a pair in two scripts is ``dense_floor_across`` (docs/retrieval.md)."""
+    import numpy as np
+
+    from memvault.embeddings.fake import FakeEmbedder
+
+    dims = FakeEmbedder().dimensions
+    # The query is the first axis; each memory's cosine to it is fixed.
+    cosines = {"Рахуэе": 0.45, "museum": 0.1, "Rahway": 0.45}
+
+    def vector(text: str) -> np.ndarray:
+        v = np.zeros(dims, dtype=np.float32)
+        if "founded" in text:
+            v[0] = 1.0
+            return v
+        for n, (mark, cos) in enumerate(cosines.items(), 1):
+            if mark in text:
+                v[0], v[n] = cos, (1 - cos**2) ** 0.5
+                return v
+        v[-1] = 1.0
+        return v
+
+    monkeypatch.setattr(
+        FakeEmbedder, "embed_documents", lambda _, t: np.stack([vector(x) for x in t])
+    )
+    monkeypatch.setattr(FakeEmbedder, "embed_query", lambda _, t: vector(t))
+    vault.set_config("search.weights.dense_floor", 0.5, "a calibrated embedder's floor")
+    vault.set_config("search.weights.dense_floor_across", 0.3, "lower across scripts")
+    vault.add(
+        "semantic",
+        "Компания была основана в Рахуэе, штат Нью-Джерси, и занималась электрическим освещением.",
+        id="ru-answer",
+    )
+    vault.add(
+        "semantic", "The Tesla coils of the science museum are switched on at noon.", id="name"
+    )
+    vault.add("semantic", "The Tesla company was started in Rahway by its engineers.", id="en-peer")
+    hits = vault.recall("Who founded the Tesla Electric Light company, in which year and city?")
+    ids = [h.id for h in hits.hits]
+    # Across scripts the cosine of 0.45 clears the lower floor and outranks a shared name;
+    # within one language the same cosine is under the floor: only its keywords count.
+    assert ids[0] == "ru-answer", ids
+    assert ids.index("name") > ids.index("ru-answer")
+
+
+def test_an_embedder_with_one_floor_uses_it_for_a_pair_in_two_languages(vault: Vault) -> None:
+    """MiniLM (and the fake embedder) declare no cross-language floor: a pair in two
+    languages gets the same floor as any other, the configured one included, so English
+    vaults rank as they did."""
+    from memvault.search.ranking import weights
+
+    assert weights(vault.core)["dense_floor_across"] == weights(vault.core)["dense_floor"]
+    vault.set_config("search.weights.dense_floor", 0.4, "a floor of its own")
+    assert weights(vault.core)["dense_floor_across"] == 0.4

@@ -528,6 +528,7 @@ class DocRow(NamedTuple):
     agent: str | None
     team: str | None
     triggers: str | None  # "|word|phrase|": a procedure's trigger keywords
+    lang: str | None  # the language it is written in (memvault.language.detect)
 
 
 def _in_batches(

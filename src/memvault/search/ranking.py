@@ -12,9 +12,11 @@
 4. the union of both legs' top lists is fused:
    ``bm25 / max(best bm25, full match) + 2.0 * cosine + 0.5 (query names the speaker) + 0.3
    (dated within a date or period the query names) - 0.15 x the share of a named speaker's
-   turn's sentences that are questions``, where a full match is the BM25 of a chunk of
-   average length holding each query word once (the sum of their idf); a memory scores as
-   its best chunk, a transcript turn cut in pieces as the mean of its pieces;
+   turn's sentences that are questions``, the cosine rescaled from the embedder's floor (a
+   lower one for a query and a memory in two scripts: :func:`pair_floor`), where a full
+   match is the BM25 of a chunk of average length holding each query word once (the sum of
+   their idf); a memory scores as its best chunk, a transcript turn cut in pieces as the
+   mean of its pieces;
 5. boosts multiply that: importance, recency (episodes), decayed relevance, success rate
    and trigger words (procedures), and the route's preference for one kind of memory.
 
@@ -32,6 +34,7 @@ from typing import TYPE_CHECKING, Any
 
 from .. import debug
 from ..errors import MemvaultError
+from ..language import detect
 from ..memory import Memory, now_utc
 from ..paths import CONFIG_PATH
 from ..store.usage import Usage
@@ -54,6 +57,10 @@ WEIGHTS: dict[str, float] = {
     # The cosine an embedder gives unrelated texts, scaled out of the dense term (default:
     # the embedder's own ``similarity_floor``; 0 for MiniLM, whose cosines spread from 0).
     "dense_floor": 0.0,
+    # The same, for a query and a memory in two scripts (an English question about a
+    # Russian passage): a multilingual embedder gives such pairs lower cosines, related or
+    # not (default: the embedder's ``cross_language_floor``, else dense_floor's).
+    "dense_floor_across": 0.0,
     # The query names who said it. The name is left out of the embedded query, so this term
     # carries it alone (``docs/retrieval.md``).
     "speaker": 0.5,
@@ -102,6 +109,7 @@ def weights(vault: Repository) -> dict[str, float]:
     out = dict(WEIGHTS)
     embedder = embedder_for(vault)  # its calibration, when it has one, before the config's
     out["dense_floor"] = float(getattr(embedder, "similarity_floor", 0.0))
+    across = getattr(embedder, "cross_language_floor", None)
     out["dense"] = float(getattr(embedder, "dense_weight", out["dense"]))
     custom = vault.config.get("search.weights") or {}
     if not isinstance(custom, Mapping):
@@ -119,6 +127,8 @@ def weights(vault: Repository) -> dict[str, float]:
                 f"must be a finite number, not {value!r}", CONFIG_PATH, f"{_KEY}.{key}"
             )
         out[key] = float(value)
+    if "dense_floor_across" not in custom:  # the embedder's, or one floor for any pair
+        out["dense_floor_across"] = out["dense_floor"] if across is None else float(across)
     return out
 
 
@@ -327,6 +337,7 @@ def fuse(
         vec_rank.setdefault(key, rank)
     hint = date_hint(query)
     lowered = " ".join(query.lower().split())
+    language = detect(query)
     docs: dict[tuple[int, str], Found] = {}
     total: dict[tuple[int, str], float] = {}  # the sum of a cut turn's pieces' scores
     for rowid, key in legs.doc_of.items():
@@ -348,10 +359,11 @@ def fuse(
             and created is not None
             and plan.window[0] <= created <= plan.window[1] + 86400
         )
+        floor = pair_floor(language, row.lang, w)
         # Cosine is clipped at 0 so that the multiplicative boosts stay monotone.
         base = (
             legs.keyword_term(bm25)
-            + w["dense"] * dense_term(cos, w["dense_floor"])
+            + w["dense"] * dense_term(cos, floor)
             + (w["speaker"] if named else 0.0)
             + (w["date"] if dated else 0.0)
             - (w["question"] * turn.asks if turn is not None and _named(turn) else 0.0)
@@ -375,7 +387,7 @@ def fuse(
                 vec_rank.get(key),
                 base,
             )
-            found.evidence = evidence(legs, bm25, own, w["dense_floor"])
+            found.evidence = evidence(legs, bm25, own, floor)
     for unit, summed in total.items():
         found = docs[unit]
         found.base = summed / len(legs.pieces[found.rowid])
@@ -391,6 +403,28 @@ def evidence(legs: Legs, bm25: float, own_cosine: float, dense_floor: float) -> 
     keyword match of a query counts a full point however weak it is. ``search.min_score``
     (the embedder's ``relevance_floor`` by default) is a floor on this."""
     return max(dense_term(own_cosine, dense_floor), legs.keyword_share(bm25))
+
+
+def pair_floor(query_language: str, memory_language: str | None, w: Mapping[str, float]) -> float:
+    """The similarity floor of :func:`dense_term` for a query in ``query_language`` and a
+    memory in ``memory_language`` (:func:`memvault.language.detect`'s): ``dense_floor_across``
+    when one is written in Cyrillic and the other in Latin letters. Across scripts the two
+    share no word but names and numbers, and a multilingual embedder's cosines sit lower,
+    related or not: measured against the same-language floor, an English question's right
+    Russian paragraph could fall under it and count as unrelated, while a passage sharing
+    one name with the question outranked it. A memory labelled English does not count:
+    English is detect's answer when nothing says otherwise, Russian prose full of English
+    terms included, whose cosines to a Russian question are as high as any Russian text's.
+    Ukrainian and Russian share a script and most cosines (``docs/retrieval.md``, "Across
+    languages: the similarity floor of the pair")."""
+    if memory_language in (None, "", "en"):
+        return w["dense_floor"]
+    if (query_language in _CYRILLIC) != (memory_language in _CYRILLIC):
+        return w["dense_floor_across"]
+    return w["dense_floor"]
+
+
+_CYRILLIC = frozenset({"ru", "uk"})  # the languages (memvault.config.LANGUAGES) in Cyrillic
 
 
 def dense_term(cos: float, floor: float) -> float:
