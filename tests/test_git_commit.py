@@ -20,13 +20,18 @@ from helpers import commit_count, git, is_clean
 
 @pytest.fixture
 def calls(monkeypatch: pytest.MonkeyPatch) -> list[str]:
-    """The git commands a write starts: ``run_git``'s, and ``fast-import``."""
+    """The git commands a write starts: ``run_git``'s, ``start_git``'s, and ``fast-import``."""
     seen: list[str] = []
     run_git = gitstore.run_git
+    start_git = gitstore.start_git
 
     def counted(root: Path, args: Any, **kw: Any) -> Any:
         seen.append(args[0])
         return run_git(root, args, **kw)
+
+    def started_early(root: Path, args: Any, **kw: Any) -> Any:
+        seen.append(args[0])
+        return start_git(root, args, **kw)
 
     conversation = fastimport._Conversation
 
@@ -35,6 +40,7 @@ def calls(monkeypatch: pytest.MonkeyPatch) -> list[str]:
         return conversation(root, env)
 
     monkeypatch.setattr(gitstore, "run_git", counted)
+    monkeypatch.setattr(gitstore, "start_git", started_early)
     monkeypatch.setattr(fastimport, "_Conversation", started)
     return seen
 
@@ -103,6 +109,7 @@ def test_a_branch_moved_meanwhile_gets_the_commit_on_top(
     def committing_meanwhile(r: Path, env: Any) -> Any:
         # the user commits after memvault read HEAD, before fast-import moves the branch
         identity = ["-c", "user.name=u", "-c", "user.email=u@x"]
+        _wait_for_index(r)  # memvault's own update-index may still hold the index's lock
         git(r, "add", "user.txt")
         git(r, *identity, "commit", "-q", "-m", "user", "--", "user.txt")
         user_commit.append(git(root, "rev-parse", "HEAD").strip())
@@ -113,6 +120,40 @@ def test_a_branch_moved_meanwhile_gets_the_commit_on_top(
     assert git(root, "rev-parse", "HEAD^").strip() == user_commit[0]  # on top, not beside
     assert git(root, "show", "--name-only", "--format=", "HEAD").split() == [written.memory.path]
     assert git(root, "log", "-1", "--format=%s", "HEAD^") == "user\n"
+    assert is_clean(root)
+
+
+def _wait_for_index(root: Path) -> None:
+    import time
+
+    deadline = time.monotonic() + 10
+    while (root / ".git" / "index.lock").exists() and time.monotonic() < deadline:
+        time.sleep(0.005)
+
+
+def test_an_index_that_cant_be_updated_stops_the_commit(
+    vault: Vault, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The index is updated while fast-import starts; a failure there (another git holds the
+    index's lock) must still leave no commit, as when the update ran first."""
+    from memvault.errors import GitError
+
+    vault.add("semantic", "History first")
+    root = vault.root
+    before = git(root, "rev-parse", "HEAD").strip()
+    start_git = gitstore.start_git
+
+    def locked_meanwhile(r: Path, args: Any, **kw: Any) -> Any:
+        if args[0] == "update-index":
+            (root / ".git" / "index.lock").write_text("")  # a git process of the user's
+        return start_git(r, args, **kw)
+
+    monkeypatch.setattr(gitstore, "start_git", locked_meanwhile)
+    with pytest.raises(GitError, match="update-index"):
+        vault.add("semantic", "Written while the index is locked")
+    (root / ".git" / "index.lock").unlink()
+    assert git(root, "rev-parse", "HEAD").strip() == before
+    assert not list((root / "semantic").rglob("written-while*"))
     assert is_clean(root)
 
 

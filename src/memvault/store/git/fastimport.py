@@ -17,7 +17,7 @@ import os
 import re
 import stat
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from .process import Identity, no_git_env
@@ -37,10 +37,14 @@ def commit(
     identity: Identity,
     add: Sequence[str],
     remove: Sequence[str],
+    ready: Callable[[], None] = lambda: None,
 ) -> tuple[bool, str | None]:
     """Commit the files at ``add`` (as they are on disk; a missing one is removed) and remove
     ``remove``, on ``ref`` whose tip is ``parent``. Returns (True, sha or None when the tree
-    would not change), or (False, None) when this can't be done here (see the module)."""
+    would not change), or (False, None) when this can't be done here (see the module).
+
+    ``ready`` is called just before the commit is made (the index update the caller began:
+    an error it raises ends fast-import without a commit, and is raised here)."""
     if not add and not remove or len(add) + len(remove) > MAX_PATHS:
         return False, None
     if len(parent) != 40 or not keeps_bytes(root, git, [*add, *remove]):
@@ -73,7 +77,7 @@ def commit(
         }
     )
     try:
-        return _run(root, env, ref, parent, message, identity, entries, dates)
+        return _run(root, env, ref, parent, message, identity, entries, dates, ready)
     except OSError:  # fast-import stopped reading or answering: the slow way
         return False, None
 
@@ -87,6 +91,7 @@ def _run(
     identity: Identity,
     entries: dict[str, tuple[str, bytes] | None],
     dates: str,
+    ready: Callable[[], None],
 ) -> tuple[bool, str | None]:
     with _Conversation(root, env) as git_proc:
         # What the parent holds at each path, so that only real changes are committed.
@@ -107,6 +112,7 @@ def _run(
                 commands.append(data + b"\n")
         if not commands:
             return True, None  # (the process ends without a commit)
+        ready()  # (raising: the input ends here, with no commit in it)
         who = f"{identity.name} <{identity.email}> {dates}"
         text = (message + "\n").encode("utf-8")
         git_proc.send(
