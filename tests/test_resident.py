@@ -140,7 +140,8 @@ def test_a_served_command_line_imports_little(stocked: Vault, runtime: Path) -> 
     root = stocked.root
     _start(root, runtime)
     env = {"PYTHONPROFILEIMPORTTIME": "1"}
-    got = run_memvault("--vault", root, "add", "fact", "The on-call rota changes on Mondays", env=env)
+    text = "The on-call rota changes on Mondays"
+    got = run_memvault("--vault", root, "add", "fact", text, env=env)
     assert got.returncode == 0, got.stderr
     assert len(_served(runtime, root)) == 1
     imported = {

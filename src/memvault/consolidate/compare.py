@@ -340,7 +340,8 @@ def may_be_variant(a: str, b: str) -> bool:
             shared += 1
     # (difflib's ratio is 2 * matched / total; matched words are at most the shared ones)
     slack = 1e-9
-    return 2 * shared >= VARIANT_RATIO * total - slack or shared >= 0.5 * max(len(ka), len(kb)) - slack
+    by_ratio = 2 * shared >= VARIANT_RATIO * total - slack
+    return by_ratio or shared >= 0.5 * max(len(ka), len(kb)) - slack
 
 
 def _shaped(matcher: difflib.SequenceMatcher[str], ka: list[str], kb: list[str]) -> bool:

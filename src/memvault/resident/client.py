@@ -9,12 +9,11 @@ process's output to end, not for the resident's).
 
 from __future__ import annotations
 
-import os
-import sys
-
 # The C module: socket.py's own imports (selectors, its enums) would be a noticeable share
 # of a served command's new process; a connection needs none of it.
 import _socket
+import os
+import sys
 
 from ..values import TYPE_CHECKING
 from . import SERVED

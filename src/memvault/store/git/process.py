@@ -194,8 +194,9 @@ class Running:
             self._result = GitResult(self._args, code, out, err)
         result = self._result
         if self._check and result.returncode != 0:
-            detail = (result.stderr or result.stdout).strip().splitlines()
-            raise GitError(f"git {self._name} failed: {detail[-1] if detail else result.returncode}")
+            lines = (result.stderr or result.stdout).strip().splitlines()
+            detail = lines[-1] if lines else result.returncode
+            raise GitError(f"git {self._name} failed: {detail}")
         return result
 
     def _pump(self) -> tuple[int, str, str]:
