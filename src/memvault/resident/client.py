@@ -51,8 +51,8 @@ def ask(argv: list[str]) -> int | None:
     or None when this process must run the command itself."""
     if PEERCRED is None or off_by_env() or not served(argv):
         return None
+    from .. import vault_folder
     from ..cli.fast import global_options
-    from ..paths import vault_folder
 
     # (strings, not pathlib: this process only asks, and imports as little as it can)
     options = global_options(argv, paths=False)
