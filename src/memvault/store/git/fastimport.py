@@ -76,8 +76,9 @@ def commit(
             "GIT_COMMITTER_EMAIL": identity.email,
         }
     )
+    options = ["-c", "core.fsync=-pack"] if _pack_is_loosened(git, len(entries)) else []
     try:
-        return _run(root, env, ref, parent, message, identity, entries, dates, ready)
+        return _run(root, env, ref, parent, message, identity, entries, dates, ready, options)
     except OSError:  # fast-import stopped reading or answering: the slow way
         return False, None
 
@@ -92,8 +93,9 @@ def _run(
     entries: dict[str, tuple[str, bytes] | None],
     dates: str,
     ready: Callable[[], None],
+    options: list[str],
 ) -> tuple[bool, str | None]:
-    with _Conversation(root, env) as git_proc:
+    with _Conversation(root, env, options=options) as git_proc:
         # What the parent holds at each path, so that only real changes are committed.
         git_proc.send("".join(f"ls {parent} {rel}\n" for rel in entries).encode())
         # (its answers come in the order asked; their paths may be quoted: not read)
@@ -162,6 +164,33 @@ def keeps_bytes(root: Path, git: Path, paths: Sequence[str]) -> bool:
         parts = folder.split("/") if folder else []
         attributes += [root.joinpath(*parts[: i + 1], ".gitattributes") for i in range(len(parts))]
     return not any(_converts(path) for path in dict.fromkeys(attributes))
+
+
+# A commit of this many files has few enough objects (a blob each, the trees above it, the
+# commit) that fast-import loosens them (git's default fastimport.unpackLimit: 100).
+LOOSENED_PATHS = 16
+# Settings that say how durable objects must be, or when fast-import keeps its pack.
+_DURABILITY = (
+    "core.fsync",
+    "core.fsyncobjectfiles",
+    "core.fsyncmethod",
+    "fastimport.unpacklimit",
+    "transfer.unpacklimit",
+)
+
+
+def _pack_is_loosened(git: Path, paths: int) -> bool:
+    """Whether fast-import's pack will surely be loosened into loose objects, with git's
+    default durability: then fsyncing the pack (git's default for packs) is a wait for a
+    file deleted a moment later, and the loose objects are synced no more than ``git commit``
+    syncs its own (not at all, by default). False when unsure."""
+    if paths > LOOSENED_PATHS:
+        return False
+    for config in _config_files(git):
+        settings = _read_config(config)
+        if settings is None or any(key in settings for key in _DURABILITY):
+            return False
+    return True
 
 
 # GIT_CONFIG_* variables whose effect _config_files follows; any other one: not sure.
@@ -267,13 +296,13 @@ class _Conversation:
     """``git fast-import`` in ``root``, talked to line by line (its answers to ``ls`` come
     before the commit is written)."""
 
-    def __init__(self, root: Path, env: dict[str, str]) -> None:
+    def __init__(self, root: Path, env: dict[str, str], options: Sequence[str] = ()) -> None:
         import _signal
 
         self._in_r, self._in_w = os.pipe()
         self._out_r, out_w = os.pipe()
         self._err_r, err_w = os.pipe()
-        argv = ["git", "-C", str(root), "fast-import", "--quiet", "--date-format=raw"]
+        argv = ["git", "-C", str(root), *options, "fast-import", "--quiet", "--date-format=raw"]
         try:
             self._pid = os.posix_spawnp(
                 "git",
