@@ -340,3 +340,24 @@ def test_a_write_weighs_no_fact_it_shares_too_few_words_with(
     result = vault.add("semantic", "The billing team meets on Thursdays")
     assert result.superseded == () and weighed == []
     assert vault.add("semantic", NEW).superseded != () and OLD in weighed
+
+
+def test_a_fact_read_when_written_is_not_read_again_by_the_next_write(
+    vault: Vault, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The words of a new fact, read by its own write, serve the next write that weighs it
+    (its body on disk ends with a newline the write's text lacks: one text for both)."""
+    from memvault.validate import claims
+
+    vault.add("semantic", "The quarterly audit covers the ledger exports")
+    vault.add("semantic", "Lunch orders close at eleven on Fridays")
+    read: list[str] = []
+    real = claims.read
+
+    def counted(text: str, *args: Any, **kwargs: Any) -> Any:
+        read.append(text)
+        return real(text, *args, **kwargs)
+
+    monkeypatch.setattr(claims, "read", counted)
+    vault.add("semantic", "The parking garage opens at seven")
+    assert read == ["The parking garage opens at seven"]

@@ -295,6 +295,9 @@ def _rivals(vault: Repository, meta: Mapping[str, Any]) -> list[Memory]:
 
 
 def _text(title: object, content: str) -> str:
+    # (a fact's body as written ends with a newline; as a write gives it, without: one text,
+    # so the fact a write read as new is found read when the next write weighs it)
+    content = content.strip("\n")
     title = str(title or "").strip()
     if title and title not in content:
         return f"{title}. {content}"
