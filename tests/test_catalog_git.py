@@ -285,3 +285,29 @@ def test_git_that_converts_line_endings_or_holds_a_repository_is_not_asked(
     write(inner, ".gitignore", "facts/\n")
     write(inner, "facts/inner.md", fact_text("inner", "Edited where no git status looks"))
     assert seen(vault) == truth(vault.root, tmp_path)
+
+
+def test_the_facts_without_a_subject_are_read_by_an_index_of_their_own(
+    vault: Vault, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A write's conflict check asks for a folder's facts without a subject: by the partial
+    index on them, not a scan of every row of the vault (docs/performance.md)."""
+    vault.add("semantic", "Redis holds the sessions")
+    vault.add("semantic", "The API listens on 8443", subject="api.port")
+    vault.add("episodic", "Deployed the billing service")
+    queries: list[str] = []
+    real = catalog.connect
+
+    def traced(path: Path) -> sqlite3.Connection:
+        conn = real(path)
+        conn.set_trace_callback(queries.append)
+        return conn
+
+    monkeypatch.setattr(catalog, "connect", traced)
+    entries = vault.core.catalog.without_subject("semantic")
+    assert [e.memory.content.strip() for e in entries if e.memory] == ["Redis holds the sessions"]
+    asked = [q for q in queries if q.startswith("SELECT") and "subject" in q]
+    assert len(asked) == 1
+    with sqlite3.connect(vault.root / ".memvault/index/catalog.sqlite") as conn:
+        plan = conn.execute(f"EXPLAIN QUERY PLAN {asked[0]}").fetchall()
+    assert "USING INDEX files_unsubjected" in str(plan), plan

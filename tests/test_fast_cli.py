@@ -546,15 +546,19 @@ def test_a_file_staged_by_the_user_during_a_write_stays_out_of_its_commit(vault,
     root = vault.root
     vault.add("semantic", "First, so the vault has history")
     (root / "user.txt").write_text("mine\n")
-    real = gitstore.run_git
+    real = gitstore.start_git
 
-    def staging_meanwhile(r, args, **kw):
-        out = real(r, args, **kw)
-        if args and args[0] == "update-index":  # the user's git add lands just after ours
-            real(r, ["add", "user.txt"])
-        return out
+    class StagingMeanwhile:
+        def __init__(self, r, args, **kw):
+            self.root, self.args, self.running = r, args, real(r, args, **kw)
 
-    monkeypatch.setattr(gitstore, "run_git", staging_meanwhile)
+        def wait(self):
+            out = self.running.wait()
+            if self.args[0] == "update-index":  # the user's git add lands just after ours
+                gitstore.run_git(self.root, ["add", "user.txt"])
+            return out
+
+    monkeypatch.setattr(gitstore, "start_git", StagingMeanwhile)
     m = vault.add("semantic", "Written while the user stages").memory
     assert git(root, "show", "--name-only", "--format=", "HEAD").split() == [m.path]
     assert git(root, "diff", "--cached", "--name-only").split() == ["user.txt"]

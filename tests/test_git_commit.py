@@ -20,21 +20,27 @@ from helpers import commit_count, git, is_clean
 
 @pytest.fixture
 def calls(monkeypatch: pytest.MonkeyPatch) -> list[str]:
-    """The git commands a write starts: ``run_git``'s, and ``fast-import``."""
+    """The git commands a write starts: ``run_git``'s, ``start_git``'s, and ``fast-import``."""
     seen: list[str] = []
     run_git = gitstore.run_git
+    start_git = gitstore.start_git
 
     def counted(root: Path, args: Any, **kw: Any) -> Any:
         seen.append(args[0])
         return run_git(root, args, **kw)
 
+    def started_early(root: Path, args: Any, **kw: Any) -> Any:
+        seen.append(args[0])
+        return start_git(root, args, **kw)
+
     conversation = fastimport._Conversation
 
-    def started(root: Path, env: Any) -> Any:
+    def started(root: Path, env: Any, **kw: Any) -> Any:
         seen.append("fast-import")
-        return conversation(root, env)
+        return conversation(root, env, **kw)
 
     monkeypatch.setattr(gitstore, "run_git", counted)
+    monkeypatch.setattr(gitstore, "start_git", started_early)
     monkeypatch.setattr(fastimport, "_Conversation", started)
     return seen
 
@@ -99,20 +105,55 @@ def test_a_branch_moved_meanwhile_gets_the_commit_on_top(
     (root / "user.txt").write_text("mine\n")
     conversation = fastimport._Conversation
     user_commit: list[str] = []
+    staging: list[Any] = []
+    start_git = gitstore.start_git
 
-    def committing_meanwhile(r: Path, env: Any) -> Any:
-        # the user commits after memvault read HEAD, before fast-import moves the branch
+    def kept(r: Path, args: Any, **kw: Any) -> Any:
+        staging.append(start_git(r, args, **kw))
+        return staging[-1]
+
+    def committing_meanwhile(r: Path, env: Any, **kw: Any) -> Any:
+        # the user commits after memvault read HEAD and staged its file (the index is free
+        # again), before fast-import moves the branch
         identity = ["-c", "user.name=u", "-c", "user.email=u@x"]
+        staging[-1].wait()
         git(r, "add", "user.txt")
         git(r, *identity, "commit", "-q", "-m", "user", "--", "user.txt")
         user_commit.append(git(root, "rev-parse", "HEAD").strip())
-        return conversation(r, env)
+        return conversation(r, env, **kw)
 
     monkeypatch.setattr(fastimport, "_Conversation", committing_meanwhile)
+    monkeypatch.setattr(gitstore, "start_git", kept)
     written = vault.add("semantic", "Written while the user commits")
     assert git(root, "rev-parse", "HEAD^").strip() == user_commit[0]  # on top, not beside
     assert git(root, "show", "--name-only", "--format=", "HEAD").split() == [written.memory.path]
     assert git(root, "log", "-1", "--format=%s", "HEAD^") == "user\n"
+    assert is_clean(root)
+
+
+def test_an_index_that_cant_be_updated_stops_the_commit(
+    vault: Vault, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The index is updated while fast-import starts; a failure there (another git holds the
+    index's lock) must still leave no commit, as when the update ran first."""
+    from memvault.errors import GitError
+
+    vault.add("semantic", "History first")
+    root = vault.root
+    before = git(root, "rev-parse", "HEAD").strip()
+    start_git = gitstore.start_git
+
+    def locked_meanwhile(r: Path, args: Any, **kw: Any) -> Any:
+        if args[0] == "update-index":
+            (root / ".git" / "index.lock").write_text("")  # a git process of the user's
+        return start_git(r, args, **kw)
+
+    monkeypatch.setattr(gitstore, "start_git", locked_meanwhile)
+    with pytest.raises(GitError, match="update-index"):
+        vault.add("semantic", "Written while the index is locked")
+    (root / ".git" / "index.lock").unlink()
+    assert git(root, "rev-parse", "HEAD").strip() == before
+    assert not list((root / "semantic").rglob("written-while*"))
     assert is_clean(root)
 
 
@@ -161,3 +202,30 @@ def test_attributes_that_convert_bytes_get_the_plumbing_commit(
 def test_the_vaults_own_attributes_keep_bytes(vault: Vault) -> None:
     # merge drivers and union merges say nothing about the bytes stored
     assert fastimport.keeps_bytes(vault.root, vault.root / ".git", ["semantic/facts/x.md"])
+
+
+def test_a_small_commit_does_not_sync_the_pack_git_loosens_at_once(
+    vault: Vault, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """fast-import writes a pack, syncs it, and turns a few objects into loose ones (what
+    ``git commit`` writes, unsynced by default): the sync is skipped, unless the user set
+    how durable objects must be."""
+    vault.add("semantic", "History first")
+    root = vault.root
+    options: list[object] = []
+    conversation = fastimport._Conversation
+
+    def recorded(r: Path, env: Any, **kw: Any) -> Any:
+        options.append(kw.get("options"))
+        return conversation(r, env, **kw)
+
+    monkeypatch.setattr(fastimport, "_Conversation", recorded)
+    vault.add("semantic", "The staging cluster listens on port 8443")
+    assert options == [["-c", "core.fsync=-pack"]]
+    head = git(root, "rev-parse", "HEAD").strip()
+    loose = root / ".git" / "objects" / head[:2] / head[2:]
+    assert loose.is_file() and git(root, "fsck").strip() == ""
+    git(root, "config", "core.fsync", "all")
+    vault.add("semantic", "The production cluster listens on port 443")
+    assert options[-1] == []
+    assert is_clean(root)

@@ -134,6 +134,25 @@ def test_answers_are_the_ones_the_command_gives_by_itself(stocked: Vault, runtim
     assert bad.returncode == 1 and bad.stderr.startswith("Error: ") and bad.stdout == ""
 
 
+def test_a_served_command_line_imports_little(stocked: Vault, runtime: Path) -> None:
+    """The new process only asks: no pathlib, no socket.py, no subprocess (each a few ms of
+    every served command, as much as the write it asks for: docs/performance.md)."""
+    root = stocked.root
+    _start(root, runtime)
+    env = {"PYTHONPROFILEIMPORTTIME": "1"}
+    text = "The on-call rota changes on Mondays"
+    got = run_memvault("--vault", root, "add", "fact", text, env=env)
+    assert got.returncode == 0, got.stderr
+    assert len(_served(runtime, root)) == 1
+    imported = {
+        line.rpartition("|")[2].strip()
+        for line in got.stderr.splitlines()
+        if line.startswith("import time:")
+    }
+    assert "memvault.resident.client" in imported
+    assert imported & {"pathlib", "socket", "subprocess", "typer"} == set()
+
+
 def test_a_prompt_hook_is_answered_from_its_stdin(stocked: Vault, runtime: Path) -> None:
     root = stocked.root
     _start(root, runtime)

@@ -286,3 +286,78 @@ def test_validate_answers_by_the_newer_of_two_facts_in_force(vault: Vault) -> No
     # a dispute the roles found: the older fact no longer makes the statement supported
     emeka = vault.validate("The platform team is led by Emeka.", log=False)
     assert emeka.verdict == "unknown" and "disputes it" in emeka.why, emeka.why
+
+
+CONSOLIDATE = DATA.parent / "consolidate.json"
+
+
+def _written_pairs() -> list[tuple[str, str]]:
+    """Every pair of bench/data's supersede and consolidate sets, both ways round."""
+    pairs = _pairs("changes") + _pairs("lookalikes") + RUN_TOGETHER
+    shared = json.loads(CONSOLIDATE.read_text(encoding="utf-8"))
+    for key in ("contradictions", "lookalikes", "paraphrases"):
+        pairs += [(x["a"], x["b"]) for x in shared[key] if x.get("type", "semantic") == "semantic"]
+    return pairs + [(b, a) for a, b in pairs]
+
+
+def test_the_quick_look_skips_only_pairs_the_rule_never_pairs(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """``may_conflict`` is a bound, not a second rule: wherever the whole rule pairs two facts
+    it says "maybe". Checked on the written pairs and on pairs across them (mostly about
+    different things), where it must also spare most of the weighing."""
+    import random
+
+    pairs = _written_pairs()
+    texts = sorted({t for pair in pairs for t in pair})
+    rng = random.Random(3)
+    across = [(rng.choice(texts), rng.choice(texts)) for _ in range(1500)]
+    quick = conflicts.may_conflict
+    looked = {pair: quick(*pair) for pair in pairs + across}
+    monkeypatch.setattr(conflicts, "may_conflict", lambda new, old: True)
+    paired = [pair for pair in pairs + across if judge(*pair) is not None]
+    assert len(paired) > 100  # (the sets hold that many changes)
+    assert [pair for pair in paired if not looked[pair]] == []
+    skipped = sum(not looked[pair] for pair in across)
+    assert skipped > 0.8 * len(across), skipped
+
+
+def test_a_write_weighs_no_fact_it_shares_too_few_words_with(
+    vault: Vault, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from memvault.validate import weigh
+
+    vault.add("semantic", OLD)
+    vault.add("semantic", "Redis holds the sessions for the checkout service")
+    weighed: list[str] = []
+    real = weigh.weigh
+
+    def counted(claim: Any, fact: Any, *args: Any, **kwargs: Any) -> Any:
+        weighed.append(fact.text.strip())
+        return real(claim, fact, *args, **kwargs)
+
+    monkeypatch.setattr(weigh, "weigh", counted)
+    result = vault.add("semantic", "The billing team meets on Thursdays")
+    assert result.superseded == () and weighed == []
+    assert vault.add("semantic", NEW).superseded != () and OLD in weighed
+
+
+def test_a_fact_read_when_written_is_not_read_again_by_the_next_write(
+    vault: Vault, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The words of a new fact, read by its own write, serve the next write that weighs it
+    (its body on disk ends with a newline the write's text lacks: one text for both)."""
+    from memvault.validate import claims
+
+    vault.add("semantic", "The quarterly audit covers the ledger exports")
+    vault.add("semantic", "Lunch orders close at eleven on Fridays")
+    read: list[str] = []
+    real = claims.read
+
+    def counted(text: str, *args: Any, **kwargs: Any) -> Any:
+        read.append(text)
+        return real(text, *args, **kwargs)
+
+    monkeypatch.setattr(claims, "read", counted)
+    vault.add("semantic", "The parking garage opens at seven")
+    assert read == ["The parking garage opens at seven"]

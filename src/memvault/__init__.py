@@ -88,6 +88,7 @@ _EXPORTS = {
     "MARKER": "paths",
     "user_cache_dir": "paths",
     "locate_vault": "paths",
+    "vault_folder": "paths",
     "resident_enabled": "config",
     "start_early": "store.git.early",
     "drop_early": "store.git.early",
@@ -138,6 +139,7 @@ if TYPE_CHECKING:  # pragma: no cover
         MARKER,
         locate_vault,
         user_cache_dir,
+        vault_folder,
     )
     from .pauses import PauseRule
     from .purge import PurgeReport
@@ -249,4 +251,5 @@ __all__ = [
     "start_early",
     "try_lock",
     "user_cache_dir",
+    "vault_folder",
 ]

@@ -43,6 +43,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from .index import Index
     from .store.repository import Repository
     from .validate.claims import Claim
+    from .validate.weigh import WordKeys
 
 # Cosine of the new fact to a fact in force below which it is not even compared, per
 # embedder: the lowest cosine of a value change on the 'tune' half of
@@ -87,6 +88,8 @@ def judge(new: str, old: str) -> tuple[str, str, str] | None:
     from .consolidate.compare import compare
     from .validate.weigh import weigh
 
+    if not may_conflict(new, old):
+        return None
     relation = weigh(_claim(new), _claim(old))
     diff = compare(old, new)
     someone = _someone_else(_claim(new), _claim(old))
@@ -119,6 +122,53 @@ def judge(new: str, old: str) -> tuple[str, str, str] | None:
         why = relation.why if relation.kind == "contradicts" else f"{shape}, worded apart"
         return "dispute", relation.slot if relation.kind == "contradicts" else shape, why
     return None
+
+
+def may_conflict(new: str, old: str) -> bool:
+    """False only when :func:`judge` surely answers None, told from each text's words read
+    once (cached), without weighing the pair: every answer of :func:`judge` needs one of
+
+    * the same act on the same thing (a verb and its patient) in both (someone else did it);
+    * validate's same subject, either way round (a contradiction, or a dispute read back):
+      at least :data:`~memvault.validate.weigh.SAME_SUBJECT` of the words held;
+    * the word diff's template variant (a replaced value): enough words in common.
+
+    A write weighs the new fact against each of its owner's facts in force; most share too
+    few words for any of these, and this skips them (``docs/performance.md``)."""
+    from .consolidate.compare import may_be_variant
+    from .validate.weigh import SAME_SUBJECT, topic_bound
+
+    a, b = _read(new), _read(old)
+    if a.acts & b.acts:
+        return True
+    floor = SAME_SUBJECT - 1e-9
+    if topic_bound(a.claim, b.keys) >= floor or topic_bound(b.claim, a.keys) >= floor:
+        return True
+    return may_be_variant(old, new)
+
+
+class _Reading(Record, frozen=True):
+    """A text as :func:`may_conflict` looks at it: validate's claim, its words as look-ups,
+    and its (verb, patient) pairs."""
+
+    claim: Claim
+    keys: WordKeys
+    acts: frozenset[tuple[str, frozenset[str]]]
+
+
+@lru_cache(maxsize=4096)
+def _read(text: str) -> _Reading:
+    from .validate.weigh import word_keys
+
+    claim = _claim(text)
+    acts = frozenset(
+        (verb, role.patient)
+        for clause in claim.clauses
+        for role in clause.roles
+        if role.patient
+        for verb in role.verbs
+    )
+    return _Reading(claim, word_keys(claim.union("words")), acts)
 
 
 def _someone_else(new: Claim, old: Claim) -> str:
@@ -245,6 +295,9 @@ def _rivals(vault: Repository, meta: Mapping[str, Any]) -> list[Memory]:
 
 
 def _text(title: object, content: str) -> str:
+    # (a fact's body as written ends with a newline; as a write gives it, without: one text,
+    # so the fact a write read as new is found read when the next write weighs it)
+    content = content.strip("\n")
     title = str(title or "").strip()
     if title and title not in content:
         return f"{title}. {content}"

@@ -8,7 +8,11 @@ Vault paths are POSIX strings relative to the vault's root (the folder holding
 from __future__ import annotations
 
 import os
-from pathlib import Path
+
+from .values import TYPE_CHECKING
+
+if TYPE_CHECKING:  # pragma: no cover
+    from pathlib import Path
 
 MARKER = ".memvault"  # the folder that makes a folder a vault
 CONFIG_PATH = ".memvault/config.yaml"  # settings (tracked)
@@ -44,6 +48,8 @@ ALLOWED_COMMANDS = "allowed-commands.json"
 def user_cache_dir() -> Path:
     """memvault's per-user cache (converted models, crash logs): ``$MEMVAULT_CACHE_DIR``,
     else ``$XDG_CACHE_HOME/memvault``, else ``~/.cache/memvault``. Not created here."""
+    from pathlib import Path
+
     explicit = os.environ.get("MEMVAULT_CACHE_DIR")
     if explicit:
         return Path(explicit).expanduser()
@@ -55,6 +61,8 @@ def user_cache_dir() -> Path:
 def user_config_dir() -> Path:
     """memvault's per-user settings (the commands this user allowed): ``$MEMVAULT_CONFIG_DIR``,
     else ``$XDG_CONFIG_HOME/memvault``, else ``~/.config/memvault``. Not created here."""
+    from pathlib import Path
+
     explicit = os.environ.get("MEMVAULT_CONFIG_DIR")
     if explicit:
         return Path(explicit).expanduser()
@@ -67,12 +75,24 @@ def locate_vault(start: str | Path | None = None) -> Path | None:
     """The vault a command means: ``start`` (``--vault``) > ``$MEMVAULT_VAULT`` > the nearest
     folder holding ``.memvault/`` from the current one up; None when that is no vault
     (:func:`memvault.store.repository.find_root` says why)."""
+    from pathlib import Path
+
+    found = vault_folder(start)
+    return None if found is None else Path(found)
+
+
+def vault_folder(start: str | os.PathLike[str] | None = None) -> str | None:
+    """:func:`locate_vault` as a string, without pathlib (a served command's new process
+    imports little: ``docs/performance.md``)."""
     given = start if start is not None else (os.environ.get("MEMVAULT_VAULT") or None)
     if given is not None:
-        root = Path(given).expanduser().resolve()
-        return root if (root / MARKER).is_dir() else None
-    here = Path.cwd().resolve()
-    for folder in (here, *here.parents):
-        if (folder / MARKER).is_dir():
+        root = os.path.realpath(os.path.expanduser(os.fspath(given)))
+        return root if os.path.isdir(os.path.join(root, MARKER)) else None
+    folder = os.path.realpath(os.getcwd())
+    while True:
+        if os.path.isdir(os.path.join(folder, MARKER)):
             return folder
-    return None
+        parent = os.path.dirname(folder)
+        if parent == folder:
+            return None
+        folder = parent

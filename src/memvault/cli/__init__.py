@@ -13,12 +13,12 @@ from __future__ import annotations
 
 import os
 import sys
-from pathlib import Path
 
 from ..errors import MemvaultError, SecretDetectedError
 from ..values import TYPE_CHECKING
 
 if TYPE_CHECKING:  # pragma: no cover
+    from pathlib import Path
     from typing import Any
 
 __all__ = ["app", "main"]

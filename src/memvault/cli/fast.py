@@ -11,8 +11,6 @@ errors and all. Both ways read the same tables and call the same functions
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from ..values import TYPE_CHECKING
 from .options import FAST_COMMANDS, GLOBAL
 
@@ -43,13 +41,29 @@ def _value(option: Option, value: str) -> object:
             raise _Unsure(value) from None  # Typer says it is not a number
     if option.choices and value not in option.choices:
         raise _Unsure(value)  # Typer says which values are valid
-    return Path(value) if option.kind == "path" else value
+    return value  # (a path: made one by _options, when asked)
 
 
 def _options(
+    args: list[str], table: dict[str, Option], stop_at_positional: bool, paths: bool = True
+) -> tuple[dict[str, Any], list[str], int]:
+    """Parse ``args`` against ``table``: (values, positionals, index where parsing stopped).
+    ``paths``: a path option's value as a :class:`~pathlib.Path` (else its string: the
+    resident process's client asks without importing pathlib)."""
+    values, positional, at = _strings(args, table, stop_at_positional)
+    if paths and any(o.kind == "path" and o.name in values for o in table.values()):
+        from pathlib import Path
+
+        for option in table.values():
+            if option.kind == "path" and isinstance(values.get(option.name), str):
+                values[option.name] = Path(values[option.name])
+    return values, positional, at
+
+
+def _strings(
     args: list[str], table: dict[str, Option], stop_at_positional: bool
 ) -> tuple[dict[str, Any], list[str], int]:
-    """Parse ``args`` against ``table``: (values, positionals, index where parsing stopped)."""
+    """:func:`_options`, path values left as strings."""
     values: dict[str, Any] = {}
     positional: list[str] = []
     i = 0
@@ -116,33 +130,37 @@ def _every_parameter(
     return values
 
 
-def global_options(argv: list[str]) -> dict[str, Any] | None:
+def global_options(argv: list[str], paths: bool = True) -> dict[str, Any] | None:
     """The global options of a command line (``vault``, ``agent``, ...), or None when they
-    are not plain ones."""
+    are not plain ones. ``paths``: see :func:`_options`."""
     try:
-        values, _, _ = _options(argv, GLOBAL.lookup(), stop_at_positional=True)
+        values, _, _ = _options(argv, GLOBAL.lookup(), stop_at_positional=True, paths=paths)
     except _Unsure:
         return None
     return values
 
 
-def arguments(argv: list[str]) -> tuple[dict[str, Any], list[str]] | None:
+def arguments(argv: list[str], paths: bool = True) -> tuple[dict[str, Any], list[str]] | None:
     """The options and positional arguments after the command's name (``add fact TEXT
     --file F``: ``{"file": Path("F")}``, ``["fact", "TEXT"]``), or None when the command line
-    is not a plain one of :data:`FAST_COMMANDS`."""
-    split = _split(argv)
+    is not a plain one of :data:`FAST_COMMANDS`. ``paths``: see :func:`_options`."""
+    split = _split(argv, paths)
     return None if split is None else (split[2], split[3])
 
 
-def _split(argv: list[str]) -> tuple[dict[str, Any], Any, dict[str, Any], list[str]] | None:
+def _split(
+    argv: list[str], paths: bool = True
+) -> tuple[dict[str, Any], Any, dict[str, Any], list[str]] | None:
     """The global options, the fast command, its options and its positional arguments; None
     when the command line is not a plain one of :data:`FAST_COMMANDS`."""
     try:
-        glob, _, at = _options(argv, GLOBAL.lookup(), stop_at_positional=True)
+        glob, _, at = _options(argv, GLOBAL.lookup(), stop_at_positional=True, paths=paths)
         command = FAST_COMMANDS.get(argv[at]) if at < len(argv) else None
         if command is None:
             return None
-        given, positional, _ = _options(argv[at + 1 :], command.lookup(), stop_at_positional=False)
+        given, positional, _ = _options(
+            argv[at + 1 :], command.lookup(), stop_at_positional=False, paths=paths
+        )
     except _Unsure:
         return None
     return glob, command, given, positional
@@ -151,7 +169,7 @@ def _split(argv: list[str]) -> tuple[dict[str, Any], Any, dict[str, Any], list[s
 def command_name(argv: list[str]) -> str | None:
     """The command a command line runs (the word after the global options), or None."""
     try:
-        _, _, at = _options(argv, GLOBAL.lookup(), stop_at_positional=True)
+        _, _, at = _options(argv, GLOBAL.lookup(), stop_at_positional=True, paths=False)
     except _Unsure:
         return None
     return argv[at] if at < len(argv) else None

@@ -320,6 +320,30 @@ def _compare(a: str, b: str) -> Difference:
     )
 
 
+def may_be_variant(a: str, b: str) -> bool:
+    """False only when :func:`compare` surely finds no template variant of ``a`` and ``b``
+    (so no contradiction either), from their words alone: each way :func:`_shaped` (or
+    :func:`_swapped`) accepts a pair needs the same first ``OPENING_WORDS`` words, or enough
+    words in common that even all of them matched in order would reach its ratio or its
+    half. No ``difflib``: a count of shared words."""
+    ka, kb = [w.key for w in words(a)], [w.key for w in words(b)]
+    total = len(ka) + len(kb)
+    if not total or (len(ka) >= OPENING_WORDS and ka[:OPENING_WORDS] == kb[:OPENING_WORDS]):
+        return True
+    counts: dict[str, int] = {}
+    for key in ka:
+        counts[key] = counts.get(key, 0) + 1
+    shared = 0
+    for key in kb:
+        if counts.get(key, 0) > 0:
+            counts[key] -= 1
+            shared += 1
+    # (difflib's ratio is 2 * matched / total; matched words are at most the shared ones)
+    slack = 1e-9
+    by_ratio = 2 * shared >= VARIANT_RATIO * total - slack
+    return by_ratio or shared >= 0.5 * max(len(ka), len(kb)) - slack
+
+
 def _shaped(matcher: difflib.SequenceMatcher[str], ka: list[str], kb: list[str]) -> bool:
     """The two word sequences are one sentence pattern: most words the same in order; or the
     same opening words, then other ones ("Traced the checkout timeouts to a stale config" /

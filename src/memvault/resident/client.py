@@ -9,21 +9,23 @@ process's output to end, not for the resident's).
 
 from __future__ import annotations
 
+# The C module: socket.py's own imports (selectors, its enums) would be a noticeable share
+# of a served command's new process; a connection needs none of it.
+import _socket
 import os
-import socket
 import sys
-from pathlib import Path
 
 from ..values import TYPE_CHECKING
 from . import SERVED
-from .runtime import Unsafe, files, folder, key, note_start, start_due
+from .runtime import Unsafe, files, folder_name, key, note_start, socket_name, start_due
 
 if TYPE_CHECKING:  # pragma: no cover
+    from pathlib import Path
     from typing import Any
 
 CONNECT_TIMEOUT = 1.0  # seconds: a local socket that doesn't accept by then is stuck
 ANSWER_TIMEOUT = 30.0  # seconds for the answer (a first search after a large import catches up)
-PEERCRED = getattr(socket, "SO_PEERCRED", None)  # Linux: who is at the other end
+PEERCRED = getattr(_socket, "SO_PEERCRED", None)  # Linux: who is at the other end
 MAX_SOCKET_PATH = 100  # bytes: sun_path holds 108 on Linux (104 elsewhere), with its NUL
 
 
@@ -35,7 +37,7 @@ def served(argv: list[str]) -> bool:
 
     name = command_name(argv)
     # ``add`` may read stdin: served only when this process can tell whether it will
-    return name in SERVED and (name != "add" or arguments(argv) is not None)
+    return name in SERVED and (name != "add" or arguments(argv, paths=False) is not None)
 
 
 def off_by_env() -> bool:
@@ -49,44 +51,49 @@ def ask(argv: list[str]) -> int | None:
     or None when this process must run the command itself."""
     if PEERCRED is None or off_by_env() or not served(argv):
         return None
-    from .. import locate_vault
+    from .. import vault_folder
     from ..cli.fast import global_options
 
-    options = global_options(argv)
-    root = locate_vault(options.get("vault")) if options is not None else None
+    # (strings, not pathlib: this process only asks, and imports as little as it can)
+    options = global_options(argv, paths=False)
+    root = vault_folder(options.get("vault")) if options is not None else None
     if root is None:
         return None  # no vault here: this process says so, as usual
     try:
-        base = folder()
+        base = folder_name()
     except Unsafe as exc:
         print(f"memvault: not using a resident process: {exc}", file=sys.stderr)
         return None
-    paths = files(base, key(root))
-    if len(os.fsencode(paths["sock"])) > MAX_SOCKET_PATH:
+    name = key(root)
+    sock = socket_name(base, name)
+    if len(os.fsencode(sock)) > MAX_SOCKET_PATH:
         print(f"memvault: not using a resident process: {base}: too long a path for a socket",
               file=sys.stderr)  # fmt: skip
         return None
-    conn = _connect(paths["sock"])
+    conn = _connect(sock)
     if conn is None:
-        _start(root, paths)
+        from pathlib import Path
+
+        _start(Path(root), files(Path(base), name))
         return None
     try:
-        with conn:
-            return _exchange(conn, root, argv)
+        return _exchange(conn, root, argv)
     except (OSError, ValueError):
         return None  # it went away mid-answer (killed, idle): run the command here
+    finally:
+        conn.close()
 
 
-def _connect(path: Path) -> socket.socket | None:
+def _connect(path: str) -> _socket.socket | None:
     """A connection to the process listening at ``path``, if it is this user's."""
-    conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    conn = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
     conn.settimeout(CONNECT_TIMEOUT)
     try:
-        conn.connect(str(path))
+        conn.connect(path)
         if PEERCRED is not None:
             import struct
 
-            raw = conn.getsockopt(socket.SOL_SOCKET, PEERCRED, struct.calcsize("3i"))
+            raw = conn.getsockopt(_socket.SOL_SOCKET, PEERCRED, struct.calcsize("3i"))
             if struct.unpack("3i", raw)[1] != os.getuid():
                 raise PermissionError("the resident process is another user's")
     except OSError:
@@ -95,7 +102,7 @@ def _connect(path: Path) -> socket.socket | None:
     return conn
 
 
-def _exchange(conn: socket.socket, root: Path, argv: list[str]) -> int | None:
+def _exchange(conn: _socket.socket, root: str, argv: list[str]) -> int | None:
     import json
 
     stdin: bytes | None = None
@@ -118,7 +125,7 @@ def _exchange(conn: socket.socket, root: Path, argv: list[str]) -> int | None:
         "encoding": [sys.stdout.encoding, sys.stdout.errors, sys.stderr.errors],
     }
     conn.sendall(json.dumps(request).encode("utf-8", "surrogateescape"))
-    conn.shutdown(socket.SHUT_WR)
+    conn.shutdown(_socket.SHUT_WR)
     conn.settimeout(ANSWER_TIMEOUT)
     answer = _read_all(conn)
     head, _, body = answer.partition(b"\n")
@@ -147,7 +154,7 @@ def _reads_stdin(argv: list[str]) -> bool:
 
     if command_name(argv) != "add":
         return False
-    parsed = arguments(argv)
+    parsed = arguments(argv, paths=False)
     if parsed is None:
         return False  # (not served: see served())
     options, positional = parsed
@@ -155,7 +162,7 @@ def _reads_stdin(argv: list[str]) -> bool:
     return text in (None, "-") and options.get("file") is None
 
 
-def _read_all(conn: socket.socket) -> bytes:
+def _read_all(conn: _socket.socket) -> bytes:
     chunks: list[bytes] = []
     while True:
         chunk = conn.recv(1 << 16)

@@ -15,7 +15,11 @@ from __future__ import annotations
 import os
 import stat
 import sys
-from pathlib import Path
+
+from ..values import TYPE_CHECKING
+
+if TYPE_CHECKING:  # pragma: no cover
+    from pathlib import Path
 
 
 class Unsafe(Exception):
@@ -25,12 +29,19 @@ class Unsafe(Exception):
 def folder() -> Path:
     """The user's runtime folder, made if missing; raises :class:`Unsafe` when it is not
     private to this user."""
+    from pathlib import Path
+
+    return Path(folder_name())
+
+
+def folder_name() -> str:
+    """:func:`folder` as a string, without pathlib (the command line's side imports little)."""
     explicit = os.environ.get("MEMVAULT_RUNTIME_DIR")
     if explicit:
-        base = Path(explicit)
+        base = explicit
     else:
         xdg = os.environ.get("XDG_RUNTIME_DIR")
-        base = Path(xdg) / "memvault" if xdg else Path(f"/tmp/memvault-{os.getuid()}")
+        base = os.path.join(xdg, "memvault") if xdg else f"/tmp/memvault-{os.getuid()}"
     try:
         os.mkdir(base, 0o700)
     except FileExistsError:
@@ -41,7 +52,7 @@ def folder() -> Path:
     return base
 
 
-def check_private(path: Path) -> None:
+def check_private(path: str | Path) -> None:
     """Raise :class:`Unsafe` unless ``path`` is a folder of this user's that only it may use."""
     try:
         st = os.lstat(path)
@@ -55,7 +66,7 @@ def check_private(path: Path) -> None:
         raise Unsafe(f"{path}: others may use it (mode {stat.S_IMODE(st.st_mode):o}, want 700)")
 
 
-def key(root: Path) -> str:
+def key(root: str | Path) -> str:
     """The name of ``root``'s files in the runtime folder."""
     from .. import __file__ as package
 
@@ -73,6 +84,11 @@ def key(root: Path) -> str:
 
 def files(base: Path, name: str) -> dict[str, Path]:
     return {kind: base / f"{name}.{kind}" for kind in ("sock", "lock", "pid", "log", "start")}
+
+
+def socket_name(base: str, name: str) -> str:
+    """``files(base, name)["sock"]`` as a string."""
+    return os.path.join(base, f"{name}.sock")
 
 
 # A start that didn't come up (the process died before listening) is not tried again by every

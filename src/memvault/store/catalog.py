@@ -29,6 +29,7 @@ from ..memory import Memory, validate_meta
 from ..paths import ALL_TREES, CATALOG_PATH
 from ..values import Record, field
 from .catalog_tables import (
+    NO_SUBJECT,
     FileRow,
     connect,
     decode_problems,
@@ -450,9 +451,10 @@ class Catalog:
         """The valid entries under the folder ``tree`` that have no ``subject``, each as its
         file is now: those known only by name (seen by :meth:`quick_sync`) or changed since
         they were read are re-read first. A query and a stat per entry: no walk, no git."""
-        where = " WHERE substr(path, 1, ?) = ? AND (mtime_ns = -1 OR "
-        where += "((subject IS NULL OR subject = '') AND doc IS NOT NULL))"
-        prefix = (len(tree) + 1, f"{tree}/")
+        # (rows known only by name, mtime -1, have no subject: quick_sync writes them so)
+        where = f" WHERE {NO_SUBJECT} AND path >= ? AND path < ? AND (mtime_ns = -1 OR "
+        where += "doc IS NOT NULL)"
+        prefix = (f"{tree}/", f"{tree}0")  # ("0" follows "/")
         for _ in range(2):
             conn = connect(self.db_path)
             try:

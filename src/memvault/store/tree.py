@@ -158,15 +158,10 @@ def list_folders(
             continue
         names = [n for n in listing if is_listed(n)]
         for name in listing:  # subfolders: names that are not memory files
-            if not is_utf8_name(name):
-                continue
+            if name[0] == "." or name.endswith(MEMORY_SUFFIXES) or not is_utf8_name(name):
+                continue  # (checked before the path is made: a folder may hold thousands)
             full = os.path.join(folder, name)
-            if (
-                name[0] != "."
-                and not name.endswith(MEMORY_SUFFIXES)
-                and os.path.isdir(full)
-                and not os.path.islink(full)
-            ):
+            if os.path.isdir(full) and not os.path.islink(full):
                 stack.append(f"{rel}/{name}")
         out[rel] = (stamp, names)
     return out

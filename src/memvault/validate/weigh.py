@@ -96,6 +96,54 @@ def _in(word: str, words: set[str]) -> bool:
     )
 
 
+class WordKeys(Record, frozen=True):
+    """A set of words as look-ups that find every word :func:`_in` can match among them:
+    the words, their gerund stems, their first five letters (:func:`near`'s shared prefix)."""
+
+    words: frozenset[str]
+    stems: frozenset[str]
+    prefixes: frozenset[str]
+
+
+def word_keys(words: set[str]) -> WordKeys:
+    """The :class:`WordKeys` of ``words``."""
+    return WordKeys(
+        frozenset(words),
+        frozenset(_gerund_stem(w) for w in words),
+        frozenset(w[:5] for w in words if len(w) >= 5),
+    )
+
+
+def _may_be_in(word: str, keys: WordKeys) -> bool:
+    """True whenever ``_in(word, keys.words)`` is (and sometimes when it is not): set
+    look-ups for :func:`near`'s word-by-word loop. Each way :func:`near` matches implies
+    one of them: the same word; the same gerund stem; a shared prefix of five letters or
+    more."""
+    return (
+        word in keys.words
+        or _gerund_stem(word) in keys.stems
+        or (len(word) >= 5 and word[:5] in keys.prefixes)
+        or bool(lx.KINDS.get(word, frozenset()) & keys.words)
+    )
+
+
+def topic_bound(claim: Claim, fact: WordKeys) -> float:
+    """An upper bound of the share of ``claim``'s words and values that a fact with the words
+    ``fact`` holds, as :func:`weigh` reads it with no ``subject`` and no ``similarity``. Below
+    :data:`SAME_SUBJECT`, :func:`weigh` can only answer "related": a conflict needs the same
+    subject. Costs set look-ups, where :func:`weigh` compares word with word."""
+    claim_words = claim.union("words")
+    # each value of the claim can match at most once (:func:`_values`)
+    values = sum(
+        len(c.quantities) + len(c.versions) + len(c.dates) + len(c.clocks) + len(c.weekdays)
+        for c in claim.clauses
+    )
+    # (a permission word counts as held: whether it is depends on the fact's clauses)
+    hits = sum(1 for w in claim_words if w == PERMISSION or _may_be_in(w, fact))
+    total = len(claim_words) + values
+    return (hits + values) / total if total else 0.0
+
+
 def _best_clause(claim: Claim, fact: Claim) -> Clause:
     words = claim.union("words")
     return max(fact.clauses, key=lambda c: len({w for w in words if _in(w, c.words)}))

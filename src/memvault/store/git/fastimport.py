@@ -17,7 +17,7 @@ import os
 import re
 import stat
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from .process import Identity, no_git_env
@@ -37,10 +37,14 @@ def commit(
     identity: Identity,
     add: Sequence[str],
     remove: Sequence[str],
+    ready: Callable[[], None] = lambda: None,
 ) -> tuple[bool, str | None]:
     """Commit the files at ``add`` (as they are on disk; a missing one is removed) and remove
     ``remove``, on ``ref`` whose tip is ``parent``. Returns (True, sha or None when the tree
-    would not change), or (False, None) when this can't be done here (see the module)."""
+    would not change), or (False, None) when this can't be done here (see the module).
+
+    ``ready`` is called just before the commit is made (the index update the caller began:
+    an error it raises ends fast-import without a commit, and is raised here)."""
     if not add and not remove or len(add) + len(remove) > MAX_PATHS:
         return False, None
     if len(parent) != 40 or not keeps_bytes(root, git, [*add, *remove]):
@@ -72,8 +76,9 @@ def commit(
             "GIT_COMMITTER_EMAIL": identity.email,
         }
     )
+    options = ["-c", "core.fsync=-pack"] if _pack_is_loosened(git, len(entries)) else []
     try:
-        return _run(root, env, ref, parent, message, identity, entries, dates)
+        return _run(root, env, ref, parent, message, identity, entries, dates, ready, options)
     except OSError:  # fast-import stopped reading or answering: the slow way
         return False, None
 
@@ -87,8 +92,10 @@ def _run(
     identity: Identity,
     entries: dict[str, tuple[str, bytes] | None],
     dates: str,
+    ready: Callable[[], None],
+    options: list[str],
 ) -> tuple[bool, str | None]:
-    with _Conversation(root, env) as git_proc:
+    with _Conversation(root, env, options=options) as git_proc:
         # What the parent holds at each path, so that only real changes are committed.
         git_proc.send("".join(f"ls {parent} {rel}\n" for rel in entries).encode())
         # (its answers come in the order asked; their paths may be quoted: not read)
@@ -107,6 +114,7 @@ def _run(
                 commands.append(data + b"\n")
         if not commands:
             return True, None  # (the process ends without a commit)
+        ready()  # (raising: the input ends here, with no commit in it)
         who = f"{identity.name} <{identity.email}> {dates}"
         text = (message + "\n").encode("utf-8")
         git_proc.send(
@@ -156,6 +164,33 @@ def keeps_bytes(root: Path, git: Path, paths: Sequence[str]) -> bool:
         parts = folder.split("/") if folder else []
         attributes += [root.joinpath(*parts[: i + 1], ".gitattributes") for i in range(len(parts))]
     return not any(_converts(path) for path in dict.fromkeys(attributes))
+
+
+# A commit of this many files has few enough objects (a blob each, the trees above it, the
+# commit) that fast-import loosens them (git's default fastimport.unpackLimit: 100).
+LOOSENED_PATHS = 16
+# Settings that say how durable objects must be, or when fast-import keeps its pack.
+_DURABILITY = (
+    "core.fsync",
+    "core.fsyncobjectfiles",
+    "core.fsyncmethod",
+    "fastimport.unpacklimit",
+    "transfer.unpacklimit",
+)
+
+
+def _pack_is_loosened(git: Path, paths: int) -> bool:
+    """Whether fast-import's pack will surely be loosened into loose objects, with git's
+    default durability: then fsyncing the pack (git's default for packs) is a wait for a
+    file deleted a moment later, and the loose objects are synced no more than ``git commit``
+    syncs its own (not at all, by default). False when unsure."""
+    if paths > LOOSENED_PATHS:
+        return False
+    for config in _config_files(git):
+        settings = _read_config(config)
+        if settings is None or any(key in settings for key in _DURABILITY):
+            return False
+    return True
 
 
 # GIT_CONFIG_* variables whose effect _config_files follows; any other one: not sure.
@@ -261,13 +296,13 @@ class _Conversation:
     """``git fast-import`` in ``root``, talked to line by line (its answers to ``ls`` come
     before the commit is written)."""
 
-    def __init__(self, root: Path, env: dict[str, str]) -> None:
+    def __init__(self, root: Path, env: dict[str, str], options: Sequence[str] = ()) -> None:
         import _signal
 
         self._in_r, self._in_w = os.pipe()
         self._out_r, out_w = os.pipe()
         self._err_r, err_w = os.pipe()
-        argv = ["git", "-C", str(root), "fast-import", "--quiet", "--date-format=raw"]
+        argv = ["git", "-C", str(root), *options, "fast-import", "--quiet", "--date-format=raw"]
         try:
             self._pid = os.posix_spawnp(
                 "git",
