@@ -155,7 +155,7 @@ def weigh(
 
 
 # The reasons to try an alignment: missing subject words, too few words stated.
-ALIGNABLE = ("subject", "words")
+ALIGNABLE = ("subject", "words", "role")
 
 
 def _alignment(claim: Claim, fact: Claim, subject: str | None, align: Aligner) -> dict[str, str]:
