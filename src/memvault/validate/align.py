@@ -35,11 +35,12 @@ WORD_ALIGN = 0.65
 WORD_ALIGN_BY_FAMILY = {"e5": 0.75}
 # The languages whose statements are aligned: those whose roles are read (word order
 # carries them), so a swap of aligned words is still caught. In Russian (TERRa) aligned
-# words made false "supported" at every threshold: a verb's aspect ("строить"/"построить")
-# or a noun for a verb is what its hypotheses change.
+# words made false "supported" at every threshold: e5 puts a verb near its outcome or its
+# noun ("убить"/"умереть", "помочь"/"помощь"), which is what its hypotheses change.
 LANGUAGES = ("en", "pt")
-# At most this many words of a statement may be aligned: a paraphrase swaps a word or two,
-# while a statement of which most words need aligning says something else.
+# At most this many words of a statement may be aligned: a statement that needs two says
+# something else more often than not (two added false "supported" on ASSIN 2's tune split
+# and no accuracy).
 MAX_ALIGNED = 1
 
 # Word vectors, by embedder identity and word: statements and facts reuse a small

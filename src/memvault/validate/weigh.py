@@ -14,8 +14,12 @@ if so does it state the claim, rule it out, or leave it open?
 3. **Supports** when nothing conflicts, every value of the claim is in the fact, one sentence
    of the fact holds every content word of the claim (75 % when a measured value of it
    matched), a general word counting as held by one of its kind ("person": "man"), and who
-   does what agrees (:mod:`memvault.validate.roles`); **contradicts** on a conflict (an
-   opposite, a polarity, a value); else **related**.
+   does what agrees (:mod:`memvault.validate.roles`), and no direction is turned ("up" for
+   "down"); **contradicts** on a conflict (an opposite, a polarity, a value); else
+   **related**.
+4. **Aligned words**, with an aligner: a claim left related only for words the fact lacks
+   is weighed again with one of them replaced by the fact's word nearest in meaning
+   (:mod:`memvault.validate.align`); only a support is taken from that second reading.
 """
 
 from __future__ import annotations
