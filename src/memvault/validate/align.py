@@ -39,8 +39,7 @@ WORD_ALIGN_BY_FAMILY = {"e5": 0.75}
 # noun ("убить"/"умереть", "помочь"/"помощь"), which is what its hypotheses change.
 LANGUAGES = ("en", "pt")
 # At most this many words of a statement may be aligned: a statement that needs two says
-# something else more often than not (two added false "supported" on ASSIN 2's tune split
-# and no accuracy).
+# something else more often than not (docs/validate.md, the tune splits).
 MAX_ALIGNED = 1
 
 # Word vectors, by embedder identity and word: statements and facts reuse a small
