@@ -479,10 +479,8 @@ def render(result: dict[str, Any], misses: bool) -> str:
 
 
 def render_public(result: dict[str, Any], misses: bool) -> str:
-    sample = result["sample"]["per_split"]
-    drawn = (
-        f", at most {sample} pairs per split (seed {result['sample']['seed']})" if sample else ""
-    )
+    sample = {k: v for k, v in result["sample"].items() if k != "seed" and v}
+    drawn = f", sampled {sample} (seed {result['sample']['seed']})" if sample else ""
     lines = [
         f"{result['set']} ({result['ways']}-way), embedder {result['embedder']}, "
         f"{result['ms_per_statement']} ms/statement{drawn}; in the set: {result['pairs_in_set']}"

@@ -63,6 +63,7 @@ PACKAGE_MAY_IMPORT = {
         "memvault.search",
         "memvault.index",
         "memvault.store",
+        "memvault.embeddings",  # the embedder interface: words aligned by meaning
     ),
 }
 

@@ -395,6 +395,14 @@ _KINDS = (
     ),
     ("plane airplane aeroplane avião", "plane airplane aeroplane avião"),
     ("sofa couch sofá", "sofa couch sofá"),
+    (
+        "color colour cor цвет колір",
+        "black white red blue green yellow brown orange pink purple gray grey tan "
+        "preto preta branco branca vermelho vermelha azul verde amarelo amarela marrom "
+        "laranja rosa roxo roxa cinza черный чёрный белый красный синий зеленый зелёный "
+        "желтый жёлтый коричневый оранжевый розовый серый чорний білий червоний синій "
+        "зелений жовтий коричневий помаранчевий рожевий сірий",
+    ),
 )
 KINDS: dict[str, frozenset[str]] = {}
 for _general, _kinds in _KINDS:
@@ -416,12 +424,29 @@ _OPPOSITES = (
     ("open aberto aberta открытый відкритий", "closed shut fechado fechada закрытый закритий"),
     ("wet molhado molhada мокрый мокрий", "dry seco seca сухой сухий"),
     ("young jovem молодой молодий", "old elderly velho velha старый старий"),
-    ("fast quick rápido rápida быстрый швидкий", "slow lento lenta медленный повільний"),
+    (
+        "fast quick quickly rapidly rápido rápida быстрый швидкий",
+        "slow slowly lento lenta devagar медленный повільний",
+    ),
     ("happy feliz счастливый щасливий", "sad triste грустный сумний"),
     ("add adicionar добавить додати", "remove remover убрать прибрати"),
+    ("front frente перед", "behind atrás позади за"),
 )
 OPPOSITES: dict[str, frozenset[str]] = {}
 for _one, _other in _OPPOSITES:
     for _a, _b in ((_one, _other), (_other, _one)):
         for _word in _a.split():
             OPPOSITES[_word] = OPPOSITES.get(_word, frozenset()) | _words(_b)
+
+# --- directions: particles that are not content words, yet "going up" is not "going down" ----
+
+_DIRECTIONS = (
+    ("up upward upwards cima", "down downward downwards baixo"),
+    ("into in inside", "out outside"),
+    ("on onto", "off"),
+)
+DIRECTIONS: dict[str, frozenset[str]] = {}
+for _one, _other in _DIRECTIONS:
+    for _a, _b in ((_one, _other), (_other, _one)):
+        for _word in _a.split():
+            DIRECTIONS[_word] = DIRECTIONS.get(_word, frozenset()) | _words(_b)

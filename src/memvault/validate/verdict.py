@@ -38,6 +38,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from ..memory import Memory
     from ..search.options import SearchOptions
     from ..store.repository import Repository
+    from .align import Aligner
 
 VERDICTS = ("supported", "contradicted", "unknown")
 RELATIONS = {"supports": "supported", "contradicts": "contradicted"}
@@ -181,10 +182,19 @@ def _similarity(vault: Repository, hit: SearchHit) -> float | None:
     return max(0.0, min(1.0, (float(cosine) - floor) / max(1e-6, 1.0 - floor)))
 
 
+def _aligner(vault: Repository) -> Aligner:
+    """Word alignment by meaning with the vault's own embedder (the one its search uses)."""
+    from ..index.manifest import embedder_for
+    from .align import Aligner
+
+    return Aligner(embedder_for(vault))
+
+
 def _weigh_all(
     vault: Repository, claim_text: str, hits: list[SearchHit], as_of: bool, explain: bool
 ) -> list[Evidence]:
     claim = read(claim_text)
+    align = _aligner(vault) if hits else None
     out: list[Evidence] = []
     for hit in hits:
         memory = hit.memory
@@ -193,7 +203,7 @@ def _weigh_all(
         if title and str(title) not in text and not str(text).startswith(str(title)[:40]):
             text = f"{title}. {text}"
         subject = memory.subject if memory is not None else None
-        relation: Relation = weigh(claim, read(text), subject, _similarity(vault, hit))
+        relation: Relation = weigh(claim, read(text), subject, _similarity(vault, hit), align)
         in_force = as_of or hit.status not in ("superseded", "archived")
         shown = hit if explain else hit.replace(explain=None)
         out.append(

@@ -14,20 +14,30 @@ if so does it state the claim, rule it out, or leave it open?
 3. **Supports** when nothing conflicts, every value of the claim is in the fact, one sentence
    of the fact holds every content word of the claim (75 % when a measured value of it
    matched), a general word counting as held by one of its kind ("person": "man"), and who
-   does what agrees (:mod:`memvault.validate.roles`); **contradicts** on a conflict (an
-   opposite, a polarity, a value); else **related**.
+   does what agrees (:mod:`memvault.validate.roles`), and no direction is turned ("up" for
+   "down"); **contradicts** on a conflict (an opposite, a polarity, a value); else
+   **related**.
+4. **Aligned words**, with an aligner: a claim left related only for words the fact lacks
+   is weighed again with one of them replaced by the fact's word nearest in meaning
+   (:mod:`memvault.validate.align`); only a support is taken from that second reading.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+import re
+from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING
 
 from ..values import Record
 from . import lexicon as lx
+from .align import LANGUAGES as ALIGN_LANGUAGES
 from .claims import Claim
 from .roles import ROLE_LANGUAGES, Role
 from .words import PERMISSION, Clause, Quantity
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .align import Aligner
 
 # Share of the claim's words (and matched values) a fact must hold: to be judged about the
 # same subject (a conflict can then contradict), and to state the claim (support).
@@ -167,12 +177,80 @@ def _qualifier_clash(claim_words: set[str], fact_words: set[str]) -> tuple[str, 
 
 
 def weigh(
-    claim: Claim, fact: Claim, subject: str | None = None, similarity: float | None = None
+    claim: Claim,
+    fact: Claim,
+    subject: str | None = None,
+    similarity: float | None = None,
+    align: Aligner | None = None,
 ) -> Relation:
     """The relation of ``fact`` to ``claim`` (see the module doc); ``similarity``: their
-    embedding similarity scaled to 0..1 (None if unknown)."""
+    embedding similarity scaled to 0..1 (None if unknown). With ``align``, a claim the
+    rules leave "related" only for words the fact lacks is weighed again with those words
+    aligned to the fact's by meaning (:mod:`memvault.validate.align`)."""
     relation, matched = _weigh(claim, fact, subject, similarity)
+    if (
+        align is not None
+        and relation.kind == "related"
+        and relation.slot in ALIGNABLE
+        and claim.lang == fact.lang
+        and claim.lang in ALIGN_LANGUAGES
+    ):
+        pairs = _alignment(claim, fact, subject, align)
+        if pairs:
+            again, again_matched = _weigh(_substituted(claim, pairs), fact, subject, similarity)
+            # Only a support is taken from aligned words: a word near in meaning is not
+            # the fact's word, so it may not make a negation or a value a contradiction.
+            if again.kind == "supports":
+                said = ", ".join(f"{w} ~ {f}" for w, f in sorted(pairs.items()))
+                return again.replace(why=f"{again.why} (aligned {said})", matched=again_matched)
     return relation.replace(matched=matched)
+
+
+# The reasons to try an alignment: missing subject words, too few words stated.
+ALIGNABLE = ("subject", "words", "role")
+
+
+def _alignment(claim: Claim, fact: Claim, subject: str | None, align: Aligner) -> dict[str, str]:
+    """The claim's content words the fact does not hold, each to the fact's word nearest in
+    meaning that the claim does not hold either (names and values are never aligned)."""
+    claim_words = claim.union("words") - claim.union("entities") - {PERMISSION}
+    fact_words = fact.union("words") | _subject_words(subject)
+    missing = {w for w in claim_words if not _in(w, fact_words)}
+    if not missing:
+        return {}
+    free = fact.union("words") - fact.union("entities") - fact.union("rejected")
+    candidates = {w for w in free if not _in(w, claim_words) and not any(c.isdigit() for c in w)}
+    return align.align(missing, candidates)
+
+
+def _substituted(claim: Claim, pairs: dict[str, str]) -> Claim:
+    """The claim with each aligned word replaced by its fact word: in its words, subject
+    and roles, so the same rules read it as the fact's words."""
+
+    def swap(words: Iterable[str]) -> set[str]:
+        return {pairs.get(w, w) for w in words}
+
+    def head(word: str | None) -> str | None:
+        return pairs.get(word, word) if word else word
+
+    clauses = tuple(
+        c.replace(
+            words=swap(c.words),
+            subject=swap(c.subject),
+            roles=tuple(
+                r.replace(
+                    agent=frozenset(swap(r.agent)),
+                    patient=frozenset(swap(r.patient)),
+                    agent_head=head(r.agent_head),
+                    patient_head=head(r.patient_head),
+                    verbs=frozenset(swap(r.verbs)),
+                )
+                for r in c.roles
+            ),
+        )
+        for c in claim.clauses
+    )
+    return claim.replace(clauses=clauses)
 
 
 def _weigh(
@@ -239,6 +317,10 @@ def _weigh(
         return Relation(
             "related", "name", f"the fact doesn't mention {', '.join(sorted(extra))}", topic=topic
         ), values.matched
+    turned = _direction_clash(claim.text, fact.text)
+    if turned is not None:
+        why = f"the fact says {turned[1]}, not {turned[0]}"
+        return Relation("related", "direction", why, *turned, topic=topic), values.matched
     if stated < (STATES_ANCHORED if _anchored(claim, values) else STATES) - 1e-9:
         return Relation(
             "related",
@@ -249,6 +331,21 @@ def _weigh(
     slot, mine, theirs = values.matched_slots[0] if values.matched_slots else ("words", None, None)
     why = f"the fact states it ({slot}: {mine})" if mine else "the fact states it"
     return Relation("supports", slot, why, mine, theirs, topic), values.matched
+
+
+def _direction_clash(claim_text: str, fact_text: str) -> tuple[str, str] | None:
+    """A direction of the claim ("up", "into", "off") that the fact turns the other way
+    ("down", "out", "on") and does not say itself: the words match, the meaning does not."""
+    mine = set(_WORD.findall(claim_text.lower())) & lx.DIRECTIONS.keys()
+    theirs = set(_WORD.findall(fact_text.lower())) & lx.DIRECTIONS.keys()
+    for word in sorted(mine - theirs):
+        other = lx.DIRECTIONS[word] & theirs
+        if other and not lx.DIRECTIONS[word] & mine:
+            return word, ", ".join(sorted(other))
+    return None
+
+
+_WORD = re.compile(r"\w+")
 
 
 def _anchored(claim: Claim, values: _Values) -> bool:
