@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 from ..paths import MEMORY_TYPES as TYPES
 from ..store.catalog_tables import rows_in
 from . import pending, store
+from .coarse import Coarse
 from .drift import DriftSweep, Stats
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -73,6 +74,7 @@ class Index:
         self._collections: dict[str, Any] = {}
         self._counts: dict[str, int] | None = None
         self._matrices: dict[str, tuple[Any, Any, Any]] = {}
+        self.coarse = Coarse()  # reduced copies of the vectors, for a warm process (kept)
         self._chunk_docs: dict[int, int] | None = None
         self._allowed: dict[Any, tuple[frozenset[int], Any]] = {}
         self._term_docs: dict[str, int] = {}
