@@ -8,7 +8,9 @@ tens of times an unfiltered one (``docs/performance.md``) -- and keeps the allow
 when a filter is so selective that too few survive, it scores the allowed chunks exactly
 from the vectors kept in SQLite instead. Either way the result is the true top-k of what
 the reader may see: nothing hidden comes back, and hidden memories never starve the
-results.
+results. (One exception to "true": above 50,000 vectors a process that keeps searching
+scores only a shortlist exactly, picked from a reduced copy of the vectors:
+:mod:`memvault.index.coarse`.)
 """
 
 from __future__ import annotations
