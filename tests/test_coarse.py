@@ -11,9 +11,10 @@ import numpy as np
 import pytest
 
 from memvault import Vault
-from memvault.index import coarse, query
+from memvault.index import coarse, flat, query, store
 from memvault.index.filters import IndexFilter
 from memvault.index.handle import Index, open_indexes
+from memvault.store.lock import try_lock
 from memvault.transfer import import_file
 
 TYPES = ("episodic", "semantic", "procedural")
@@ -119,3 +120,23 @@ def test_a_filter_that_leaves_few_best_rows_is_scored_exactly(big: Index) -> Non
         q /= np.linalg.norm(q)
         found, how = query.vector_leg(big, q, few, TYPES, 1)
         assert found == _exact(big, q, few, 1)
+
+
+def test_vectors_read_from_sqlite_are_all_scored_and_leave_the_copies_alone(
+    vault: Vault, big: Index
+) -> None:
+    coarse.prepare(big)
+    made = {t: low for t, (_, low) in big.coarse.copies.items()}
+    vault.add("semantic", "The office dog is called Rex", team="t1")
+    folder = store.data_dir(vault.root, "") / flat.FLAT_DIR
+    with try_lock(folder / "lock") as got:  # another process is patching the flat files
+        assert got
+        vault.search("office dog", log=False)  # the index catches up, reads SQLite's vectors
+        idx = open_indexes.get(vault.root)
+        assert idx is big
+        _, _, matrix = idx.memory_vectors("semantic")
+        assert coarse.flat_file(matrix) is None
+        found, how = query.vector_leg(idx, np.asarray(matrix[-1]), VIEWER, TYPES, 3)
+    assert not how.startswith("shortlist")
+    assert found == _exact(idx, np.asarray(matrix[-1]), VIEWER, 3)
+    assert all(idx.coarse.copies[t][1] is low for t, low in made.items())  # not thrown away

@@ -15,8 +15,8 @@ on the benchmark's questions is measured in ``docs/performance.md``.
 A new process asks once or a few times and never pays for the copy: it is made at the
 :data:`WARM_AFTER`-th search of an index (or when a server warms it), and kept across writes:
 a flat file's rows are only ever appended (a row that changes dies and comes back at the
-end), so only the new rows are projected; a new file, or vectors read from SQLite, start
-that type's copy over.
+end), so only the new rows are projected; a new file starts that type's copy over, and
+vectors read from SQLite (the flat file busy) are all scored, with no copy.
 """
 
 from __future__ import annotations
@@ -52,21 +52,21 @@ class Coarse:
 
     def __init__(self) -> None:
         self.basis: np.ndarray | None = None  # float32 [DIMS, dims]: the principal axes
-        self.copies: dict[str, tuple[object, np.ndarray]] = {}  # type: (source, projected rows)
+        self.copies: dict[str, tuple[str, np.ndarray]] = {}  # type: (flat file, projected rows)
         self.searches = 0
 
-    def copy_of(self, doc_type: str, matrix: np.ndarray) -> np.ndarray:
-        """``matrix`` projected on the basis (made or extended now if needed)."""
+    def copy_of(self, doc_type: str, matrix: np.ndarray) -> np.ndarray | None:
+        """``matrix`` projected on the basis (made or extended now if needed); None when
+        ``matrix`` is not mapped from a flat file (read from SQLite while another process
+        held the file's lock: every row is scored this once, no copy is made)."""
         import numpy as np
 
         assert self.basis is not None
-        source = _source(matrix)
+        source = flat_file(matrix)
+        if source is None:
+            return None
         held = self.copies.get(doc_type)
-        low = None
-        if held is not None:
-            kept, rows = held
-            if kept is source or (isinstance(source, str) and kept == source):
-                low = rows
+        low = held[1] if held is not None and held[0] == source else None
         if low is not None and len(low) == len(matrix):
             return low
         if low is not None and len(low) < len(matrix):
@@ -113,11 +113,10 @@ def prepare(index: Index) -> None:
         index.coarse.copy_of(doc_type, matrix)
 
 
-def _source(matrix: np.ndarray) -> object:
-    """What identifies the rows of ``matrix``: its flat file (rows appended, never changed),
-    else the array itself."""
+def flat_file(matrix: np.ndarray) -> str | None:
+    """The flat file ``matrix`` is mapped from (its rows are only ever appended to), if any."""
     name = getattr(matrix, "filename", None)
-    return str(name) if name else matrix
+    return str(name) if name else None
 
 
 def _project(matrix: np.ndarray, basis: np.ndarray) -> np.ndarray:
@@ -155,7 +154,12 @@ def shortlist(
         prepare(index)
     if coarse.basis is None:
         return None
-    lows = [coarse.copy_of(t, m) for t, _, _, m in parts]
+    lows = []
+    for doc_type, _, _, matrix in parts:
+        low = coarse.copy_of(doc_type, matrix)
+        if low is None:
+            return None
+        lows.append(low)
     with one_blas_thread():
         rough = np.concatenate([low @ (coarse.basis @ q) for low in lows])
     picked = np.sort(np.argpartition(-rough, size - 1)[:size])  # file order: reads go forwards
