@@ -81,6 +81,7 @@ class Index:
         self._fts_rows: int | None = None
         self._second: sqlite3.Connection | None | bool = None  # see second_reader (False: none)
         self._middle: int | None = None
+        self._positions: tuple[Any, Any, list[Any]] | None = None  # see mapped_vectors
         self.epoch = object()  # replaced after every write: a marker for caches of derived facts
         self._recorded: Stats | None = None
         self.sweep = DriftSweep(root)
@@ -193,6 +194,7 @@ class Index:
         self._term_docs.clear()
         self._fts_rows = None
         self._middle = None
+        self._positions = None
         self.epoch = object()
 
     def second_reader(self) -> sqlite3.Connection | None:
@@ -340,6 +342,36 @@ class Index:
             cached = (rowids, docs, matrix)
         self._matrices[doc_type] = cached
         return cached
+
+    def mapped_vectors(self, rowids: Sequence[int]) -> dict[int, Any]:
+        """The stored vectors of given chunks, from the in-memory matrices
+        (:meth:`memory_vectors`; a chunk without a vector is left out, as in SQLite). Reading
+        them from SQLite cost a warm search ~3-10 ms at 100,000 chunks: each row's vector
+        sits in an overflow page of its own."""
+        import numpy as np
+
+        if self._positions is None:
+            parts = [self.memory_vectors(t) for t in TYPES]
+            every = np.concatenate([r for r, _, _ in parts])
+            order = np.argsort(every, kind="stable")
+            starts = np.cumsum([0] + [len(r) for r, _, _ in parts])
+            self._positions = (
+                every[order],
+                order,
+                [(int(a), m) for a, (_, _, m) in zip(starts, parts, strict=False)],
+            )
+        ordered, order, matrices = self._positions
+        wanted = np.asarray(sorted(set(rowids)), dtype=np.int64)
+        at = np.searchsorted(ordered, wanted)
+        found = at < len(ordered)
+        found[found] = ordered[at[found]] == wanted[found]
+        out: dict[int, Any] = {}
+        for rowid, where in zip(wanted[found].tolist(), order[at[found]].tolist(), strict=True):
+            for start, matrix in reversed(matrices):
+                if where >= start:
+                    out[rowid] = np.array(matrix[where - start], dtype=np.float32)
+                    break
+        return out
 
     def recorded_files(self) -> Stats:
         """``{path: (mtime_ns, size)}`` of the files as last indexed (cached)."""

@@ -314,9 +314,12 @@ def all_allowed_chunks(index: Index, filt: IndexFilter, doc_type: str) -> list[t
 
 
 def vectors(index: Index, rowids: Sequence[int]) -> dict[int, np.ndarray]:
-    """The stored vectors of given chunks."""
+    """The stored vectors of given chunks (from the mapped flat files when the index scores
+    its vectors in memory, else from SQLite)."""
     import numpy as np
 
+    if index.in_memory:
+        return index.mapped_vectors(rowids)
     out: dict[int, np.ndarray] = {}
     dims = index.dimensions
     for start in range(0, len(rowids), 900):
