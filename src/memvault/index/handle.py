@@ -358,7 +358,7 @@ class Index:
             self._positions = (
                 every[order],
                 order,
-                [(int(a), m) for a, (_, _, m) in zip(starts, parts, strict=False)],
+                [(int(a), m) for a, (_, _, m) in zip(starts[:-1], parts, strict=True)],
             )
         ordered, order, matrices = self._positions
         wanted = np.asarray(sorted(set(rowids)), dtype=np.int64)
