@@ -156,3 +156,23 @@ def test_filtering_the_best_rows_finds_what_filtering_every_row_finds(
             assert fast == full, (filt, k)
             assert full
     assert prefiltered >= 9  # the short path ran for the broad filters
+
+
+def test_the_vectors_a_search_reads_by_chunk_are_sqlites(vault: Vault) -> None:
+    """The fusion reads candidates' vectors by chunk rowid from the mapped matrices: the
+    same as SQLite's, after writes too (a replaced vector's old row is dead, not served)."""
+    first = vault.add("semantic", "The billing service stores invoices in PostgreSQL").memory
+    vault.add("episodic", "We moved the staging cluster to eu-west-1 on Monday")
+    vault.add("procedural", "Rotate the keys", steps=["make a key", "deploy", "revoke"])
+    for step in range(2):
+        if step:
+            vault.update(first.id, {}, "reword", content="Invoices live in PostgreSQL 15 now")
+        vault.search("invoices", log=False)
+        idx = open_indexes.get(vault.root)
+        assert idx is not None and idx.in_memory
+        stored = {
+            r: v for per_type in _from_sqlite(vault).values() for r, (_, v) in per_type.items()
+        }
+        asked = [*stored, 10**6]  # and a chunk that does not exist
+        got = query.vectors(idx, asked)
+        assert {r: v.tobytes() for r, v in got.items()} == stored

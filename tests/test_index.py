@@ -562,10 +562,10 @@ def test_with_a_watcher_an_edit_made_while_the_lock_is_busy_is_not_lost(watched:
 def test_in_memory_vector_leg_is_the_same_on_one_thread_or_without_threadpoolctl(
     vault: Vault, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from memvault.index import query as iq
+    from memvault.index import blas
 
     seed(vault)
     with_limit = [(h.id, round(h.score, 5)) for h in vault.search("rate limit", log=False)]
     assert with_limit
-    monkeypatch.setattr(iq, "_blas", False)  # threadpoolctl missing: numpy's own loop
+    monkeypatch.setattr(blas, "_blas", False)  # threadpoolctl missing: numpy's own loop
     assert [(h.id, round(h.score, 5)) for h in vault.search("rate limit", log=False)] == with_limit

@@ -8,7 +8,9 @@ tens of times an unfiltered one (``docs/performance.md``) -- and keeps the allow
 when a filter is so selective that too few survive, it scores the allowed chunks exactly
 from the vectors kept in SQLite instead. Either way the result is the true top-k of what
 the reader may see: nothing hidden comes back, and hidden memories never starve the
-results.
+results. (One exception to "true": above 50,000 vectors a process that keeps searching
+scores only a shortlist exactly, picked from a reduced copy of the vectors:
+:mod:`memvault.index.coarse`.)
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from ..language import CYRILLIC, WORD, detect, keyword_words, normalise
 from ..store.catalog_tables import rows_in
 from ..values import Record
+from .blas import dot_rows
 from .filters import IndexFilter
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -227,13 +230,42 @@ def _plain_rows(index: Index, expr: str, fetch: int, score: str) -> list[Any]:
         held, rows, every = shared[expr]
         if held is index and (every or len(rows) >= fetch):
             return rows[:fetch]
-    rows = index.conn.execute(
-        f"SELECT rowid, {score} AS s FROM fts WHERE fts MATCH ? ORDER BY s, rowid LIMIT ?",
-        (expr, fetch),
-    ).fetchall()
+    sql = f"SELECT rowid, {score} AS s FROM fts WHERE fts MATCH ?{{}} ORDER BY s, rowid LIMIT ?"
+    found = _in_halves(index, sql, expr, fetch) if index.fts_rows() >= SPLIT_ABOVE else None
+    if found is None:
+        found = index.conn.execute(sql.format(""), (expr, fetch)).fetchall()
     if shared is not None:
-        shared[expr] = (index, rows, len(rows) < fetch)  # fewer: every match is there
-    return rows
+        shared[expr] = (index, found, len(found) < fetch)  # fewer: every match is there
+    return found
+
+
+# Chunks from which the plain keyword query runs as two halves side by side. FTS5 scores
+# every match before it keeps the best (``docs/performance.md``: ~0.8 microseconds a
+# match, ~16,000 matches for a typical question at 100,000 chunks).
+SPLIT_ABOVE = 50_000
+
+
+def _in_halves(index: Index, sql: str, expr: str, fetch: int) -> list[Any] | None:
+    """``sql``'s best ``fetch`` rows, asked of the chunks below the middle rowid here and of
+    those above it on a second connection in a thread (None: no second connection). The
+    merged halves are the whole's answer: bm25's idf and average length are the table's,
+    whatever rowids a query asks for, and the order (score, rowid) is the query's own."""
+    from ..threads import Background
+
+    other = index.second_reader()
+    if other is None:
+        return None
+    middle = index.rowid_middle()
+    upper = Background(_fetch_all, other, sql.format(" AND rowid >= ?"), (expr, middle, fetch))
+    try:
+        lower = index.conn.execute(sql.format(" AND rowid < ?"), (expr, middle, fetch)).fetchall()
+    finally:
+        higher = upper.result()  # waited for even on an error: the thread holds the connection
+    return sorted(lower + higher, key=lambda row: (row[1], row[0]))[:fetch]
+
+
+def _fetch_all(conn: Any, sql: str, args: tuple[object, ...]) -> list[Any]:
+    return list(conn.execute(sql, args).fetchall())
 
 
 def keyword_leg(
@@ -282,9 +314,12 @@ def all_allowed_chunks(index: Index, filt: IndexFilter, doc_type: str) -> list[t
 
 
 def vectors(index: Index, rowids: Sequence[int]) -> dict[int, np.ndarray]:
-    """The stored vectors of given chunks."""
+    """The stored vectors of given chunks (from the mapped flat files when the index scores
+    its vectors in memory, else from SQLite)."""
     import numpy as np
 
+    if index.in_memory:
+        return index.mapped_vectors(rowids)
     out: dict[int, np.ndarray] = {}
     dims = index.dimensions
     for start in range(0, len(rowids), 900):
@@ -404,42 +439,6 @@ def vector_leg(
     return found[: max(k, 0)], "; ".join(how)
 
 
-_blas: Any = None  # threadpoolctl's controller once looked up (False: not available)
-
-
-@contextmanager
-def one_blas_thread() -> Iterator[bool]:
-    """Matrix products inside run on one BLAS thread (yields False if that can't be set).
-
-    OpenBLAS splits a matrix-vector product over every core. For the few megabytes of an
-    in-memory index that saves next to nothing on an idle machine, but on a busy one the
-    query waits for a second core to come free (``docs/performance.md``).
-    """
-    global _blas
-    if _blas is None:
-        try:
-            from threadpoolctl import ThreadpoolController
-
-            _blas = ThreadpoolController()
-        except Exception:  # noqa: BLE001 - not installed, or can't inspect the libraries
-            _blas = False
-    if _blas is False:
-        yield False
-        return
-    with _blas.limit(limits=1, user_api="blas"):
-        yield True
-
-
-def dot_rows(matrices: Sequence[np.ndarray], q: np.ndarray) -> list[np.ndarray]:
-    """``m @ q`` for each matrix, on one thread (see :func:`one_blas_thread`)."""
-    import numpy as np
-
-    with one_blas_thread() as limited:
-        if limited:
-            return [m @ q for m in matrices]
-        return [np.einsum("ij,j->i", m, q) for m in matrices]  # numpy's own loop: one thread
-
-
 def _vector_leg_in_memory(
     index: Index, qvec: np.ndarray, filt: IndexFilter, types: Sequence[str], k: int
 ) -> tuple[list[tuple[int, int, float]], str]:
@@ -447,11 +446,23 @@ def _vector_leg_in_memory(
     masked out before the top ``k`` is taken, so the filter is exact and never starves."""
     import numpy as np
 
+    from .coarse import shortlist
+
     q = np.asarray(qvec, dtype=np.float32)
-    parts = [index.memory_vectors(t) for t in types]
-    parts = [p for p in parts if len(p[0])]
-    if not parts:
+    typed = [(t, *index.memory_vectors(t)) for t in types]
+    typed = [p for p in typed if len(p[1])]
+    if not typed:
         return [], "exact in memory: empty"
+    short = shortlist(index, typed, q, k)
+    if short is not None:
+        # the k best allowed rows among the shortlist's best 2k (else every row is scored)
+        top = _top_of_best(index, *short, filt, k, within=2 * k)
+        if top is not None:
+            rows, docs, sims = short
+            found = [(int(rows[i]), int(docs[i]), float(sims[i])) for i in top]
+            total = sum(len(p[1]) for p in typed)
+            return found, f"shortlist of {len(sims)} of {total} from a reduced copy, exact"
+    parts = [p[1:] for p in typed]
     rowids = np.concatenate([r for r, _, _ in parts])
     docs = np.concatenate([d for _, d, _ in parts])
     sims = np.concatenate(dot_rows([m for _, _, m in parts], q))
@@ -484,15 +495,22 @@ PREFILTER_ABOVE = 20_000
 
 
 def _top_of_best(
-    index: Index, rowids: np.ndarray, docs: np.ndarray, sims: np.ndarray, filt: IndexFilter, k: int
+    index: Index,
+    rowids: np.ndarray,
+    docs: np.ndarray,
+    sims: np.ndarray,
+    filt: IndexFilter,
+    k: int,
+    within: int | None = None,
 ) -> np.ndarray | None:
     """Positions of the ``k`` best allowed rows, best first (ties by rowid), found among the
-    best-scoring ``max(20k, 500)`` rows; None when fewer than ``k`` allowed rows score above
-    the lowest of those (a row outside could then tie or belong): the caller filters all.
-    Every row outside scores at most that lowest score, so the answer is exact."""
+    best-scoring ``within`` (default ``max(20k, 500)``) rows; None when fewer than ``k``
+    allowed rows score above the lowest of those (a row outside could then tie or belong):
+    the caller filters all. Every row outside scores at most that lowest score, so the
+    answer is exact."""
     import numpy as np
 
-    m = min(len(sims), max(20 * k, 500))
+    m = min(len(sims), within or max(20 * k, 500))
     best = np.argpartition(-sims, m - 1)[:m]
     floor = sims[best].min()
     live = best[sims[best] > floor]

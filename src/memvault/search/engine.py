@@ -198,7 +198,8 @@ def _trace_query(query: str, plan: Plan) -> debug.QueryTrace | None:
 
 def warm(vault: Repository) -> None:
     """Load the embedder and open the index now (a server calls this at start): the vectors
-    into memory for a small index, the Chroma collections for a large one."""
+    into memory for a small index (and their reduced copies above
+    :data:`memvault.index.coarse.COARSE_ABOVE`), the Chroma collections for a large one."""
     from ..index import ensure_fresh
 
     idx = ensure_fresh(vault)
@@ -211,4 +212,8 @@ def warm(vault: Repository) -> None:
                 idx.memory_vectors(doc_type)
             else:
                 idx.collection(doc_type)
+        if idx.in_memory:
+            from ..index.coarse import prepare
+
+            prepare(idx)  # the reduced copies of a large index (index/coarse.py)
         idx.chunk_docs()
