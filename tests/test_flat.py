@@ -97,6 +97,23 @@ def test_a_torn_or_busy_flat_file_falls_back_to_sqlite(vault: Vault) -> None:
         assert idx is not None and flat.vectors(idx, "semantic") is None
 
 
+def test_vectors_a_killed_patch_appended_are_cut_before_the_next_append(vault: Vault) -> None:
+    vault.add("semantic", "The office cat is called Biscuit", id="cat")
+    assert _from_flat(vault) == _from_sqlite(vault)
+    (vectors,) = _folder(vault).glob("semantic-*.f32")
+    size = vectors.stat().st_size
+    with open(vectors, "ab") as out:  # appended, then killed before its rows file was written
+        out.write(np.full(384, 0.5, dtype=np.float32).tobytes()[: 384 * 3])
+    vault.add("semantic", "The office dog is called Rex", id="dog")
+    assert _from_flat(vault) == _from_sqlite(vault)  # the dog's row maps to the dog's vector
+    assert vectors.stat().st_size == size * 2  # two vectors: the torn bytes are gone
+    # a file holding fewer vectors than its rows say is built anew
+    with open(vectors, "r+b") as out:
+        out.truncate(size)
+    vault.add("semantic", "The office fish is called Nemo", id="fish")
+    assert _from_flat(vault) == _from_sqlite(vault)
+
+
 @pytest.mark.parametrize("threshold", [0])
 def test_exact_below_zero_still_asks_chroma(vault: Vault, threshold: int) -> None:
     vault.set_config("index.exact_below", threshold, "always ask Chroma")

@@ -216,7 +216,8 @@ def _patch(idx: Index, folder: Path, doc_type: str, token: int, got: Flat) -> Fl
     rows[np.isin(rows[:, 0], np.asarray(changed, dtype=np.int64))] = (-1, DEAD_DOC)
     if int(np.count_nonzero(rows[:, 0] < 0)) > max(1000, len(rows) // 2):
         return None
-    _write_vectors(folder / f"{doc_type}-{got.gen}.f32", (b for _, _, b in fresh), "ab")
+    if not _append_vectors(folder / f"{doc_type}-{got.gen}.f32", got, idx.dimensions, fresh):
+        return None
     added = np.array([(r, d) for r, d, _ in fresh], dtype=np.int64).reshape(-1, 2)
     patched = Flat(int(newest), got.gen, np.concatenate([rows, added]))
     _write_rows(folder, doc_type, idx.dimensions, patched, token)
@@ -247,6 +248,27 @@ def _write_vectors(path: Path, blobs: Iterator[bytes], mode: str) -> None:
     with open(path, mode) as out:
         for blob in blobs:
             out.write(blob)
+
+
+def _append_vectors(
+    path: Path, got: Flat, dims: int, fresh: Sequence[tuple[int, int, bytes]]
+) -> bool:
+    """Append ``fresh``'s vectors after the ones ``got``'s rows vouch for. A process killed
+    between appending and writing its rows file leaves vectors past that end: they are cut
+    first, or the new rows would map to them (no reader maps past its rows file's count).
+    False when the file holds fewer vectors than the rows say (build it anew)."""
+    end = len(got.rows) * dims * 4
+    try:
+        with open(path, "r+b") as out:
+            if out.seek(0, os.SEEK_END) < end:
+                return False
+            out.truncate(end)
+            out.seek(end)
+            for _, _, blob in fresh:
+                out.write(blob)
+    except OSError:
+        return False
+    return True
 
 
 def _write_rows(folder: Path, doc_type: str, dims: int, flat: Flat, token: int) -> None:
