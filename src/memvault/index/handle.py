@@ -79,8 +79,6 @@ class Index:
         self._allowed: dict[Any, tuple[frozenset[int], Any]] = {}
         self._term_docs: dict[str, int] = {}
         self._fts_rows: int | None = None
-        self._second: sqlite3.Connection | None | bool = None  # see second_reader (False: none)
-        self._middle: int | None = None
         self._positions: tuple[Any, Any, list[Any]] | None = None  # see mapped_vectors
         self.epoch = object()  # replaced after every write: a marker for caches of derived facts
         self._recorded: Stats | None = None
@@ -193,26 +191,8 @@ class Index:
         self._allowed.clear()
         self._term_docs.clear()
         self._fts_rows = None
-        self._middle = None
         self._positions = None
         self.epoch = object()
-
-    def second_reader(self) -> sqlite3.Connection | None:
-        """A second connection to the index's database, opened once (None: it can't be): a
-        query split in two runs its halves side by side."""
-        if self._second is None:
-            try:
-                self._second = store.connect(self.root, create=False, home=self.home)
-            except (store.CorruptIndex, sqlite3.Error, OSError):
-                self._second = False
-        return self._second if isinstance(self._second, sqlite3.Connection) else None
-
-    def rowid_middle(self) -> int:
-        """The rowid halfway between the chunks' first and last (cached until the next write)."""
-        if self._middle is None:
-            low, high = self.conn.execute("SELECT min(rowid), max(rowid) FROM chunks").fetchone()
-            self._middle = ((low or 0) + (high or 0)) // 2
-        return self._middle
 
     def fts_rows(self) -> int:
         """How many chunks the keyword index holds (cached until the next write)."""
@@ -438,12 +418,10 @@ class Index:
 
     def close(self) -> None:
         self.closed = True
-        for conn in (self.conn, self._second):
-            try:
-                if isinstance(conn, sqlite3.Connection):
-                    conn.close()
-            except sqlite3.Error:
-                pass
+        try:
+            self.conn.close()
+        except sqlite3.Error:
+            pass
         self.drop_client()
 
 

@@ -230,42 +230,13 @@ def _plain_rows(index: Index, expr: str, fetch: int, score: str) -> list[Any]:
         held, rows, every = shared[expr]
         if held is index and (every or len(rows) >= fetch):
             return rows[:fetch]
-    sql = f"SELECT rowid, {score} AS s FROM fts WHERE fts MATCH ?{{}} ORDER BY s, rowid LIMIT ?"
-    found = _in_halves(index, sql, expr, fetch) if index.fts_rows() >= SPLIT_ABOVE else None
-    if found is None:
-        found = index.conn.execute(sql.format(""), (expr, fetch)).fetchall()
+    rows = index.conn.execute(
+        f"SELECT rowid, {score} AS s FROM fts WHERE fts MATCH ? ORDER BY s, rowid LIMIT ?",
+        (expr, fetch),
+    ).fetchall()
     if shared is not None:
-        shared[expr] = (index, found, len(found) < fetch)  # fewer: every match is there
-    return found
-
-
-# Chunks from which the plain keyword query runs as two halves side by side. FTS5 scores
-# every match before it keeps the best (``docs/performance.md``: ~0.8 microseconds a
-# match, ~16,000 matches for a typical question at 100,000 chunks).
-SPLIT_ABOVE = 50_000
-
-
-def _in_halves(index: Index, sql: str, expr: str, fetch: int) -> list[Any] | None:
-    """``sql``'s best ``fetch`` rows, asked of the chunks below the middle rowid here and of
-    those above it on a second connection in a thread (None: no second connection). The
-    merged halves are the whole's answer: bm25's idf and average length are the table's,
-    whatever rowids a query asks for, and the order (score, rowid) is the query's own."""
-    from ..threads import Background
-
-    other = index.second_reader()
-    if other is None:
-        return None
-    middle = index.rowid_middle()
-    upper = Background(_fetch_all, other, sql.format(" AND rowid >= ?"), (expr, middle, fetch))
-    try:
-        lower = index.conn.execute(sql.format(" AND rowid < ?"), (expr, middle, fetch)).fetchall()
-    finally:
-        higher = upper.result()  # waited for even on an error: the thread holds the connection
-    return sorted(lower + higher, key=lambda row: (row[1], row[0]))[:fetch]
-
-
-def _fetch_all(conn: Any, sql: str, args: tuple[object, ...]) -> list[Any]:
-    return list(conn.execute(sql, args).fetchall())
+        shared[expr] = (index, rows, len(rows) < fetch)  # fewer: every match is there
+    return rows
 
 
 def keyword_leg(
