@@ -135,8 +135,9 @@ def test_answers_are_the_ones_the_command_gives_by_itself(stocked: Vault, runtim
 
 
 def test_a_served_command_line_imports_little(stocked: Vault, runtime: Path) -> None:
-    """The new process only asks: no pathlib, no socket.py, no subprocess (each a few ms of
-    every served command, as much as the write it asks for: docs/performance.md)."""
+    """The new process only asks: no pathlib, no socket.py, no subprocess, no datetime (the
+    memory model's import of it), each a few ms of every served command, as much as the
+    write it asks for (docs/performance.md)."""
     root = stocked.root
     _start(root, runtime)
     env = {"PYTHONPROFILEIMPORTTIME": "1"}
@@ -150,7 +151,10 @@ def test_a_served_command_line_imports_little(stocked: Vault, runtime: Path) -> 
         if line.startswith("import time:")
     }
     assert "memvault.resident.client" in imported
-    assert imported & {"pathlib", "socket", "subprocess", "typer"} == set()
+    assert (
+        imported & {"pathlib", "socket", "subprocess", "typer", "datetime", "memvault.memory"}
+        == set()
+    )
 
 
 def test_a_prompt_hook_is_answered_from_its_stdin(stocked: Vault, runtime: Path) -> None:

@@ -29,10 +29,10 @@ _EXPORTS = {
     "Problem": "errors",
     "Memory": "memory",
     "ID_RE": "memory",
-    "KIND_TYPE": "memory",
-    "SCOPES": "memory",
-    "STATUSES": "memory",
-    "TYPES": "memory",
+    "KIND_TYPE": "vocabulary",
+    "SCOPES": "vocabulary",
+    "STATUSES": "vocabulary",
+    "TYPES": "vocabulary",
     "format_time": "memory",
     "now_utc": "memory",
     "parse_time": "memory",
@@ -120,10 +120,6 @@ if TYPE_CHECKING:  # pragma: no cover
     from .ingest import IngestReport
     from .memory import (
         ID_RE,
-        KIND_TYPE,
-        SCOPES,
-        STATUSES,
-        TYPES,
         Memory,
         format_time,
         now_utc,
@@ -159,6 +155,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from .trust import COMMAND_KEYS, CommandStatus
     from .validate import ValidationResult
     from .vault import Vault
+    from .vocabulary import KIND_TYPE, SCOPES, STATUSES, TYPES
 
 
 def __getattr__(name: str) -> Any:

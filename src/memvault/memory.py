@@ -13,17 +13,16 @@ from collections.abc import Mapping
 
 from .errors import Problem
 from .values import TYPE_CHECKING, LazyPattern, Record, field
+from .vocabulary import KIND_TYPE as KIND_TYPE  # the contract's words, kept importable here
+from .vocabulary import SCOPES as SCOPES
+from .vocabulary import STATUSES as STATUSES
+from .vocabulary import TYPES as TYPES
 
 if TYPE_CHECKING:  # pragma: no cover
     from collections.abc import Callable
     from typing import Any
 
-TYPES = ("episodic", "semantic", "procedural")
-# The everyday names of the three types (CLI `add episode|fact|procedure`, MCP `remember`).
-KIND_TYPE = {"episode": "episodic", "fact": "semantic", "procedure": "procedural"}
 TREES = TYPES  # the top-level folders holding live memories
-SCOPES = ("self", "team", "global")
-STATUSES = ("active", "superseded", "archived", "proposed", "disputed")
 DECAYS = ("fast", "normal", "slow", "never")
 CONFIDENCES = ("high", "medium", "low")
 CATEGORIES: dict[str, tuple[str, ...]] = {
