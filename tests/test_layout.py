@@ -34,6 +34,7 @@ BASE = (
     "memvault.config",
     "memvault.threads",
     "memvault.store.lock",
+    "memvault.vocabulary",  # the contract's words: imports nothing
 )
 MODEL = ("memvault.memory", "memvault.store.files", "memvault.embeddings")
 UI_LIBS = ("typer", "rich", "click")
