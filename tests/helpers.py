@@ -131,3 +131,18 @@ def assert_same_memory(quick: Any, parsed: Any, text: str) -> None:
         parsed.content,
     )
     assert list(quick.meta.items()) == list(parsed.meta.items()), text
+
+
+def imported_in_memory(vault: Any, records: list[dict[str, Any]], folder: Path) -> Any:
+    """``records`` imported in one commit (``memvault import``), one search made, and the
+    index it opened: scored in memory (the flat vectors)."""
+    from memvault.index.handle import open_indexes
+    from memvault.transfer import import_file
+
+    source = folder / "in.jsonl"
+    source.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+    assert import_file(vault.core, source).problems == []
+    vault.search("warm", log=False)
+    idx = open_indexes.get(vault.root)
+    assert idx is not None and idx.in_memory
+    return idx

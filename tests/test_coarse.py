@@ -4,7 +4,6 @@ when the filter leaves too few of its best rows."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import numpy as np
@@ -15,7 +14,8 @@ from memvault.index import coarse, flat, query, store
 from memvault.index.filters import IndexFilter
 from memvault.index.handle import Index, open_indexes
 from memvault.store.lock import try_lock
-from memvault.transfer import import_file
+
+from helpers import imported_in_memory
 
 TYPES = ("episodic", "semantic", "procedural")
 VIEWER = IndexFilter(viewer_agent="a1", viewer_team="t1")  # sees 9 memories in 10
@@ -43,13 +43,8 @@ def big(vault: Vault, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Index:
             rec.update(scope="team", team="t1")
         if rec["type"] == "procedural":
             rec["steps"] = [f"step {i}"]
-        lines.append(json.dumps(rec))
-    source = tmp_path / "in.jsonl"
-    source.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    assert import_file(vault.core, source).problems == []
-    vault.search("warm", log=False)
-    idx = open_indexes.get(vault.root)
-    assert idx is not None and idx.in_memory
+        lines.append(rec)
+    idx = imported_in_memory(vault, lines, tmp_path)
     return idx
 
 

@@ -3,7 +3,6 @@ change log after each write, never serving a vector SQLite no longer holds."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import numpy as np
@@ -14,7 +13,8 @@ from memvault.index import flat, query, store
 from memvault.index.filters import IndexFilter
 from memvault.index.handle import open_indexes
 from memvault.store.lock import try_lock
-from memvault.transfer import import_file
+
+from helpers import imported_in_memory
 
 TYPES = ("episodic", "semantic", "procedural")
 
@@ -143,13 +143,8 @@ def test_filtering_the_best_rows_finds_what_filtering_every_row_finds(
             rec["team"] = ("t1", "t2")[i % 2]
         if rec["type"] == "procedural":
             rec["steps"] = [f"step {i}"]
-        lines.append(json.dumps(rec))
-    source = tmp_path / "in.jsonl"
-    source.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    assert import_file(vault.core, source).problems == []
-    vault.search("warm", log=False)
-    idx = open_indexes.get(vault.root)
-    assert idx is not None and idx.in_memory
+        lines.append(rec)
+    idx = imported_in_memory(vault, lines, tmp_path)
     filters = [
         IndexFilter(viewer_agent="a1", viewer_team="t1"),
         IndexFilter(viewer_agent="a2", viewer_team=None, types=("semantic",)),
