@@ -20,6 +20,7 @@ from pathlib import Path
 import pytest
 
 from memvault import Vault
+from memvault.resident import wire
 from memvault.resident.runtime import files, key
 
 from helpers import git, run_memvault, write
@@ -136,8 +137,9 @@ def test_answers_are_the_ones_the_command_gives_by_itself(stocked: Vault, runtim
 
 def test_a_served_command_line_imports_little(stocked: Vault, runtime: Path) -> None:
     """The new process only asks: no pathlib, no socket.py, no subprocess, no datetime (the
-    memory model's import of it), each a few ms of every served command, as much as the
-    write it asks for (docs/performance.md)."""
+    memory model's import of it), no json and no re (the installed script is ours, not the
+    entry-point template that imports re), each a few ms of every served command, as much as
+    the write it asks for (docs/performance.md)."""
     root = stocked.root
     _start(root, runtime)
     env = {"PYTHONPROFILEIMPORTTIME": "1"}
@@ -152,7 +154,8 @@ def test_a_served_command_line_imports_little(stocked: Vault, runtime: Path) -> 
     }
     assert "memvault.resident.client" in imported
     assert (
-        imported & {"pathlib", "socket", "subprocess", "typer", "datetime", "memvault.memory"}
+        imported
+        & {"pathlib", "socket", "subprocess", "typer", "datetime", "memvault.memory", "json", "re"}
         == set()
     )
 
@@ -270,9 +273,9 @@ def test_another_users_connection_is_refused(stocked: Vault, runtime: Path) -> N
     sock = public / "open.sock"
     os.link(_paths(runtime, root)["sock"], sock)
     sock.chmod(0o777)
-    request = {"root": str(root), "argv": ["recall", "billing"], "cwd": "/", "env": {},
-               "stdin": None, "tty": [False, False, False],
-               "encoding": ["utf-8", "strict", "strict"]}  # fmt: skip
+    request = wire.request(
+        str(root), ["recall", "billing"], "/", {}, None, (False,) * 3, ("utf-8", "strict", "strict")
+    )
     read, write_end = os.pipe()
     child = os.fork()
     if child == 0:  # pragma: no cover - the other user
@@ -282,7 +285,7 @@ def test_another_users_connection_is_refused(stocked: Vault, runtime: Path) -> N
             with socket.socket(socket.AF_UNIX) as conn:
                 conn.connect(str(sock))
                 try:
-                    conn.sendall(json.dumps(request).encode())
+                    conn.sendall(request)
                     conn.shutdown(socket.SHUT_WR)
                     answer = conn.recv(1 << 16)
                 except (BrokenPipeError, ConnectionResetError):

@@ -103,7 +103,7 @@ def _connect(path: str) -> _socket.socket | None:
 
 
 def _exchange(conn: _socket.socket, root: str, argv: list[str]) -> int | None:
-    import json
+    from . import wire
 
     stdin: bytes | None = None
     stdin_tty = _isatty(sys.stdin)
@@ -115,33 +115,22 @@ def _exchange(conn: _socket.socket, root: str, argv: list[str]) -> int | None:
         size = os.get_terminal_size(sys.stdout.fileno())
         env.setdefault("COLUMNS", str(size.columns))
         env.setdefault("LINES", str(size.lines))
-    request: dict[str, Any] = {
-        "root": str(root),
-        "argv": argv,
-        "cwd": os.getcwd(),
-        "env": env,
-        "stdin": None if stdin is None else stdin.decode("latin-1"),
-        "tty": [stdin_tty, out_tty, _isatty(sys.stderr)],
-        "encoding": [sys.stdout.encoding, sys.stdout.errors, sys.stderr.errors],
-    }
-    conn.sendall(json.dumps(request).encode("utf-8", "surrogateescape"))
+    tty = (stdin_tty, out_tty, _isatty(sys.stderr))
+    out, err = sys.stdout, sys.stderr
+    encoding = (out.encoding or "utf-8", out.errors or "strict", err.errors or "strict")
+    conn.sendall(wire.request(str(root), argv, os.getcwd(), env, stdin, tty, encoding))
     conn.shutdown(_socket.SHUT_WR)
     conn.settimeout(ANSWER_TIMEOUT)
-    answer = _read_all(conn)
-    head, _, body = answer.partition(b"\n")
-    meta = json.loads(head)
-    code, n_out, n_err = meta["code"], int(meta["out"]), int(meta["err"])
+    code, answer_out, answer_err = wire.read_answer(_read_all(conn))
     if code is None:
         return None  # declined (turned off, another vault, ...): run it here
-    if len(body) != n_out + n_err:
-        raise ValueError("a cut answer")
-    sys.stdout.flush()
-    sys.stderr.flush()
-    if n_err:
-        os.write(2, body[n_out:])
-    if n_out:
-        _write_all(1, body[:n_out])
-    return int(code)
+    out.flush()
+    err.flush()
+    if answer_err:
+        os.write(2, answer_err)
+    if answer_out:
+        _write_all(1, answer_out)
+    return code
 
 
 def _reads_stdin(argv: list[str]) -> bool:

@@ -22,7 +22,6 @@ over, or when the vault is gone.
 from __future__ import annotations
 
 import io
-import json
 import os
 import socket
 import struct
@@ -31,6 +30,7 @@ import time
 from pathlib import Path
 
 from ..values import TYPE_CHECKING
+from . import wire
 from .runtime import Unsafe, files, folder, key
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -192,7 +192,7 @@ def _handle(conn: socket.socket, root: Path) -> bool:
         raw = _read(conn)
         if not raw:
             return True  # a look at whether it listens
-        request = json.loads(raw.decode("utf-8", "surrogateescape"))
+        request = wire.read_request(raw)
         if Path(request["root"]) != root:
             _answer(conn, None)  # another vault (a hash collision): the caller runs it
             return True
@@ -228,9 +228,8 @@ def _read(conn: socket.socket) -> bytes:
 
 
 def _answer(conn: socket.socket, code: int | None, out: bytes = b"", err: bytes = b"") -> None:
-    head = json.dumps({"code": code, "out": len(out), "err": len(err)}).encode("ascii")
     try:
-        conn.sendall(head + b"\n" + out + err)
+        conn.sendall(wire.answer(code, out, err))
     except OSError:
         pass  # the caller gave up waiting; it runs the command itself
 
@@ -245,7 +244,7 @@ def _run(request: dict[str, Any], root: Path) -> tuple[int | None, bytes, bytes,
     saved_streams = sys.stdin, sys.stdout, sys.stderr
     stdin_tty, out_tty, err_tty = request["tty"]
     encoding, out_errors, err_errors = request["encoding"]
-    stdin = (request["stdin"] or "").encode("latin-1")
+    stdin = request["stdin"] or b""
     try:
         _set_env(request["env"])
         os.chdir(request["cwd"])
