@@ -133,3 +133,93 @@ BACKUPS = ["Database backups are taken every 6 hours and kept for 35 days."]
 def test_frequencies_and_numbers(vault: Vault, statement: str, verdict: str) -> None:
     got, why = _verdict(vault, BACKUPS, statement)
     assert got == verdict, why
+
+
+# --- what a fact only hedges, what a claim makes absolute, and the parts of a sentence -------
+
+
+@pytest.mark.parametrize(
+    ("fact", "statement"),
+    [
+        # possible, hearsay, intent, belief, almost: in each of the four languages
+        (
+            "The outage may be caused by the new load balancer.",
+            "The outage is caused by the new load balancer.",
+        ),
+        (
+            "Мужчина сообщил, что к краже может быть причастна его дочь.",
+            "К краже причастна его дочь.",
+        ),
+        (
+            "Женщине он заявил, что якобы с ней хотели расправиться бандиты.",
+            "С ней хотели расправиться бандиты.",
+        ),
+        ("O deploy pode falhar às sextas.", "O deploy falha às sextas."),
+        (
+            "Команда сподівається перейти на Kubernetes до березня.",
+            "Команда перейде на Kubernetes до березня.",
+        ),
+        ("Неизвестный почти не оставил следов в доме.", "Неизвестный не оставил следов в доме."),
+        ("Experts believe the cache is the bottleneck.", "The cache is the bottleneck."),
+    ],
+)
+def test_a_hedged_fact_does_not_state_it(vault: Vault, fact: str, statement: str) -> None:
+    verdict, why = _verdict(vault, [fact], statement)
+    assert verdict == "unknown", why
+    assert "only says" in why
+
+
+def test_a_statement_hedged_the_same_way_is_stated(vault: Vault) -> None:
+    # the hedge is the claim's too (here across two forms of one verb): nothing unsaid
+    facts = ["The outage may be caused by the new load balancer."]
+    verdict, why = _verdict(vault, facts, "The outage might be caused by the new load balancer.")
+    assert verdict == "supported", why
+
+
+def test_a_hedge_in_another_sentence_does_not_count(vault: Vault) -> None:
+    facts = ["The nightly backup runs at 02:00. We may move it to 03:00 next year."]
+    verdict, why = _verdict(vault, facts, "The nightly backup runs at 02:00.")
+    assert verdict == "supported", why
+
+
+@pytest.mark.parametrize(
+    ("fact", "statement"),
+    [
+        (
+            "Часто двигатель не позволяет нам ехать в своем темпе.",
+            "Двигатель никогда не позволяет нам ехать в своем темпе.",
+        ),
+        ("Deploys are frozen on Fridays.", "Deploys are always frozen on Fridays."),
+        (
+            "Следствие установило, что пара встречалась последние два года.",
+            "Пара встречалась ровно два года.",
+        ),
+        ("Integration tests run in CI.", "Only integration tests run in CI."),
+    ],
+)
+def test_an_absolute_the_fact_does_not_say_is_not_stated(
+    vault: Vault, fact: str, statement: str
+) -> None:
+    verdict, why = _verdict(vault, [fact], statement)
+    assert verdict == "unknown", why
+    assert "doesn't say" in why
+
+
+def test_an_absolute_the_fact_says_too_is_stated(vault: Vault) -> None:
+    facts = ["Deploys are never made on Fridays."]
+    verdict, why = _verdict(vault, facts, "Deploys are never made on Fridays.")
+    assert verdict == "supported", why
+
+
+def test_russian_words_from_two_parts_of_a_sentence_are_not_a_statement(vault: Vault) -> None:
+    # no roles are read in Russian: the parts of the sentence stand in for them
+    facts = ["Кадры, на которые попали два тигра, распространились в социальных сетях."]
+    verdict, why = _verdict(vault, facts, "Два тигра распространились в социальных сетях.")
+    assert verdict == "unknown", why
+    assert "different parts" in why
+
+
+def test_a_relative_clause_keeps_the_word_it_is_about(vault: Vault) -> None:
+    facts = ["Полицейские поймали похитителя сосен, который прославился благодаря видео."]
+    verdict, why = _verdict(vault, facts, "Похититель сосен прославился благодаря видео.")
+    assert verdict == "supported", why

@@ -30,11 +30,11 @@ class Claim(Record, frozen=True):
             out |= getattr(clause, name)
         return out
 
-    def sentences(self) -> list[set[str]]:
-        """The content words of each sentence (its clauses split at ``;`` together)."""
+    def sentences(self, name: str = "words") -> list[set[str]]:
+        """Slot ``name`` of each sentence (its clauses split at ``;`` together), in order."""
         out: dict[int, set[str]] = {}
         for clause in self.clauses:
-            out.setdefault(clause.sentence, set()).update(clause.words)
+            out.setdefault(clause.sentence, set()).update(getattr(clause, name))
         return list(out.values())
 
 
@@ -67,7 +67,15 @@ def _read_clause(toks: list[Tok], lang: str, sentence_start: bool) -> Clause:
     clause.subject = _subject(toks, lang)
     clause.roles = read_roles(toks, lang, lambda i: _predicate_starts(toks, i, lang))
     for tok in toks:
-        if tok.kind != "word" or tok.used:
+        if tok.kind != "word":
+            continue
+        # (a negation word is read into the polarity, and "never" stays absolute; "may" the
+        # month is a date, not a hedge)
+        for table, found in ((lx.HEDGES, clause.hedges), (lx.ABSOLUTES, clause.absolutes)):
+            concept = table.get(tok.low) or table.get(tok.lem)
+            if concept is not None and not (tok.used and tok.low in lx.EXACT_MONTHS):
+                found.add(concept)
+        if tok.used:
             continue
         if tok.entity:
             name = lx.ALIASES.get(tok.low, tok.low)

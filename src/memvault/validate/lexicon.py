@@ -237,6 +237,60 @@ RETIRED = _words(
     "rejeitada отклонён отклонен отклонили выведен удалён удален відхилено виведено видалено"
 )
 
+# --- what a sentence only hedges, and what a statement makes absolute ---------------------
+
+
+def _concepts(table: dict[str, str]) -> dict[str, str]:
+    return {word: concept for concept, words in table.items() for word in words.split()}
+
+
+# A sentence that says something only may be so, is said or believed to be so, or is wanted,
+# planned, promised or tried does not state it: "the daughter may be involved in the theft"
+# does not say she is, "they promise a thaw by Friday" does not say it will thaw. Words (and
+# lemmas) -> the one concept each language's word stands for, so that a statement hedged the
+# same way, in any of the four languages, is still stated.
+HEDGES = _concepts(
+    {
+        "possible": "can may might could perhaps maybe possibly probably likely presumably "
+        "pode podem poderia poderiam pôde talvez possivelmente provavelmente "
+        "мочь может могут мог могла могли могло возможно вероятно наверное видимо "
+        "може можуть міг могла могли можливо ймовірно мабуть напевно",
+        "hearsay": "allegedly reportedly supposedly purportedly supostamente alegadamente "
+        "якобы будто нібито начебто",
+        "intent": "want wants wanted intend intends intended plan plans planned hope hopes "
+        "hoped promise promises promised try tries tried attempt attempts attempted "
+        "querer quer querem queria queriam pretende pretendem planeja planejam espera esperam "
+        "prometer promete prometem prometeu tentar tenta tentam tentou "
+        "хотеть планировать собираться намереваться надеяться обещать пытаться стараться "
+        "мечтать хотіти планувати збиратися сподіватися обіцяти намагатися прагнути",
+        "almost": "almost nearly quase почти майже",
+        "belief": "believe believes believed think thinks thought suspect suspects suspected "
+        "claim claims claimed expect expects expected acredita acreditam acha acham suspeita "
+        "suspeitam "
+        "утверждать считать полагать думать предполагать подозревать ожидать "
+        "стверджувати вважати думати припускати підозрювати очікувати",
+    }
+)
+# Words that make a statement absolute: the fact must say the same, not merely agree with the
+# rest ("the engine never lets us keep our pace" is not stated by "the engine often doesn't
+# let us keep our pace").
+ABSOLUTES = _concepts(
+    {
+        "always": "always sempre всегда завжди",
+        "never": "never nunca jamais никогда ніколи",
+        "already": "already уже вже",
+        "exactly": "exactly exatamente ровно рівно",
+        "only": "only apenas somente só только лишь тільки лише",
+    }
+)
+
+# Words that start a relative clause (validate.words.parts); Russian "который" and
+# Ukrainian "котрий" are matched by their stems.
+RELATIVE_WORDS = _words(
+    "who whom whose which where que onde cujo cuja где куда чей чья чьё чьи "
+    "який яка яке які якого якої якому якій яким якими яких якою де куди чий чия чиє чиї"
+)
+
 # --- where a clause's subject ends -----------------------------------------------------
 
 # Auxiliaries, modals and copulas: the subject ("the order service") is what comes before.

@@ -32,9 +32,9 @@ from typing import TYPE_CHECKING
 from ..values import Record
 from . import lexicon as lx
 from .align import LANGUAGES as ALIGN_LANGUAGES
-from .claims import Claim
+from .claims import Claim, read
 from .roles import ROLE_LANGUAGES, Role
-from .words import PERMISSION, Clause, Quantity
+from .words import PERMISSION, Clause, Quantity, parts
 
 if TYPE_CHECKING:  # pragma: no cover
     from .align import Aligner
@@ -156,7 +156,9 @@ def topic_bound(claim: Claim, fact: WordKeys) -> float:
 
 def _best_clause(claim: Claim, fact: Claim) -> Clause:
     words = claim.union("words")
-    return max(fact.clauses, key=lambda c: len({w for w in words if _in(w, c.words)}))
+    return max(
+        fact.clauses, key=lambda c: len({w for w in words if _in(w, c.words)}), default=Clause()
+    )
 
 
 def _qualifier_clash(claim_words: set[str], fact_words: set[str]) -> tuple[str, str] | None:
@@ -188,6 +190,9 @@ def weigh(
     rules leave "related" only for words the fact lacks is weighed again with those words
     aligned to the fact's by meaning (:mod:`memvault.validate.align`)."""
     relation, matched = _weigh(claim, fact, subject, similarity)
+    if relation.kind == "supports" and not _stated_in_a_part(claim, fact, subject, similarity):
+        why = "its words stand in different parts of the fact's sentence (no one part says it)"
+        return Relation("related", "part", why, topic=relation.topic, matched=matched)
     if (
         align is not None
         and relation.kind == "related"
@@ -204,6 +209,26 @@ def weigh(
                 said = ", ".join(f"{w} ~ {f}" for w, f in sorted(pairs.items()))
                 return again.replace(why=f"{again.why} (aligned {said})", matched=again_matched)
     return relation.replace(matched=matched)
+
+
+def _stated_in_a_part(
+    claim: Claim, fact: Claim, subject: str | None, similarity: float | None
+) -> bool:
+    """Whether one part of a sentence of ``fact`` (:func:`memvault.validate.words.parts`)
+    states ``claim`` -- asked only of languages whose roles are not read (Russian and
+    Ukrainian: free word order), where it stands in for the role check. "Кадры, на которые
+    попали два тигра, распространились" does not say the tigers spread; "поймали похитителя,
+    который прославился" does say the thief became famous."""
+    if fact.lang in ROLE_LANGUAGES:
+        return True
+    pieces = parts(fact.text)
+    if len(pieces) < 2:
+        return True
+    for piece in pieces:
+        part = read(piece, fact.lang)
+        if part.clauses and _weigh(claim, part, subject, similarity)[0].kind == "supports":
+            return True
+    return False
 
 
 # The reasons to try an alignment: missing subject words, too few words stated.
@@ -282,10 +307,11 @@ def _weigh(
     # One sentence of the fact must state it: words gathered from several sentences of a
     # long fact ("the medics ..." in one, "called the police" in another) are not a statement.
     key = _subject_words(subject)
-    stated = max(
+    by_sentence = [
         _topic(claim, fact, claim_words, words | key, values.matched, similarity)
         for words in fact.sentences()
-    )
+    ]
+    stated = max(by_sentence)
     conflict = _conflict(claim, fact, clause, values, claim_words, fact_words, topic, stated)
     if conflict is not None:
         return conflict, values.matched
@@ -321,16 +347,67 @@ def _weigh(
     if turned is not None:
         why = f"the fact says {turned[1]}, not {turned[0]}"
         return Relation("related", "direction", why, *turned, topic=topic), values.matched
-    if stated < (STATES_ANCHORED if _anchored(claim, values) else STATES) - 1e-9:
+    return _statement(claim, fact, values, by_sentence, topic)
+
+
+def _statement(
+    claim: Claim, fact: Claim, values: _Values, by_sentence: list[float], topic: float
+) -> tuple[Relation, int]:
+    """The last word once nothing conflicts and the fact is about the claim: supported when
+    one sentence of the fact holds the claim's words (``by_sentence``: each sentence's share)
+    and says it as plainly as the claim does."""
+    stated = max(by_sentence)
+    enough = (STATES_ANCHORED if _anchored(claim, values) else STATES) - 1e-9
+    if stated < enough:
         return Relation(
             "related",
             "words",
             f"same subject, but no sentence of the fact states it (overlap {stated:.2f})",
             topic=topic,
         ), values.matched
+    unsaid = _unsaid(claim, fact, [score >= enough for score in by_sentence])
+    if unsaid is not None:
+        return unsaid.replace(topic=topic), values.matched
     slot, mine, theirs = values.matched_slots[0] if values.matched_slots else ("words", None, None)
     why = f"the fact states it ({slot}: {mine})" if mine else "the fact states it"
     return Relation("supports", slot, why, mine, theirs, topic), values.matched
+
+
+def _unsaid(claim: Claim, fact: Claim, stating: list[bool]) -> Relation | None:
+    """Why the sentences of ``fact`` that hold the claim's words still don't state it: each
+    of them only hedges it (may, allegedly, wants, believes: lexicon.HEDGES) where the claim
+    does not, or the claim makes it absolute (never, always, only, exactly, already:
+    lexicon.ABSOLUTES) where the fact does not."""
+    absolute = claim.union("absolutes") - fact.union("absolutes")
+    # a prohibition says "never" ("deploys are frozen on Fridays": we never deploy then), a
+    # requirement "always"
+    if any(c.permission and c.polarity < 0 for c in fact.clauses):
+        absolute.discard("never")
+    if any(c.obligation > 0 for c in fact.clauses):
+        absolute.discard("always")
+    if absolute:
+        word = min(absolute)
+        return Relation("related", "absolute", f"the fact doesn't say {word}", word)
+    mine = claim.union("hedges")
+    hedged = [
+        sorted(hedges - mine)
+        for hedges, states in zip(fact.sentences("hedges"), stating, strict=True)
+        if states
+    ]
+    if hedged and all(hedged):
+        concept = hedged[0][0]
+        return Relation("related", "hedge", f"the fact only says {HEDGED[concept]}", concept)
+    return None
+
+
+# How "unknown" says what a hedged fact does say (keys: lexicon.HEDGES' concepts).
+HEDGED = {
+    "possible": "it may be so",
+    "hearsay": "it is said to be so",
+    "intent": "it is wanted, planned or tried",
+    "almost": "it is almost so",
+    "belief": "someone believes or claims it",
+}
 
 
 def _direction_clash(claim_text: str, fact_text: str) -> tuple[str, str] | None:

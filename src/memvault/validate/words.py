@@ -62,6 +62,8 @@ class Clause(Record):
     obligation: int = 0  # 1: required/mandatory, -1: optional
     subject: set[str] = field(default_factory=set)  # content words before the predicate
     light: set[str] = field(default_factory=set)  # verbs of lexicon.LIGHT_VERBS said
+    hedges: set[str] = field(default_factory=set)  # concepts of lexicon.HEDGES said
+    absolutes: set[str] = field(default_factory=set)  # concepts of lexicon.ABSOLUTES said
     sentence: int = 0  # which sentence of the text the clause belongs to
     roles: tuple[Any, ...] = ()  # memvault.validate.roles.Role units (English, Portuguese)
 
@@ -169,6 +171,32 @@ def clauses(toks: list[Tok]) -> list[tuple[list[Tok], bool]]:
         else:
             out[-1][0].append(tok)
     return [c for c in out if c[0]]
+
+
+# --- the parts of a sentence ---------------------------------------------------------------
+
+_SENTENCE_END = re.compile(r"(?<=[.!?;])\s+")
+# (a comma or colon followed by a space: "0,5" and "16:00" are numbers; no dash: "X — Y"
+# is how Russian and Ukrainian say "X is Y")
+_PART_BREAK = re.compile(r"[,:]\s+|\s*[()]\s*")
+# Relative words: the part they start is about the word before it ("caught the thief, who
+# became famous through a video" says the thief became famous).
+_RELATIVES = lx.RELATIVE_WORDS
+
+
+def parts(text: str) -> list[str]:
+    """``text``'s sentences cut at commas, colons and brackets: the parts a clause of
+    its own can stand in. A part that starts with a relative word (who, which, где) keeps the
+    last three words before it, the noun it is about."""
+    out: list[str] = []
+    for sentence in _SENTENCE_END.split(text):
+        pieces = [p for p in _PART_BREAK.split(sentence) if p.strip()]
+        for i, piece in enumerate(pieces):
+            head = [w.lower().strip("\"'«»") for w in piece.split()[:3]]
+            if i and any(w in _RELATIVES or w.startswith(("котор", "котр")) for w in head):
+                piece = " ".join(pieces[i - 1].split()[-3:]) + " " + piece
+            out.append(piece)
+    return out
 
 
 # --- word classes ------------------------------------------------------------------------
