@@ -223,3 +223,39 @@ def test_a_relative_clause_keeps_the_word_it_is_about(vault: Vault) -> None:
     facts = ["Полицейские поймали похитителя сосен, который прославился благодаря видео."]
     verdict, why = _verdict(vault, facts, "Похититель сосен прославился благодаря видео.")
     assert verdict == "supported", why
+
+
+# --- Portuguese as its dictionary reads it ----------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("fact", "statement"),
+    [
+        # "cara" (a guy) is a person, not the adjective "caro" its dictionary makes of it
+        ("Um cara está desenhando algumas figuras.", "Uma pessoa está desenhando algumas figuras."),
+        # "garotas" is the plural of "garota", not the verb "garotar"
+        ("Duas garotas estão dançando no palco.", "Duas pessoas estão dançando no palco."),
+        # a role noun is a kind of person
+        ("Os policiais estão correndo na praia.", "As pessoas estão correndo na praia."),
+        # a passive meets its active: "cortada" -> "cortado" -> "cortar", "pela" is "by the"
+        ("A senhora está cortando uma cebola.", "Uma cebola está sendo cortada pela senhora."),
+        # "algo" (something) asks nothing the fact must name
+        ("A mulher está cozinhando ovos.", "A mulher está cozinhando algo."),
+    ],
+)
+def test_portuguese_read_as_its_speakers_mean_it(vault: Vault, fact: str, statement: str) -> None:
+    verdict, why = _verdict(vault, [fact], statement)
+    assert verdict == "supported", why
+
+
+def test_a_kind_of_person_is_not_stated_by_a_person(vault: Vault) -> None:
+    facts = ["Uma pessoa está desenhando algumas figuras."]
+    verdict, why = _verdict(vault, facts, "Um cara está desenhando algumas figuras.")
+    assert verdict == "unknown", why
+
+
+def test_a_plural_is_not_read_into_a_shorter_word(vault: Vault) -> None:
+    # "Redis" is not read as a plural of the colour "red"
+    facts = ["Redis stores user sessions and the rate-limiter counters."]
+    verdict, why = _verdict(vault, facts, "User sessions are kept in Redis.")
+    assert verdict == "supported", why

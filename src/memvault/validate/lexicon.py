@@ -394,6 +394,9 @@ _FUNCTION_WORDS = _words(
     "после работать работает происходить проходить проводиться составлять составляет делать "
     "максимум минимум після працювати працює відбуватися відбувається проходити проводитися "
     "становити становить робити "
+    "algum alguma alguns algumas something algo что-то щось "
+    "pelo pela pelos pelas dum duma neste nesta nesse nessa naquele "
+    "naquela deste desta desse dessa daquele daquela dele dela deles delas seus suas "
     "usamos usa usar é são foi ser estar está estão o os a as um uma de da do das dos em no na "
     "nos nas por para com que se ao aos à às e ou mas até nosso nossa nossos nossas seu sua "
     "deve devem pode podem precisa precisam tem têm ter fica ficam "
@@ -423,9 +426,19 @@ _KINDS = (
     (
         "person people someone somebody human adult pessoa alguém человек кто-то людина хтось",
         "man woman boy girl child kid lady guy gentleman teenager teen toddler baby player "
+        "student policeman officer cyclist biker rider skateboarder surfer dancer singer "
+        "musician worker chef cook doctor nurse soldier athlete runner swimmer climber skier "
+        "snowboarder performer artist driver tourist wrestler boxer "
         "homem mulher menino menina criança garoto garota rapaz moça senhora senhor bebê "
+        "cara adolescente estudante policial motociclista ciclista jogador jogadora dançarino "
+        "dançarina cantor cantora músico trabalhador cozinheiro cozinheira médico médica "
+        "soldado atleta artista motorista surfista skatista turista "
         "мужчина женщина мальчик девочка ребёнок ребенок девушка парень "
-        "чоловік жінка хлопчик дівчинка дитина дівчина хлопець",
+        "студент полицейский велосипедист мотоциклист танцор певец певица музыкант рабочий "
+        "повар врач солдат спортсмен водитель турист игрок "
+        "чоловік жінка хлопчик дівчинка дитина дівчина хлопець "
+        "поліцейський мотоцикліст танцюрист співак співачка робітник кухар лікар водій "
+        "гравець",
     ),
     ("child kid criança ребёнок ребенок дитина", "boy girl toddler baby menino menina"),
     (
@@ -462,6 +475,9 @@ KINDS: dict[str, frozenset[str]] = {}
 for _general, _kinds in _KINDS:
     for _word in _general.split():
         KINDS[_word] = KINDS.get(_word, frozenset()) | _words(_kinds) - {_word}
+# Every noun of the kinds above: read as itself, whatever a dictionary makes of it (its
+# Portuguese lemmas make "cara" (guy) "caro", "garotas" "garotar").
+KIND_NOUNS = frozenset(w for _general, _kinds in _KINDS for w in f"{_general} {_kinds}".split())
 
 # --- opposites: a claim with one of these is not stated by a fact with the other ------------
 

@@ -96,7 +96,20 @@ def canonical(word: str, lang: str) -> str:
         return lx.ALIASES[low]
     if low in GLOSSARY:
         return GLOSSARY[low]
+    noun = _kind_noun(low)
+    if noun is not None:
+        return noun
     lem = _lemma(low, lang)
+    if lang == "pt":
+        # the dictionary takes a participle one step at a time: "cortadas" -> "cortada" ->
+        # "cortado" -> "cortar"; a passive ("está sendo cortada") meets its active ("cortando")
+        for _ in range(3):
+            if not lem.endswith(("ado", "ada", "ido", "ida")):
+                break
+            step = _lemma(lem, lang)
+            if step == lem:
+                break
+            lem = step
     found = lx.ALIASES.get(lem) or GLOSSARY.get(lem)
     if found is None and lem == low and CYRILLIC.search(low):
         # a loanword the dictionary lacks ("кэшем"): try it without a case ending
@@ -104,6 +117,19 @@ def canonical(word: str, lang: str) -> str:
             if low.endswith(ending) and low[: -len(ending)] in GLOSSARY:
                 return GLOSSARY[low[: -len(ending)]]
     return found or lem
+
+
+def _kind_noun(low: str) -> str | None:
+    """``low`` as a noun of :data:`lexicon.KIND_NOUNS`: itself, or its plural (-s, -es, -ais,
+    -ões; the dictionaries get the other plurals right)."""
+    if low in lx.KIND_NOUNS:
+        return low
+    for ending, singular in (("s", ""), ("es", ""), ("ais", "al"), ("ões", "ão")):
+        form = low[: -len(ending)] + singular
+        # (four letters at least: Portuguese "redes" is not English "red")
+        if low.endswith(ending) and len(form) >= 4 and form in lx.KIND_NOUNS:
+            return form
+    return None
 
 
 def _keep_whole(low: str) -> bool:
