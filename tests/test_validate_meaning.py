@@ -259,3 +259,38 @@ def test_a_plural_is_not_read_into_a_shorter_word(vault: Vault) -> None:
     facts = ["Redis stores user sessions and the rate-limiter counters."]
     verdict, why = _verdict(vault, facts, "User sessions are kept in Redis.")
     assert verdict == "supported", why
+
+
+@pytest.mark.parametrize(
+    ("fact", "statement", "expected"),
+    [
+        # "nenhum" (no) negates, though it is read as a count of zero too: "no dog" rules out
+        # "a dog"
+        (
+            "Nenhum cachorro está emergindo de um lago.",
+            "Um cachorro está emergindo de um lago.",
+            "contradicted",
+        ),
+        # "menino" and "menina" are two kinds of child, not two forms of one word
+        ("O menino está trotando no cavalo.", "A menina está trotando no cavalo.", "unknown"),
+        # ... while a colour agrees with its noun: "vermelhas" is "vermelho"
+        (
+            "O menino de roupas vermelhas está pulando.",
+            "O menino de roupa vermelha está pulando.",
+            "supported",
+        ),
+        # "quintal" (a backyard) is not Thursday
+        ("A reunião de equipe é no quintal.", "A reunião de equipe é na quinta-feira.", "unknown"),
+        # a fish is an animal
+        (
+            "Um peixe está mordendo o dedo de uma pessoa.",
+            "Um animal está mordendo o dedo de uma pessoa.",
+            "supported",
+        ),
+    ],
+)
+def test_portuguese_words_the_rules_must_tell_apart(
+    vault: Vault, fact: str, statement: str, expected: str
+) -> None:
+    verdict, why = _verdict(vault, [fact], statement)
+    assert verdict == expected, why

@@ -171,7 +171,7 @@ NEGATIONS = {
         "not no never none nor cannot can't don't doesn't didn't isn't aren't wasn't weren't "
         "won't shouldn't mustn't haven't hasn't without nobody nothing " + _ANY_NEGATION
     ),
-    "pt": _words("não nao nunca nem sem jamais ninguém nada " + _ANY_NEGATION),
+    "pt": _words("não nao nunca nem sem jamais ninguém nada nenhum nenhuma " + _ANY_NEGATION),
     "ru": _words("не нет никогда ни без никто ничто"),
     "uk": _words("не ні ніколи без ніхто ніщо"),
 }
@@ -444,7 +444,15 @@ _KINDS = (
     (
         "animal pet animal животное тварина",
         "dog puppy cat kitten horse bird cow sheep goat pig monkey "
-        "cachorro cão gato cavalo pássaro собака кошка лошадь птица кіт кінь птах",
+        "fish rat mouse rabbit frog turtle snake lion tiger bear deer duck chicken kangaroo "
+        "elephant dolphin squirrel badger cheetah camel zebra giraffe parrot "
+        "cachorro cão gato cavalo pássaro peixe rato coelho sapo tartaruga cobra leão tigre "
+        "urso veado pato galinha canguru elefante golfinho esquilo texugo chita camelo zebra "
+        "girafa papagaio filhote "
+        "собака кошка лошадь птица рыба крыса мышь кролик лягушка черепаха змея лев тигр "
+        "медведь олень утка курица кенгуру слон дельфин белка "
+        "кіт кінь птах риба щур миша кролик жаба черепаха змія лев тигр ведмідь олень качка "
+        "курка кенгуру слон дельфін білка",
     ),
     ("woman lady mulher senhora", "woman lady mulher senhora"),
     ("kid child", "kid child"),
@@ -478,6 +486,9 @@ for _general, _kinds in _KINDS:
 # Every noun of the kinds above: read as itself, whatever a dictionary makes of it (its
 # Portuguese lemmas make "cara" (guy) "caro", "garotas" "garotar").
 KIND_NOUNS = frozenset(w for _general, _kinds in _KINDS for w in f"{_general} {_kinds}".split())
+# ... except where two of them are one word: a Portuguese colour agrees with its noun.
+ONE_WORD = {"vermelha": "vermelho", "branca": "branco", "preta": "preto", "amarela": "amarelo"}
+ONE_WORD |= {"roxa": "roxo"}
 
 # --- opposites: a claim with one of these is not stated by a fact with the other ------------
 

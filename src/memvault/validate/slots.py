@@ -278,7 +278,8 @@ def _permission(toks: list[Tok], clause: Clause, lang: str) -> None:
     smiling" does not cancel out)."""
     sign, explicit, permission, negated = 1, False, False, False
     for i, tok in enumerate(toks):
-        if tok.kind != "word" or tok.used:
+        # (a word read as a count of zero, "nenhum cachorro", still negates)
+        if tok.kind != "word" or (tok.used and not _is_negation(tok, lang)):
             continue
         if _is_negation(tok, lang):
             tok.used = True

@@ -73,6 +73,8 @@ def near(a: str, b: str) -> bool:
     "cutting"/"cut": English gerunds the lemmatiser leaves as they are)."""
     if a == b:
         return True
+    if a in lx.KIND_NOUNS and b in lx.KIND_NOUNS:
+        return False  # two nouns of the kinds list are two words ("menino" / "menina")
     gerund = a.endswith("ing") or b.endswith("ing") or a == b + "e" or b == a + "e"
     if gerund and a.isascii() and b.isascii() and _gerund_stem(a) == _gerund_stem(b):
         return True

@@ -123,12 +123,12 @@ def _kind_noun(low: str) -> str | None:
     """``low`` as a noun of :data:`lexicon.KIND_NOUNS`: itself, or its plural (-s, -es, -ais,
     -ões; the dictionaries get the other plurals right)."""
     if low in lx.KIND_NOUNS:
-        return low
+        return lx.ONE_WORD.get(low, low)
     for ending, singular in (("s", ""), ("es", ""), ("ais", "al"), ("ões", "ão")):
         form = low[: -len(ending)] + singular
         # (four letters at least: Portuguese "redes" is not English "red")
         if low.endswith(ending) and len(form) >= 4 and form in lx.KIND_NOUNS:
-            return form
+            return lx.ONE_WORD.get(form, form)
     return None
 
 
@@ -237,6 +237,9 @@ def weekday(low: str, prev: str | None) -> str | None:
         return None
     for stem, day in lx.WEEKDAY_STEMS:
         if word == stem or (len(stem) > 4 and word.startswith(stem)):
+            ordinal = stem in lx.PT_ORDINAL_DAYS
+            if ordinal and word not in (stem, stem + "s") and not word.startswith(stem + "-"):
+                continue  # "quintal" (a backyard) is not "quinta"; "quinta-feira" is
             base = word.rstrip("s")
             if prev is not None and base in lx.PT_ORDINAL_DAYS and prev not in lx.PT_DAY_CUES:
                 return None
