@@ -161,6 +161,12 @@ def test_frequencies_and_numbers(vault: Vault, statement: str, verdict: str) -> 
         ),
         ("Неизвестный почти не оставил следов в доме.", "Неизвестный не оставил следов в доме."),
         ("Experts believe the cache is the bottleneck.", "The cache is the bottleneck."),
+        # at times only: "often" does not say "never" (nor that it holds at all times)
+        (
+            "Часто двигатель не позволяет нам ехать в своем темпе.",
+            "Двигатель никогда не позволяет нам ехать в своем темпе.",
+        ),
+        ("The nightly build usually fails on Mondays.", "The nightly build fails on Mondays."),
     ],
 )
 def test_a_hedged_fact_does_not_state_it(vault: Vault, fact: str, statement: str) -> None:
@@ -186,11 +192,6 @@ def test_a_hedge_in_another_sentence_does_not_count(vault: Vault) -> None:
     ("fact", "statement"),
     [
         (
-            "Часто двигатель не позволяет нам ехать в своем темпе.",
-            "Двигатель никогда не позволяет нам ехать в своем темпе.",
-        ),
-        ("Deploys are frozen on Fridays.", "Deploys are always frozen on Fridays."),
-        (
             "Следствие установило, что пара встречалась последние два года.",
             "Пара встречалась ровно два года.",
         ),
@@ -205,9 +206,28 @@ def test_an_absolute_the_fact_does_not_say_is_not_stated(
     assert "doesn't say" in why
 
 
-def test_an_absolute_the_fact_says_too_is_stated(vault: Vault) -> None:
-    facts = ["Deploys are never made on Fridays."]
-    verdict, why = _verdict(vault, facts, "Deploys are never made on Fridays.")
+@pytest.mark.parametrize(
+    ("fact", "statement"),
+    [
+        # an absolute the fact says too
+        ("Only integration tests run in CI.", "Only integration tests run in CI."),
+        # a fact said plainly holds always, a plain negation never; a prohibition too
+        ("Deploys are frozen on Fridays.", "Deploys are always frozen on Fridays."),
+        ("Deploys don't happen on Fridays.", "Deploys never happen on Fridays."),
+        (
+            "Production deploys are frozen on Friday afternoons.",
+            "We never deploy to production on a Friday afternoon.",
+        ),
+        # a negated modal is a prohibition or an inability, not a hedge
+        ("Contractors may not access production.", "Contractors cannot access production."),
+        ("Os estagiários não podem acessar a produção.", "Os estagiários não acessam a produção."),
+        ("Стажёры не могут заходить в продакшн.", "Стажёры не заходят в продакшн."),
+    ],
+)
+def test_what_the_hedge_and_absolute_rules_leave_stated(
+    vault: Vault, fact: str, statement: str
+) -> None:
+    verdict, why = _verdict(vault, [fact], statement)
     assert verdict == "supported", why
 
 

@@ -66,14 +66,15 @@ def _read_clause(toks: list[Tok], lang: str, sentence_start: bool) -> Clause:
     read_slots(toks, clause, lang)
     clause.subject = _subject(toks, lang)
     clause.roles = read_roles(toks, lang, lambda i: _predicate_starts(toks, i, lang))
-    for tok in toks:
+    for i, tok in enumerate(toks):
         if tok.kind != "word":
             continue
         # (a negation word is read into the polarity, and "never" stays absolute; "may" the
         # month is a date, not a hedge)
         for table, found in ((lx.HEDGES, clause.hedges), (lx.ABSOLUTES, clause.absolutes)):
             concept = table.get(tok.low) or table.get(tok.lem)
-            if concept is not None and not (tok.used and tok.low in lx.EXACT_MONTHS):
+            a_date = tok.used and tok.low in lx.EXACT_MONTHS
+            if concept is not None and not a_date and not _negated_modal(toks, i, concept):
                 found.add(concept)
         if tok.used:
             continue
@@ -87,6 +88,15 @@ def _read_clause(toks: list[Tok], lang: str, sentence_start: bool) -> Clause:
         elif tok.low in lx.LIGHT_VERBS or tok.lem in lx.LIGHT_VERBS:
             clause.light.add(tok.base or tok.lem)
     return clause
+
+
+def _negated_modal(toks: list[Tok], i: int, concept: str) -> bool:
+    """Whether the word at ``i`` is a negated modal ("may not", "não podem", "не могут"): a
+    prohibition or an inability, which says the thing does not happen -- not a hedge."""
+    if concept != "possible":
+        return False
+    near = [toks[j] for j in (i - 1, i + 1) if 0 <= j < len(toks)]
+    return any(t.low in lx.ALL_NEGATIONS or t.low.endswith("n't") for t in near)
 
 
 def _predicate_starts(toks: list[Tok], i: int, lang: str) -> bool:

@@ -264,6 +264,9 @@ HEDGES = _concepts(
         "хотеть планировать собираться намереваться надеяться обещать пытаться стараться "
         "мечтать хотіти планувати збиратися сподіватися обіцяти намагатися прагнути",
         "almost": "almost nearly quase почти майже",
+        "sometimes": "often usually sometimes occasionally rarely seldom mostly frequently "
+        "generally normally typically frequentemente geralmente normalmente raramente "
+        "ocasionalmente часто иногда обычно редко порой зачастую іноді інколи зазвичай рідко",
         "belief": "believe believes believed think thinks thought suspect suspects suspected "
         "claim claims claimed expect expects expected acredita acreditam acha acham suspeita "
         "suspeitam "
@@ -272,12 +275,11 @@ HEDGES = _concepts(
     }
 )
 # Words that make a statement absolute: the fact must say the same, not merely agree with the
-# rest ("the engine never lets us keep our pace" is not stated by "the engine often doesn't
-# let us keep our pace").
+# rest ("the couple dated for exactly two years" is not stated by "... for the last two
+# years"). "Always" and "never" are not among them: a fact said plainly holds always, and one
+# said "often" is hedged (HEDGES).
 ABSOLUTES = _concepts(
     {
-        "always": "always sempre всегда завжди",
-        "never": "never nunca jamais никогда ніколи",
         "already": "already уже вже",
         "exactly": "exactly exatamente ровно рівно",
         "only": "only apenas somente só только лишь тільки лише",

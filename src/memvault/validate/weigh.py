@@ -377,16 +377,11 @@ def _statement(
 
 def _unsaid(claim: Claim, fact: Claim, stating: list[bool]) -> Relation | None:
     """Why the sentences of ``fact`` that hold the claim's words still don't state it: each
-    of them only hedges it (may, allegedly, wants, believes: lexicon.HEDGES) where the claim
-    does not, or the claim makes it absolute (never, always, only, exactly, already:
-    lexicon.ABSOLUTES) where the fact does not."""
+    of them only hedges it (may, allegedly, wants, believes, often: lexicon.HEDGES) where the
+    claim does not, or the claim makes it absolute (only, exactly, already:
+    lexicon.ABSOLUTES) where the fact does not. ("Always" and "never" ask nothing more: a
+    fact stated plainly says it always holds, and one that says "often" is hedged.)"""
     absolute = claim.union("absolutes") - fact.union("absolutes")
-    # a prohibition says "never" ("deploys are frozen on Fridays": we never deploy then), a
-    # requirement "always"
-    if any(c.permission and c.polarity < 0 for c in fact.clauses):
-        absolute.discard("never")
-    if any(c.obligation > 0 for c in fact.clauses):
-        absolute.discard("always")
     if absolute:
         word = min(absolute)
         return Relation("related", "absolute", f"the fact doesn't say {word}", word)
@@ -408,6 +403,7 @@ HEDGED = {
     "hearsay": "it is said to be so",
     "intent": "it is wanted, planned or tried",
     "almost": "it is almost so",
+    "sometimes": "it is so at times",
     "belief": "someone believes or claims it",
 }
 
