@@ -261,6 +261,9 @@ def test_a_relative_clause_keeps_the_word_it_is_about(vault: Vault) -> None:
         ("A senhora está cortando uma cebola.", "Uma cebola está sendo cortada pela senhora."),
         # "algo" (something) asks nothing the fact must name
         ("A mulher está cozinhando ovos.", "A mulher está cozinhando algo."),
+        # two words for one thing
+        ("Um garoto está tocando teclado.", "Um menino está tocando teclado."),
+        ("Um cachorro está brincando com um brinquedo.", "Um cão está brincando com um brinquedo."),
     ],
 )
 def test_portuguese_read_as_its_speakers_mean_it(vault: Vault, fact: str, statement: str) -> None:

@@ -457,6 +457,10 @@ _KINDS = (
         "курка кенгуру слон дельфін білка",
     ),
     ("woman lady mulher senhora", "woman lady mulher senhora"),
+    # one thing, two words (a line of synonyms: each is stated by the others)
+    ("boy menino garoto", "boy menino garoto"),
+    ("girl menina garota", "girl menina garota"),
+    ("dog cão cachorro", "dog cão cachorro"),
     ("kid child", "kid child"),
     ("someone somebody alguém", "someone somebody alguém"),
     ("cut cortar резать різати", "slice chop dice fatiar picar"),
