@@ -69,8 +69,7 @@ def _read_clause(toks: list[Tok], lang: str, sentence_start: bool) -> Clause:
     for i, tok in enumerate(toks):
         if tok.kind != "word":
             continue
-        # (a negation word is read into the polarity, and "never" stays absolute; "may" the
-        # month is a date, not a hedge)
+        # (a word the slot readers took still hedges; "may" the month is a date, not a hedge)
         for table, found in ((lx.HEDGES, clause.hedges), (lx.ABSOLUTES, clause.absolutes)):
             concept = table.get(tok.low) or table.get(tok.lem)
             a_date = tok.used and tok.low in lx.EXACT_MONTHS
