@@ -239,9 +239,29 @@ def test_russian_words_from_two_parts_of_a_sentence_are_not_a_statement(vault: V
     assert "different parts" in why
 
 
-def test_a_relative_clause_keeps_the_word_it_is_about(vault: Vault) -> None:
-    facts = ["Полицейские поймали похитителя сосен, который прославился благодаря видео."]
-    verdict, why = _verdict(vault, facts, "Похититель сосен прославился благодаря видео.")
+@pytest.mark.parametrize(
+    ("fact", "statement"),
+    [
+        # a relative clause keeps the word it is about
+        (
+            "Полицейские поймали похитителя сосен, который прославился благодаря видео.",
+            "Похититель сосен прославился благодаря видео.",
+        ),
+        # ... and the clause it interrupts is one part
+        (
+            "Бекапи бази даних, які ми робимо щоночі, зберігаються 30 днів.",
+            "Бекапи бази даних зберігаються 30 днів.",
+        ),
+        (
+            "Сервис платежей, который мы запустили в марте, работает в eu-west-1.",
+            "Сервис платежей работает в eu-west-1.",
+        ),
+    ],
+)
+def test_a_relative_clause_and_the_clause_it_interrupts_are_parts(
+    vault: Vault, fact: str, statement: str
+) -> None:
+    verdict, why = _verdict(vault, [fact], statement)
     assert verdict == "supported", why
 
 

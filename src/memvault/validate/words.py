@@ -213,16 +213,25 @@ _RELATIVES = lx.RELATIVE_WORDS
 def parts(text: str) -> list[str]:
     """``text``'s sentences cut at commas, colons and brackets: the parts a clause of
     its own can stand in. A part that starts with a relative word (who, which, где) keeps the
-    last three words before it, the noun it is about."""
+    last three words before it, the noun it is about; and the parts on either side of it
+    are one part too, the clause it interrupts ("Бекапи, які ми робимо щоночі, зберігаються
+    30 днів": the backups are kept 30 days)."""
     out: list[str] = []
     for sentence in _SENTENCE_END.split(text):
         pieces = [p for p in _PART_BREAK.split(sentence) if p.strip()]
         for i, piece in enumerate(pieces):
-            head = [w.lower().strip("\"'«»") for w in piece.split()[:3]]
-            if i and any(w in _RELATIVES or w.startswith(("котор", "котр")) for w in head):
-                piece = " ".join(pieces[i - 1].split()[-3:]) + " " + piece
-            out.append(piece)
+            if i and _relative(piece):
+                out.append(" ".join(pieces[i - 1].split()[-3:]) + " " + piece)
+                if i + 1 < len(pieces):
+                    out.append(pieces[i - 1] + " " + pieces[i + 1])
+            else:
+                out.append(piece)
     return out
+
+
+def _relative(piece: str) -> bool:
+    head = [w.lower().strip("\"'«»") for w in piece.split()[:3]]
+    return any(w in _RELATIVES or w.startswith(("котор", "котр")) for w in head)
 
 
 # --- word classes ------------------------------------------------------------------------
