@@ -218,8 +218,9 @@ def test_an_absolute_the_fact_does_not_say_is_not_stated(
             "Production deploys are frozen on Friday afternoons.",
             "We never deploy to production on a Friday afternoon.",
         ),
-        # a negated modal is a prohibition or an inability, not a hedge
+        # a negated or restricted modal is a prohibition, an inability or a rule, not a hedge
         ("Contractors may not access production.", "Contractors cannot access production."),
+        ("Deploys can only happen through CI.", "Deploys happen through CI."),
         ("Os estagiários não podem acessar a produção.", "Os estagiários não acessam a produção."),
         ("Стажёры не могут заходить в продакшн.", "Стажёры не заходят в продакшн."),
     ],

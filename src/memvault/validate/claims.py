@@ -90,12 +90,16 @@ def _read_clause(toks: list[Tok], lang: str, sentence_start: bool) -> Clause:
 
 
 def _negated_modal(toks: list[Tok], i: int, concept: str) -> bool:
-    """Whether the word at ``i`` is a negated modal ("may not", "não podem", "не могут"): a
-    prohibition or an inability, which says the thing does not happen -- not a hedge."""
+    """Whether the word at ``i`` is a negated or restricted modal ("may not", "não podem",
+    "не могут", "can only"): a prohibition, an inability or a rule, which says what does not
+    happen -- not a hedge."""
     if concept != "possible":
         return False
     near = [toks[j] for j in (i - 1, i + 1) if 0 <= j < len(toks)]
-    return any(t.low in lx.ALL_NEGATIONS or t.low.endswith("n't") for t in near)
+    return any(
+        t.low in lx.ALL_NEGATIONS or t.low.endswith("n't") or lx.ABSOLUTES.get(t.low) == "only"
+        for t in near
+    )
 
 
 def _predicate_starts(toks: list[Tok], i: int, lang: str) -> bool:
