@@ -257,6 +257,13 @@ def test_russian_words_from_two_parts_of_a_sentence_are_not_a_statement(vault: V
             "Сервис платежей, который мы запустили в марте, работает в eu-west-1.",
             "Сервис платежей работает в eu-west-1.",
         ),
+        # any part set off by commas or brackets interrupts the clause around it
+        ("Релиз, по плану, выходит во вторник.", "Релиз выходит во вторник."),
+        ("Сервіс авторизації (auth) працює в eu-west-1.", "Сервіс авторизації працює в eu-west-1."),
+        (
+            "Для сервиса платежей, как и для биллинга, используется PostgreSQL.",
+            "Для сервиса платежей используется PostgreSQL.",
+        ),
     ],
 )
 def test_a_relative_clause_and_the_clause_it_interrupts_are_parts(

@@ -213,19 +213,20 @@ _RELATIVES = lx.RELATIVE_WORDS
 def parts(text: str) -> list[str]:
     """``text``'s sentences cut at commas, colons and brackets: the parts a clause of
     its own can stand in. A part that starts with a relative word (who, which, где) keeps the
-    last three words before it, the noun it is about; and the parts on either side of it
+    last three words before it, the noun it is about. And the parts on either side of a part
     are one part too, the clause it interrupts ("Бекапи, які ми робимо щоночі, зберігаються
-    30 днів": the backups are kept 30 days)."""
+    30 днів", "Релиз, по плану, выходит во вторник": the backups are kept 30 days, the
+    release comes out on Tuesday)."""
     out: list[str] = []
     for sentence in _SENTENCE_END.split(text):
         pieces = [p for p in _PART_BREAK.split(sentence) if p.strip()]
         for i, piece in enumerate(pieces):
             if i and _relative(piece):
                 out.append(" ".join(pieces[i - 1].split()[-3:]) + " " + piece)
-                if i + 1 < len(pieces):
-                    out.append(pieces[i - 1] + " " + pieces[i + 1])
             else:
                 out.append(piece)
+            if 0 < i < len(pieces) - 1:
+                out.append(pieces[i - 1] + " " + pieces[i + 1])
     return out
 
 
