@@ -519,11 +519,19 @@ _OPPOSITES = (
     ("add adicionar добавить додати", "remove remover убрать прибрати"),
     ("front frente перед", "behind atrás позади за"),
 )
-OPPOSITES: dict[str, frozenset[str]] = {}
-for _one, _other in _OPPOSITES:
-    for _a, _b in ((_one, _other), (_other, _one)):
-        for _word in _a.split():
-            OPPOSITES[_word] = OPPOSITES.get(_word, frozenset()) | _words(_b)
+
+
+def _both_ways(pairs: tuple[tuple[str, str], ...]) -> dict[str, frozenset[str]]:
+    """Each word of either side of a pair -> the words of the other side."""
+    out: dict[str, frozenset[str]] = {}
+    for one, other in pairs:
+        for a, b in ((one, other), (other, one)):
+            for word in a.split():
+                out[word] = out.get(word, frozenset()) | _words(b)
+    return out
+
+
+OPPOSITES = _both_ways(_OPPOSITES)
 
 # --- directions: particles that are not content words, yet "going up" is not "going down" ----
 
@@ -532,8 +540,4 @@ _DIRECTIONS = (
     ("into in inside", "out outside"),
     ("on onto", "off"),
 )
-DIRECTIONS: dict[str, frozenset[str]] = {}
-for _one, _other in _DIRECTIONS:
-    for _a, _b in ((_one, _other), (_other, _one)):
-        for _word in _a.split():
-            DIRECTIONS[_word] = DIRECTIONS.get(_word, frozenset()) | _words(_b)
+DIRECTIONS = _both_ways(_DIRECTIONS)
