@@ -143,7 +143,7 @@ def test_frequencies_and_numbers(vault: Vault, statement: str, verdict: str) -> 
     [
         # possible, hearsay, intent, belief, almost: in each of the four languages
         (
-            "The outage may be caused by the new load balancer.",
+            "The outage is probably caused by the new load balancer.",
             "The outage is caused by the new load balancer.",
         ),
         (
@@ -154,7 +154,7 @@ def test_frequencies_and_numbers(vault: Vault, statement: str, verdict: str) -> 
             "Женщине он заявил, что якобы с ней хотели расправиться бандиты.",
             "С ней хотели расправиться бандиты.",
         ),
-        ("O deploy pode falhar às sextas.", "O deploy falha às sextas."),
+        ("O deploy provavelmente falha às sextas.", "O deploy falha às sextas."),
         (
             "Команда сподівається перейти на Kubernetes до березня.",
             "Команда перейде на Kubernetes до березня.",
@@ -176,14 +176,14 @@ def test_a_hedged_fact_does_not_state_it(vault: Vault, fact: str, statement: str
 
 
 def test_a_statement_hedged_the_same_way_is_stated(vault: Vault) -> None:
-    # the hedge is the claim's too (here across two forms of one verb): nothing unsaid
-    facts = ["The outage may be caused by the new load balancer."]
-    verdict, why = _verdict(vault, facts, "The outage might be caused by the new load balancer.")
+    # the hedge is the claim's too: nothing unsaid
+    facts = ["Мужчина сообщил, что к краже может быть причастна его дочь."]
+    verdict, why = _verdict(vault, facts, "К краже может быть причастна его дочь.")
     assert verdict == "supported", why
 
 
 def test_a_hedge_in_another_sentence_does_not_count(vault: Vault) -> None:
-    facts = ["The nightly backup runs at 02:00. We may move it to 03:00 next year."]
+    facts = ["The nightly backup runs at 02:00. We will probably move it to 03:00 next year."]
     verdict, why = _verdict(vault, facts, "The nightly backup runs at 02:00.")
     assert verdict == "supported", why
 

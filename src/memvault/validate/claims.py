@@ -90,9 +90,9 @@ def _read_clause(toks: list[Tok], lang: str, sentence_start: bool) -> Clause:
 
 
 def _negated_modal(toks: list[Tok], i: int, concept: str) -> bool:
-    """Whether the word at ``i`` is a negated or restricted modal ("may not", "não podem",
-    "не могут", "can only"): a prohibition, an inability or a rule, which says what does not
-    happen -- not a hedge."""
+    """Whether the word at ``i`` is a negated or restricted modal ("не могут", "не можуть",
+    "может только"): a prohibition, an inability or a rule, which says what does not happen
+    -- not a hedge."""
     if concept != "possible":
         return False
     near = [toks[j] for j in (i - 1, i + 1) if 0 <= j < len(toks)]

@@ -248,11 +248,13 @@ def _concepts(table: dict[str, str]) -> dict[str, str]:
 # planned, promised or tried does not state it: "the daughter may be involved in the theft"
 # does not say she is, "they promise a thaw by Friday" does not say it will thaw. Words (and
 # lemmas) -> the one concept each language's word stands for, so that a statement hedged the
-# same way, in any of the four languages, is still stated.
+# same way, in any of the four languages, is still stated. English and Portuguese modal
+# verbs (may, can, pode) are not here: they moved no public figure, and a team's "may" is
+# mostly a permission; Russian and Ukrainian ones moved TERRa (docs/validate.md).
 HEDGES = _concepts(
     {
-        "possible": "can may might could perhaps maybe possibly probably likely presumably "
-        "pode podem poderia poderiam pôde talvez possivelmente provavelmente "
+        "possible": "perhaps maybe possibly probably likely presumably "
+        "talvez possivelmente provavelmente "
         "мочь может могут мог могла могли могло возможно вероятно наверное видимо "
         "може можуть міг могла могли можливо ймовірно мабуть напевно",
         "hearsay": "allegedly reportedly supposedly purportedly supostamente alegadamente "

@@ -377,7 +377,7 @@ def _statement(
 
 def _unsaid(claim: Claim, fact: Claim, stating: list[bool]) -> Relation | None:
     """Why the sentences of ``fact`` that hold the claim's words still don't state it: each
-    of them only hedges it (may, allegedly, wants, believes, often: lexicon.HEDGES) where the
+    of them only hedges it (probably, allegedly, wants, believes, often: lexicon.HEDGES) where the
     claim does not, or the claim makes it absolute (only, exactly, already:
     lexicon.ABSOLUTES) where the fact does not. ("Always" and "never" ask nothing more: a
     fact stated plainly says it always holds, and one that says "often" is hedged.)"""
