@@ -378,25 +378,32 @@ def test_it_ends_and_leaves_nothing_behind_when_the_vault_is_gone(
 def test_a_start_that_does_not_come_up_waits_before_the_next_try(
     vault: Vault, runtime: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    import time
+
     from memvault.resident import client
 
     spawned: list[object] = []
     # a resident process that dies before it listens: started, never answering
     monkeypatch.setattr(client.os, "posix_spawn", lambda *a, **k: spawned.append(a) or 0)
+    # the clock moves only when this test says so: a loaded machine's pauses don't count
+    clock = [time.time()]
+    monkeypatch.setattr(time, "time", lambda: clock[0])
     argv = ["--vault", str(vault.root), "recall", "anything"]
     note = _paths(runtime, vault.root)["start"]
     assert client.ask(argv) is None  # nothing listens: the command runs here, and starts one
     assert len(spawned) == 1 and note.read_text().split()[0] == "1"
+    clock[0] += 4
     assert client.ask(argv) is None
-    assert len(spawned) == 1  # the next command, a moment later, does not start another
-    tries, when = note.read_text().split()
-    note.write_text(f"{tries} {float(when) - 6}\n")  # the pause (5 s) is over
+    assert len(spawned) == 1  # the next command, within the pause (5 s), does not start another
+    clock[0] += 2  # the pause is over
     client.ask(argv)
     assert len(spawned) == 2 and note.read_text().split()[0] == "2"
-    tries, when = note.read_text().split()
-    note.write_text(f"{tries} {float(when) - 6}\n")  # the pause doubled after a second try
+    clock[0] += 6
     client.ask(argv)
-    assert len(spawned) == 2
+    assert len(spawned) == 2  # the pause doubled after a second try (10 s)
+    clock[0] += 5
+    client.ask(argv)
+    assert len(spawned) == 3 and note.read_text().split()[0] == "3"
 
 
 def test_a_start_that_comes_up_leaves_no_pause_behind(stocked: Vault, runtime: Path) -> None:
