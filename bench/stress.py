@@ -376,13 +376,41 @@ def _children(
         last = i == args.writers - 1
         out = str(outs / f"w{i}.jsonl")
         wargs = (str(root), i, last, deadline, out, args.seed * 100 + i, faults)
-        children.append((f"writer{i}", ctx.Process(target=writer, args=wargs)))
+        children.append((f"writer{i}", _process(ctx, outs, f"writer{i}", writer, wargs)))
     for i in range(args.readers):
         rargs = (str(root), start, deadline, str(outs / f"r{i}.json"), args.seed * 1000 + i)
-        children.append((f"reader{i}", ctx.Process(target=reader, args=rargs)))
+        children.append((f"reader{i}", _process(ctx, outs, f"reader{i}", reader, rargs)))
     cargs = (str(root), start, deadline, args.consolidate_every, str(outs / "c.json"), faults)
-    children.append(("consolidator", ctx.Process(target=consolidator, args=cargs)))
+    children.append(("consolidator", _process(ctx, outs, "consolidator", consolidator, cargs)))
     return children
+
+
+def _process(ctx: Any, outs: Path, name: str, target: Any, args: tuple[Any, ...]) -> Any:
+    errfile = str(outs / f"{name}.traceback")
+    return ctx.Process(target=_child, args=(target, errfile, *args))
+
+
+def _child(target: Any, errfile: str, *args: Any) -> None:
+    """Run one child's ``target``; a crash leaves its traceback in ``errfile`` (the exit code
+    alone would not say what went wrong) and still exits non-zero."""
+    try:
+        target(*args)
+    except BaseException:
+        import traceback
+
+        Path(errfile).write_text(traceback.format_exc(), encoding="utf-8")
+        raise
+
+
+def _tracebacks(children: list[tuple[str, Any]], outs: Path) -> dict[str, str]:
+    """The last lines of each crashed child's traceback, by name."""
+    found: dict[str, str] = {}
+    for name, _ in children:
+        path = outs / f"{name}.traceback"
+        if path.exists():
+            lines = path.read_text(encoding="utf-8").strip().splitlines()
+            found[name] = "\n".join(lines[-12:])
+    return found
 
 
 def _join(children: list[tuple[str, Any]], deadline: float) -> dict[str, str]:
@@ -490,6 +518,7 @@ def run(args: argparse.Namespace, faults: list[str]) -> dict[str, Any]:
                 if k not in ("error", "fault")
             },
             "failed_children": failed,
+            "child_tracebacks": _tracebacks(children, outs),
             "write_errors": counts.get("error", 0),
             "write_error_samples": [a["error"] for a in acks if a["op"] == "error"][:5],
             "reads": sum(r["count"] for r in readers),
@@ -525,7 +554,13 @@ def run(args: argparse.Namespace, faults: list[str]) -> dict[str, Any]:
 def problems_of(r: dict[str, Any], args: argparse.Namespace) -> list[str]:
     """Every reason the run is not ok; empty means ok."""
     checks = [
-        (not r["failed_children"], f"child processes failed: {r['failed_children']}"),
+        (
+            not r["failed_children"],
+            f"child processes failed: {r['failed_children']}"
+            + "".join(
+                f"; {name}: {text.splitlines()[-1]}" for name, text in r["child_tracebacks"].items()
+            ),
+        ),
         (r["write_errors"] == 0, f"{r['write_errors']} write error(s)"),
         (r["read_errors"] == 0, f"{r['read_errors']} read error(s)"),
         (r["consolidation_errors"] == 0, f"{r['consolidation_errors']} consolidation error(s)"),

@@ -38,7 +38,7 @@ def test_short_stress_run_loses_nothing() -> None:
     code, result = _run("stress.py", *SHORT_STRESS, "--max-reader-wait", "15")
     assert result["ok"], result["problems"]
     assert code == 0
-    assert result["failed_children"] == {}
+    assert result["failed_children"] == {} and result["child_tracebacks"] == {}
     assert result["write_errors"] == result["read_errors"] == 0
     assert result["consolidation_errors"] == result["watch_errors"] == 0
     assert result["lost"] == result["lost_turns"] == result["resurrected"] == 0
@@ -66,6 +66,10 @@ def test_stress_harness_reports_every_injected_fault() -> None:
     assert code == 1 and not result["ok"]
     assert result["faults_injected"] == sorted(faults.split(",")), result
     assert result["failed_children"] == {"writer2": "exit code 1"}  # writer-raises
+    # ... and what it raised, from the child's own traceback
+    assert list(result["child_tracebacks"]) == ["writer2"]
+    assert "RuntimeError: injected fault: a writer crashed" in result["child_tracebacks"]["writer2"]
+    assert any("injected fault: a writer crashed" in p for p in result["problems"])
     assert result["write_errors"] == 1  # write-error
     assert result["lost_ids"] == ["w0-uncommitted-fault"]  # skip-commit
     assert not result["worktree_clean"]  # skip-commit
