@@ -345,3 +345,84 @@ def test_portuguese_words_the_rules_must_tell_apart(
 ) -> None:
     verdict, why = _verdict(vault, [fact], statement)
     assert verdict == expected, why
+
+
+# --- what a negation denies, questions, tries, "all" (fourth pass) ---------------------------
+
+
+@pytest.mark.parametrize(
+    ("fact", "statement", "why"),
+    [
+        # the fact's negation denies another word: it says the complaint was checked
+        (
+            "Как сообщает управление, жалобу всесторонне проверили, оказалось, что сила к "
+            "гражданину не применялась.",
+            "Жалобу гражданина не проверили.",
+            "doesn't deny",
+        ),
+        (
+            "The backup was restored, but the index was not rebuilt.",
+            "The backup was not restored.",
+            "doesn't deny",
+        ),
+        # a question asks; it does not say
+        (
+            "Означает ли это, что продукты с добавками исчезнут с прилавков?",
+            "Продукты с добавками исчезнут с прилавков.",
+            "asks",
+        ),
+        (
+            "Will the payments service move to eu-west-1?",
+            "The payments service will move to eu-west-1.",
+            "asks",
+        ),
+        # trying (perfective too) is not doing
+        ("Супруги поссорились, и мужчина попытался убить жену.", "Мужчина убил жену.", "tried"),
+        # "all" asks for more than the fact says
+        (
+            "Завод позволит сносить ветхие дома в районе Капотни.",
+            "В Капотне сносят все ветхие дома.",
+            "doesn't say all",
+        ),
+        (
+            "В воскресенье в Липецкой области потеплеет, сообщают синоптики.",
+            "В воскресенье в Липецкой области точно потеплеет.",
+            "doesn't say certainly",
+        ),
+        # "not only" is not "only"
+        (
+            "Люди читают не только новости, они читают и аналитику.",
+            "Люди читают только новости.",
+            "doesn't say only",
+        ),
+        (
+            "The team reads not only the logs but the traces.",
+            "The team reads only the logs.",
+            "doesn't say only",
+        ),
+    ],
+)
+def test_what_a_fact_with_those_words_does_not_state(
+    vault: Vault, fact: str, statement: str, why: str
+) -> None:
+    verdict, said = _verdict(vault, [fact], statement)
+    assert verdict == "unknown", said
+    assert why in said
+
+
+@pytest.mark.parametrize(
+    ("fact", "statement"),
+    [
+        # two negations of one thing meet, whichever word each stands before
+        ("There is no man playing the guitar.", "A man is not playing the guitar."),
+        ("Жалобу гражданина не проверили.", "Жалобу гражданина не проверили."),
+        # "not all" is not the absolute "all"; a plain "all" the fact says too
+        ("На встрече не обсуждались отчёты подрядчика.", "На встрече обсуждались не все отчёты."),
+        ("All services log to Loki.", "All services log to Loki."),
+        # a question mark in another sentence of the fact asks nothing of this one
+        ("The index is rebuilt nightly. Is that too often?", "The index is rebuilt nightly."),
+    ],
+)
+def test_what_those_rules_leave_stated(vault: Vault, fact: str, statement: str) -> None:
+    verdict, why = _verdict(vault, [fact], statement)
+    assert verdict == "supported", why

@@ -44,9 +44,12 @@ def read(text: str, lang: str | None = None) -> Claim:
     lang = lang or detect(text)
     found: list[Clause] = []
     sentence = -1
-    for part, starts_sentence in clauses(tokens(text, lang)):
+    for part, starts_sentence, asks in clauses(tokens(text, lang)):
         sentence += starts_sentence or not found
-        found.append(_read_clause(part, lang, starts_sentence).replace(sentence=sentence))
+        clause = _read_clause(part, lang, starts_sentence).replace(sentence=sentence)
+        if asks:
+            clause.hedges.add("question")
+        found.append(clause)
     return Claim(text, lang, tuple(found))
 
 
@@ -92,7 +95,10 @@ def _read_clause(toks: list[Tok], lang: str, sentence_start: bool) -> Clause:
 def _negated_modal(toks: list[Tok], i: int, concept: str) -> bool:
     """Whether the word at ``i`` is a negated or restricted modal ("не могут", "не можуть",
     "может только"): a prohibition, an inability or a rule, which says what does not happen
-    -- not a hedge."""
+    -- not a hedge; or a negated "only" or "all" ("не только", "not all"), which is not
+    absolute."""
+    if concept in ("only", "all"):  # "not only", "не все": not absolute
+        return i > 0 and toks[i - 1].low in lx.ALL_NEGATIONS
     if concept != "possible":
         return False
     near = [toks[j] for j in (i - 1, i + 1) if 0 <= j < len(toks)]

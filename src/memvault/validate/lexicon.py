@@ -263,8 +263,12 @@ HEDGES = _concepts(
         "hoped promise promises promised try tries tried attempt attempts attempted "
         "querer quer querem queria queriam pretende pretendem planeja planejam espera esperam "
         "prometer promete prometem prometeu tentar tenta tentam tentou "
+        "propose proposes proposed propõe propõem propôs propor "
         "хотеть планировать собираться намереваться надеяться обещать пытаться стараться "
-        "мечтать хотіти планувати збиратися сподіватися обіцяти намагатися прагнути",
+        "мечтать предлагать запланировать пообещать попытаться постараться предложить "
+        "хотіти планувати збиратися сподіватися обіцяти намагатися прагнути пропонувати "
+        "запланувати пообіцяти спробувати постаратися запропонувати",
+        "question": "whether ли чи",
         "almost": "almost nearly quase почти майже",
         "sometimes": "often usually sometimes occasionally rarely seldom mostly frequently "
         "generally normally typically frequentemente geralmente normalmente raramente "
@@ -285,6 +289,10 @@ ABSOLUTES = _concepts(
         "already": "already уже вже",
         "exactly": "exactly exatamente ровно рівно",
         "only": "only apenas somente só только лишь тільки лише",
+        "all": "all every entire todos todas tudo inteiro inteira весь все всё вся целый "
+        "увесь усі все вся ціла цілий",
+        "certainly": "certainly definitely surely certamente definitivamente точно "
+        "непременно наверняка неодмінно",
     }
 )
 

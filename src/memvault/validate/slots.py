@@ -9,7 +9,17 @@ is not also counted as a content word.
 from __future__ import annotations
 
 from . import lexicon as lx
-from .words import PERMISSION, Clause, Quantity, Tok, month, parse_number, polarity_of, weekday
+from .words import (
+    IGNORED,
+    PERMISSION,
+    Clause,
+    Quantity,
+    Tok,
+    month,
+    parse_number,
+    polarity_of,
+    weekday,
+)
 
 
 def read_slots(toks: list[Tok], clause: Clause, lang: str) -> None:
@@ -283,6 +293,9 @@ def _permission(toks: list[Tok], clause: Clause, lang: str) -> None:
             continue
         if _is_negation(tok, lang):
             tok.used = True
+            nxt = toks[i + 1] if i + 1 < len(toks) else None
+            if nxt is not None and lx.ABSOLUTES.get(nxt.low) == "only":
+                continue  # "not only X": X and more, not a denial
             target = _negated_name(toks, i)
             if target is not None:
                 clause.rejected.add(target)
@@ -294,6 +307,10 @@ def _permission(toks: list[Tok], clause: Clause, lang: str) -> None:
                 if t.kind == "word"
             )
             negated = negated or not bound
+            if not bound:
+                scope = _scope(toks, i, lang)
+                clause.negated.update(scope[:1])
+                clause.denied.update(scope)
             continue
         if tok.low in lx.REQUIRED or tok.low in lx.OPTIONAL:
             tok.used = True
@@ -315,6 +332,21 @@ def _permission(toks: list[Tok], clause: Clause, lang: str) -> None:
 
 def _is_negation(tok: Tok, lang: str) -> bool:
     return tok.kind == "word" and (tok.low in lx.NEGATIONS.get(lang, ()) or tok.low.endswith("n't"))
+
+
+def _scope(toks: list[Tok], i: int, lang: str) -> list[str]:
+    """The content words the negation at ``i`` denies, in order, up to the next comma or
+    clause end: the first is the word it negates ("не проверили" -> проверить, "is not
+    playing" -> play, "no man" -> man), past auxiliaries, function words and negations."""
+    out: list[str] = []
+    for tok in toks[i + 1 :]:
+        if tok.kind == "punct":
+            break
+        if tok.kind != "word" or _is_negation(tok, lang) or tok.low in lx.AUXILIARIES:
+            continue
+        if tok.lem not in IGNORED and tok.low not in IGNORED:
+            out.append(tok.lem)
+    return out
 
 
 def _negated_name(toks: list[Tok], i: int) -> str | None:

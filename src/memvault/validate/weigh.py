@@ -381,6 +381,9 @@ def _unsaid(claim: Claim, fact: Claim, stating: list[bool]) -> Relation | None:
     claim does not, or the claim makes it absolute (only, exactly, already:
     lexicon.ABSOLUTES) where the fact does not. ("Always" and "never" ask nothing more: a
     fact stated plainly says it always holds, and one that says "often" is hedged.)"""
+    denied = _denial_mismatch(claim, fact, stating)
+    if denied is not None:
+        return denied
     absolute = claim.union("absolutes") - fact.union("absolutes")
     if absolute:
         word = min(absolute)
@@ -397,6 +400,28 @@ def _unsaid(claim: Claim, fact: Claim, stating: list[bool]) -> Relation | None:
     return None
 
 
+def _denial_mismatch(claim: Claim, fact: Claim, stating: list[bool]) -> Relation | None:
+    """Why a fact whose sentence holds the claim's words still doesn't state it: its
+    negation denies other words. The claim denies what no stating sentence denies ("the
+    complaint was not checked" against "the complaint was checked; force was not used"), or
+    asserts the very word every stating sentence negates."""
+    scopes = [d for d, states in zip(fact.sentences("denied"), stating, strict=True) if states]
+    if not any(scopes):
+        return None  # no negation there: the polarity rules (a forbidding word) have spoken
+    mine = claim.union("denied")
+    if mine and not any(any(_in(w, scope) for w in mine) for scope in scopes):
+        word = min(mine)
+        return Relation("related", "negation", f"the fact doesn't deny {word}", word)
+    if mine:
+        return None  # both deny, and their denials meet
+    targets = [n for n, states in zip(fact.sentences("negated"), stating, strict=True) if states]
+    said = [w for c in fact.clauses for w in c.words]
+    for word in sorted(claim.union("words")):
+        if all(_in(word, theirs) for theirs in targets) and said.count(word) <= 1:
+            return Relation("related", "negation", f"the fact denies {word}", word)
+    return None
+
+
 # How "unknown" says what a hedged fact does say (keys: lexicon.HEDGES' concepts).
 HEDGED = {
     "possible": "it may be so",
@@ -405,6 +430,7 @@ HEDGED = {
     "almost": "it is almost so",
     "sometimes": "it is so at times",
     "belief": "someone believes or claims it",
+    "question": "someone asks whether it is so",
 }
 
 

@@ -50,6 +50,8 @@ class Clause(Record):
     words: set[str] = field(default_factory=set)  # content lemmas, entities included
     entities: set[str] = field(default_factory=set)  # names asserted
     rejected: set[str] = field(default_factory=set)  # names or words ruled out
+    negated: set[str] = field(default_factory=set)  # the content word each negation denies
+    denied: set[str] = field(default_factory=set)  # every content word in a negation's scope
     quantities: list[Quantity] = field(default_factory=list)
     versions: list[tuple[str, str]] = field(default_factory=list)  # (of what, version)
     clocks: set[int] = field(default_factory=set)  # minutes after midnight
@@ -186,14 +188,16 @@ def _join_phrases(toks: list[Tok]) -> list[Tok]:
     return out
 
 
-def clauses(toks: list[Tok]) -> list[tuple[list[Tok], bool]]:
+def clauses(toks: list[Tok]) -> list[tuple[list[Tok], bool, bool]]:
     """The clauses of a token list (split at ``;`` and sentence ends), each with whether it
-    starts a sentence (its first word's capital then says nothing)."""
-    out: list[tuple[list[Tok], bool]] = [([], True)]
+    starts a sentence (its first word's capital then says nothing) and whether it ends with
+    a question mark (it asks; it does not say)."""
+    out: list[tuple[list[Tok], bool, bool]] = [([], True, False)]
     for tok in toks:
         if tok.kind == "punct":
             if out[-1][0]:
-                out.append(([], tok.raw != ";"))
+                out[-1] = (out[-1][0], out[-1][1], tok.raw == "?")
+                out.append(([], tok.raw != ";", False))
         else:
             out[-1][0].append(tok)
     return [c for c in out if c[0]]
