@@ -376,6 +376,19 @@ def test_portuguese_words_the_rules_must_tell_apart(
             "The payments service will move to eu-west-1.",
             "asks",
         ),
+        # a relative clause is about the words right before it, not across another part
+        (
+            "Когда проверили сервер, нашли в нём старый бэкап базы, который отправили в архив.",
+            "Сервер отправили в архив.",
+            "different parts",
+        ),
+        # being sure of it, a proposal, a wish: not a statement of it
+        ("Он был уверен, что релиз вышел в пятницу.", "Релиз вышел в пятницу.", "believes"),
+        (
+            "Команда выдвинула инициативу отмены ночных деплоев.",
+            "Ночные деплои отменили.",
+            "wanted",
+        ),
         # trying (perfective too) is not doing
         ("Супруги поссорились, и мужчина попытался убить жену.", "Мужчина убил жену.", "tried"),
         # "all" asks for more than the fact says

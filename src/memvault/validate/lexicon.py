@@ -267,7 +267,8 @@ HEDGES = _concepts(
         "хотеть планировать собираться намереваться надеяться обещать пытаться стараться "
         "мечтать предлагать запланировать пообещать попытаться постараться предложить "
         "хотіти планувати збиратися сподіватися обіцяти намагатися прагнути пропонувати "
-        "запланувати пообіцяти спробувати постаратися запропонувати",
+        "запланувати пообіцяти спробувати постаратися запропонувати "
+        "инициатива ініціатива пусть нехай",
         "question": "whether ли чи",
         "almost": "almost nearly quase почти майже",
         "sometimes": "often usually sometimes occasionally rarely seldom mostly frequently "
@@ -276,7 +277,8 @@ HEDGES = _concepts(
         "belief": "believe believes believed think thinks thought suspect suspects suspected "
         "claim claims claimed expect expects expected acredita acreditam acha acham suspeita "
         "suspeitam "
-        "утверждать считать полагать думать предполагать подозревать ожидать "
+        "утверждать считать полагать думать предполагать подозревать ожидать уверенный "
+        "впевнений "
         "стверджувати вважати думати припускати підозрювати очікувати",
     }
 )

@@ -229,7 +229,8 @@ def parts(text: str) -> list[str]:
                 out.append(" ".join(pieces[i - 1].split()[-3:]) + " " + piece)
             else:
                 out.append(piece)
-            if 0 < i < len(pieces) - 1:
+            if 0 < i < len(pieces) - 1 and not _relative(pieces[i + 1]):
+                # (a relative clause is about the words right before it, not across a part)
                 out.append(pieces[i - 1] + " " + pieces[i + 1])
     return out
 
