@@ -409,3 +409,43 @@ def test_a_start_that_does_not_come_up_waits_before_the_next_try(
 def test_a_start_that_comes_up_leaves_no_pause_behind(stocked: Vault, runtime: Path) -> None:
     _start(stocked.root, runtime)
     assert not _paths(runtime, stocked.root)["start"].exists()
+
+
+def test_a_source_checkout_is_stamped_and_an_installed_package_is_not(tmp_path: Path) -> None:
+    from memvault.resident.server import code_stamp
+
+    package = tmp_path / "src" / "memvault"
+    (package / "validate").mkdir(parents=True)
+    (package / "__init__.py").write_text("")
+    (package / "validate" / "weigh.py").write_text("")
+    os.utime(package / "validate" / "weigh.py", ns=(1_000_000_000, 1_000_000_000))
+    os.utime(package / "__init__.py", ns=(2_000_000_000, 2_000_000_000))
+    assert code_stamp(package) == 2_000_000_000
+    os.utime(package / "validate" / "weigh.py", ns=(3_000_000_000, 3_000_000_000))  # edited
+    assert code_stamp(package) == 3_000_000_000
+    installed = tmp_path / "lib" / "site-packages" / "memvault"
+    shutil.copytree(package, installed)
+    assert code_stamp(installed) is None
+
+
+def test_a_process_whose_source_changed_declines_and_ends(stocked: Vault) -> None:
+    from memvault.resident import server
+
+    argv = ["--vault", str(stocked.root), "stats"]
+    encodings = ("utf-8",) * 3
+    raw = wire.request(
+        str(stocked.root), argv, str(stocked.root), {}, None, (False,) * 3, encodings
+    )
+    for stamp, answered, stays in (
+        (server.code_stamp(server.PACKAGE), True, True),
+        (-1, False, False),
+    ):
+        ours, theirs = socket.socketpair()
+        with ours, theirs:
+            theirs.sendall(raw)
+            theirs.shutdown(socket.SHUT_WR)
+            assert server._handle(ours, stocked.root, stamp) is stays
+            ours.close()
+            code, out, _ = wire.read_answer(theirs.makefile("rb").read())
+        # the same source: answered here; another: declined (the caller runs it) and ended
+        assert (code is not None) is answered, out

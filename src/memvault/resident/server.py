@@ -99,10 +99,11 @@ def serve(root: Path) -> int:
     from ..watch import feed_searches, stop_feed
 
     feed = feed_searches(root)
+    stamp = code_stamp(PACKAGE)
     try:
         _warm(vault)
         _log(f"serving {root}")
-        _loop(listener, root, paths["sock"], ino, idle)
+        _loop(listener, root, paths["sock"], ino, idle, stamp)
     finally:
         stop_feed(feed)
         _release(listener, ino, paths)
@@ -133,7 +134,9 @@ def _warm(vault: Vault) -> None:
         _log(f"warm-up skipped ({type(exc).__name__}: {exc})")
 
 
-def _loop(listener: socket.socket, root: Path, sock_path: Path, ours: int, idle: float) -> None:
+def _loop(
+    listener: socket.socket, root: Path, sock_path: Path, ours: int, idle: float, stamp: int | None
+) -> None:
     last = time.monotonic()
     while True:
         left = idle - (time.monotonic() - last)
@@ -156,7 +159,7 @@ def _loop(listener: socket.socket, root: Path, sock_path: Path, ours: int, idle:
             if not _same_user(conn):
                 _log("refused a connection from another user")
                 continue
-            stay = _handle(conn, root)
+            stay = _handle(conn, root, stamp)
         last = time.monotonic()
         if not stay:
             _log("turned off: ending")
@@ -185,8 +188,32 @@ def _same_user(conn: socket.socket) -> bool:
     return bool(struct.unpack("3i", raw)[1] == os.getuid())
 
 
-def _handle(conn: socket.socket, root: Path) -> bool:
-    """Answer one request; False when the process should end (turned off)."""
+# memvault's own source folder, and the folders an installed package lives in
+PACKAGE = Path(__file__).resolve().parent.parent
+_INSTALLED = ("site-packages", "dist-packages")
+
+
+def code_stamp(package: Path) -> int | None:
+    """The newest modification time of ``package``'s Python files when it runs from a source
+    checkout (an editable install, where a developer edits them while a process serves);
+    None for an installed package, whose files change only with a reinstall, which
+    :func:`~memvault.resident.runtime.key` notices."""
+    if any(part in _INSTALLED for part in package.parts):
+        return None
+    newest = 0
+    for folder, _, names in os.walk(package):
+        for name in names:
+            if name.endswith(".py"):
+                try:
+                    newest = max(newest, os.stat(os.path.join(folder, name)).st_mtime_ns)
+                except OSError:
+                    pass  # removed while we look: the next request sees the change
+    return newest
+
+
+def _handle(conn: socket.socket, root: Path, stamp: int | None = None) -> bool:
+    """Answer one request; False when the process should end (turned off, or its source
+    changed since it started: ``stamp``, see :func:`code_stamp`)."""
     conn.settimeout(10.0)
     try:
         raw = _read(conn)
@@ -196,6 +223,11 @@ def _handle(conn: socket.socket, root: Path) -> bool:
         if Path(request["root"]) != root:
             _answer(conn, None)  # another vault (a hash collision): the caller runs it
             return True
+        if stamp is not None and code_stamp(PACKAGE) != stamp:
+            # edited source: this process runs the old code; the caller runs the new
+            _log("memvault's source changed since this process started: ending")
+            _answer(conn, None)
+            return False
         started = time.perf_counter()
         code, out, err, stay = _run(request, root)
     except Exception as exc:  # noqa: BLE001 - a bad request: the caller runs the command
