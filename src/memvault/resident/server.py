@@ -201,11 +201,11 @@ def code_stamp(package: Path) -> int | None:
     if any(part in _INSTALLED for part in package.parts):
         return None
     newest = 0
-    for folder, _, names in os.walk(package):
+    for where, _, names in os.walk(package):
         for name in names:
             if name.endswith(".py"):
                 try:
-                    newest = max(newest, os.stat(os.path.join(folder, name)).st_mtime_ns)
+                    newest = max(newest, os.stat(os.path.join(where, name)).st_mtime_ns)
                 except OSError:
                     pass  # removed while we look: the next request sees the change
     return newest

@@ -308,9 +308,7 @@ def _permission(toks: list[Tok], clause: Clause, lang: str) -> None:
             )
             negated = negated or not bound
             if not bound:
-                scope = _scope(toks, i, lang)
-                clause.negated.update(scope[:1])
-                clause.denied.update(scope)
+                clause.denied.update(_scope(toks, i, lang))
             continue
         if tok.low in lx.REQUIRED or tok.low in lx.OPTIONAL:
             tok.used = True
@@ -334,19 +332,19 @@ def _is_negation(tok: Tok, lang: str) -> bool:
     return tok.kind == "word" and (tok.low in lx.NEGATIONS.get(lang, ()) or tok.low.endswith("n't"))
 
 
-def _scope(toks: list[Tok], i: int, lang: str) -> list[str]:
-    """The content words the negation at ``i`` denies, in order, up to the next comma or
-    clause end: the first is the word it negates ("не проверили" -> проверить, "is not
-    playing" -> play, "no man" -> man), past auxiliaries, function words and negations."""
-    out: list[str] = []
-    for tok in toks[i + 1 :]:
-        if tok.kind == "punct":
-            break
-        if tok.kind != "word" or _is_negation(tok, lang) or tok.low in lx.AUXILIARIES:
-            continue
-        if tok.lem not in IGNORED and tok.low not in IGNORED:
-            out.append(tok.lem)
-    return out
+def _scope(toks: list[Tok], i: int, lang: str) -> set[str]:
+    """The content words the negation at ``i`` denies: every one after it to the end of its
+    clause (``;`` or the sentence's end), past auxiliaries, function words and negations
+    ("не проверили" -> проверить; "there is no man playing" -> man, play)."""
+    return {
+        tok.lem
+        for tok in toks[i + 1 :]
+        if tok.kind == "word"
+        and not _is_negation(tok, lang)
+        and tok.low not in lx.AUXILIARIES
+        and tok.lem not in IGNORED
+        and tok.low not in IGNORED
+    }
 
 
 def _negated_name(toks: list[Tok], i: int) -> str | None:

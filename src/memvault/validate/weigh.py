@@ -401,10 +401,9 @@ def _unsaid(claim: Claim, fact: Claim, stating: list[bool]) -> Relation | None:
 
 
 def _denial_mismatch(claim: Claim, fact: Claim, stating: list[bool]) -> Relation | None:
-    """Why a fact whose sentence holds the claim's words still doesn't state it: its
-    negation denies other words. The claim denies what no stating sentence denies ("the
-    complaint was not checked" against "the complaint was checked; force was not used"), or
-    asserts the very word every stating sentence negates."""
+    """Why a fact whose sentence holds the claim's words still doesn't state it: the claim
+    denies what no stating sentence denies ("the complaint was not checked" against "the
+    complaint was checked; no force was used"): their negations cover no word in common."""
     scopes = [d for d, states in zip(fact.sentences("denied"), stating, strict=True) if states]
     if not any(scopes):
         return None  # no negation there: the polarity rules (a forbidding word) have spoken
@@ -412,13 +411,6 @@ def _denial_mismatch(claim: Claim, fact: Claim, stating: list[bool]) -> Relation
     if mine and not any(any(_in(w, scope) for w in mine) for scope in scopes):
         word = min(mine)
         return Relation("related", "negation", f"the fact doesn't deny {word}", word)
-    if mine:
-        return None  # both deny, and their denials meet
-    targets = [n for n, states in zip(fact.sentences("negated"), stating, strict=True) if states]
-    said = [w for c in fact.clauses for w in c.words]
-    for word in sorted(claim.union("words")):
-        if all(_in(word, theirs) for theirs in targets) and said.count(word) <= 1:
-            return Relation("related", "negation", f"the fact denies {word}", word)
     return None
 
 

@@ -50,7 +50,6 @@ class Clause(Record):
     words: set[str] = field(default_factory=set)  # content lemmas, entities included
     entities: set[str] = field(default_factory=set)  # names asserted
     rejected: set[str] = field(default_factory=set)  # names or words ruled out
-    negated: set[str] = field(default_factory=set)  # the content word each negation denies
     denied: set[str] = field(default_factory=set)  # every content word in a negation's scope
     quantities: list[Quantity] = field(default_factory=list)
     versions: list[tuple[str, str]] = field(default_factory=list)  # (of what, version)
