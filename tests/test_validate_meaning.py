@@ -292,6 +292,8 @@ def test_a_relative_clause_and_the_clause_it_interrupts_are_parts(
         # two words for one thing
         ("Um garoto está tocando teclado.", "Um menino está tocando teclado."),
         ("Um cachorro está brincando com um brinquedo.", "Um cão está brincando com um brinquedo."),
+        ("Um homem está andando de motocicleta.", "Um cara está andando de moto."),
+        ("O homem está levantando halteres.", "O homem está levantando pesos."),
     ],
 )
 def test_portuguese_read_as_its_speakers_mean_it(vault: Vault, fact: str, statement: str) -> None:
