@@ -294,6 +294,8 @@ def test_a_relative_clause_and_the_clause_it_interrupts_are_parts(
         ("Um cachorro está brincando com um brinquedo.", "Um cão está brincando com um brinquedo."),
         ("Um homem está andando de motocicleta.", "Um cara está andando de moto."),
         ("O homem está levantando halteres.", "O homem está levantando pesos."),
+        ("O sargento está gritando com os recrutas.", "O sargento está berrando com os recrutas."),
+        ("Um homem está temperando salsichas.", "Um homem está temperando carne."),
     ],
 )
 def test_portuguese_read_as_its_speakers_mean_it(vault: Vault, fact: str, statement: str) -> None:

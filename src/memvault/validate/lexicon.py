@@ -462,7 +462,7 @@ _KINDS = (
         "elephant dolphin squirrel badger cheetah camel zebra giraffe parrot "
         "cachorro cão gato cavalo pássaro peixe rato coelho sapo tartaruga cobra leão tigre "
         "urso veado pato galinha canguru elefante golfinho esquilo texugo chita camelo zebra "
-        "girafa papagaio filhote "
+        "girafa papagaio filhote gambá skunk "
         "собака кошка лошадь птица рыба крыса мышь кролик лягушка черепаха змея лев тигр "
         "медведь олень утка курица кенгуру слон дельфин белка "
         "кіт кінь птах риба щур миша кролик жаба черепаха змія лев тигр ведмідь олень качка "
@@ -484,7 +484,8 @@ _KINDS = (
     ),
     (
         "vehicle veículo транспорт",
-        "car truck bus motorcycle bike bicycle van carro caminhão ônibus moto bicicleta",
+        "car truck bus motorcycle bike bicycle van jeep carro caminhão ônibus moto bicicleta "
+        "jipe",
     ),
     ("plane airplane aeroplane avião", "plane airplane aeroplane avião"),
     ("motorcycle motorbike moto motocicleta", "motorcycle motorbike moto motocicleta"),
@@ -495,6 +496,11 @@ _KINDS = (
     ("show display exibir mostrar", "show display exibir mostrar"),
     ("jump leap pular saltar", "jump leap pular saltar"),
     ("weight weights peso pesos", "barbell dumbbell haltere"),
+    ("shout yell gritar berrar", "shout yell gritar berrar"),
+    ("quickly rapidly rapidamente velozmente", "quickly rapidly rapidamente velozmente"),
+    ("fighter lutador combatente", "fighter lutador combatente"),
+    ("pasta massa macarrão", "pasta massa macarrão"),
+    ("meat carne", "sausage salsicha steak bife"),
     ("sofa couch sofá", "sofa couch sofá"),
     (
         "color colour cor цвет колір",
