@@ -484,8 +484,7 @@ _KINDS = (
     ),
     (
         "vehicle veículo транспорт",
-        "car truck bus motorcycle bike bicycle van jeep carro caminhão ônibus moto bicicleta "
-        "jipe",
+        "car truck bus motorcycle bike bicycle van jeep carro caminhão ônibus moto bicicleta jipe",
     ),
     ("plane airplane aeroplane avião", "plane airplane aeroplane avião"),
     ("motorcycle motorbike moto motocicleta", "motorcycle motorbike moto motocicleta"),
