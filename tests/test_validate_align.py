@@ -24,7 +24,7 @@ from memvault.embeddings import (
     unregister_plugin,
 )
 from memvault.embeddings.fake import FakeEmbedder
-from memvault.validate.align import Aligner
+from memvault.validate.align import Aligner, allowed
 from memvault.validate.claims import read
 from memvault.validate.weigh import weigh
 
@@ -37,6 +37,8 @@ THESAURUS = {
     "lift": "pick",
     "lifting": "pick",
     "girl": "boy",  # close in a real model too; kinds of one thing must not align
+    "enabled": "disabled",  # as close in a real model (MiniLM 0.8): a prefix turns it around
+    "enable": "disable",
     "gramado": "grama",
     "приобрести": "купить",
 }
@@ -138,6 +140,28 @@ def test_another_kind_of_one_thing_is_never_aligned(thesaurus: None, vault: Vaul
     fact = "A boy is playing a guitar on the grass."
     verdict, why = _verdict(vault, fact, "A girl is playing a guitar on the grass.")
     assert verdict == "unknown", why
+
+
+def test_a_word_with_another_prefix_is_never_aligned(thesaurus: None, vault: Vault) -> None:
+    # "enabled" was aligned to "disabled" and the opposite was "supported"
+    fact = "Writing to the analytics replica is disabled."
+    verdict, why = _verdict(vault, fact, "Writing to the analytics replica is enabled.")
+    assert verdict == "unknown", why
+
+
+@pytest.mark.parametrize(
+    ("word", "other"),
+    [
+        ("enable", "disable"),
+        ("import", "export"),
+        ("upload", "download"),
+        ("increase", "decrease"),
+        ("motocicleta", "bicicleta"),  # ASSIN 2 tune: "bicicleta de policial" / "motocicleta"
+    ],
+)
+def test_prefix_variants_do_not_align(word: str, other: str) -> None:
+    assert not allowed(word, other)
+    assert allowed("lawn", "grass")  # unrelated forms still may
 
 
 def test_a_direction_turned_around_is_not_stated(vault: Vault) -> None:

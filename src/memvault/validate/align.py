@@ -10,7 +10,8 @@ opposites, roles, the one-sentence rule -- still decides: "the lady is not lifti
 kangaroo" read as "the woman is not picking up the kangaroo" is still a negation, and
 "the kangaroo is lifting the lady" still a role swap.
 
-Words are never aligned to a listed opposite ("cold" to "hot") nor to another kind of
+Words are never aligned to a listed opposite ("cold" to "hot"), to the same stem behind
+another prefix ("enabled" / "disabled", "bicicleta" / "motocicleta") nor to another kind of
 the same thing ("woman" to "man", "cat" to "dog": :data:`lexicon.KINDS` siblings), whose
 vectors are close although they name different things. Names, numbers and values are not
 words here: they must match as they are.
@@ -132,12 +133,26 @@ def derived(word: str, other: str) -> bool:
     not "the mud on a field"); the rules' own forms (:func:`weigh.near`) are matched before."""
     if word in other or other in word:
         return True
+    if _prefix_variants(word, other):
+        return True
     n = 0
     for x, y in zip(word, other, strict=False):
         if x != y:
             break
         n += 1
     return n >= 5
+
+
+def _prefix_variants(word: str, other: str) -> bool:
+    """The same stem after another short prefix ("enable"/"disable", "import"/"export",
+    "upload"/"download", "increase"/"decrease"): a prefix that changes the direction or
+    the sign, never the same thing said in other words."""
+    n = 0
+    for x, y in zip(reversed(word), reversed(other), strict=False):
+        if x != y:
+            break
+        n += 1
+    return n >= 4 and len(word) - n <= 4 and len(other) - n <= 4
 
 
 def allowed(word: str, other: str) -> bool:
