@@ -32,6 +32,7 @@ cons = load("consolidate")
 scale = load("scale")
 lang_bench = load("language")
 pat = load("patterns")
+cons_public = load("consolidate_public")
 
 
 # --- bench/consolidate.py ----------------------------------------------------------------
@@ -284,3 +285,38 @@ def test_patterns_gate_fails_the_default_below_main_held_out() -> None:
     assert "held-out recall" in " ".join(pat.gate({"main": main, "default": lost}))
     assert "false-pattern rate" in " ".join(pat.gate({"main": main, "default": joined}))
     assert "filler-only" in " ".join(pat.gate({"main": main, "default": filler}))
+
+
+# --- bench/consolidate_public.py -----------------------------------------------------------
+
+
+def _sick_row(ab: str, ba: str, label: str = "NEUTRAL") -> dict[str, str]:
+    return {"entailment_AB": ab, "entailment_BA": ba, "entailment_label": label}
+
+
+def test_sick_duplicates_are_pairs_entailed_both_ways() -> None:
+    assert cons_public.label(_sick_row("A_entails_B", "B_entails_A", "ENTAILMENT")) == "dup"
+    assert cons_public.label(_sick_row("A_entails_B", "B_neutral_A", "ENTAILMENT")) == "other"
+    assert cons_public.label(_sick_row("A_contradicts_B", "B_neutral_A", "CONTRADICTION")) == (
+        "contra"
+    )
+
+
+def test_public_consolidation_fails_when_a_split_is_unmeasured() -> None:
+    whole = {"pairs": 10, "duplicates": 2, "contradictions": 1, "indexed": 18, "sentences": 18}
+    assert cons_public.problems({"splits": {"test": whole}}) == []
+    assert cons_public.problems({"splits": {"test": {**whole, "contradictions": 0}}}) == [
+        "test: no contradictions"
+    ]
+    assert cons_public.problems({"splits": {"test": {**whole, "indexed": 17}}}) == [
+        "test: 17 of 18 sentences indexed"
+    ]
+
+
+def test_public_consolidation_names_a_file_that_is_not_sick(tmp_path: Path) -> None:
+    other = tmp_path / "pairs.tsv"
+    other.write_text("a\tb\nx\ty\n", encoding="utf-8")
+    with pytest.raises(SystemExit, match=r"pairs.tsv: not SICK.txt \(no column entailment_AB"):
+        cons_public.read_pairs(other)
+    with pytest.raises(SystemExit, match="no such file"):
+        cons_public.read_pairs(tmp_path / "missing.txt")
