@@ -443,3 +443,28 @@ def test_what_a_fact_with_those_words_does_not_state(
 def test_what_those_rules_leave_stated(vault: Vault, fact: str, statement: str) -> None:
     verdict, why = _verdict(vault, [fact], statement)
     assert verdict == "supported", why
+
+
+# --- "without": a phrase denied, not the clause ------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("fact", "statement", "verdict"),
+    [
+        # ASSIN 2 tune: "sem ar" made the whole clause negative, so the run was denied
+        ("Um cachorro está correndo sem ar na estrada", "Um cachorro está correndo na estrada",
+         "supported"),
+        ("The deploy ran without approval.", "The deploy ran.", "supported"),
+        # SICK tune: still a contradiction either way round
+        ("A man with a shirt is posing next to a woman",
+         "A man without a shirt is posing next to a woman", "contradicted"),
+        ("A man without a shirt is posing next to a woman",
+         "A man with a shirt is posing next to a woman", "contradicted"),
+        ("The deploy ran without approval.", "The deploy ran with approval.", "contradicted"),
+    ],
+)  # fmt: skip
+def test_without_denies_its_phrase_not_the_clause(
+    vault: Vault, fact: str, statement: str, verdict: str
+) -> None:
+    got, why = _verdict(vault, [fact], statement)
+    assert got == verdict, why

@@ -176,6 +176,8 @@ NEGATIONS = {
     "uk": _words("не ні ніколи без ніхто ніщо"),
 }
 ALL_NEGATIONS = frozenset().union(*NEGATIONS.values())
+# Negations that are prepositions: they deny the phrase they head, not the clause.
+WITHOUT = frozenset({"without", "sem", "без"})
 # Permission words: +1 for allowed/preferred, -1 for frozen/forbidden (lemmas or stems).
 _FORBIDDING = _words(
     "disallow discourag небажан forbid prohibit ban banned freez frozen block avoid "

@@ -300,6 +300,12 @@ def _permission(toks: list[Tok], clause: Clause, lang: str) -> None:
             if target is not None:
                 clause.rejected.add(target)
                 continue
+            if tok.low in lx.WITHOUT:
+                # "without X" denies X, not what the clause says ("skiing without fear")
+                lacks = _next_terms(toks, i + 1)
+                clause.denied.update(lacks)
+                clause.lacking.update(lacks)
+                continue
             explicit = True
             bound = any(
                 not t.used and (polarity_of(t.low) or polarity_of(t.lem))

@@ -403,11 +403,31 @@ def _unsaid(claim: Claim, fact: Claim, stating: list[bool]) -> Relation | None:
 def _denial_mismatch(claim: Claim, fact: Claim, stating: list[bool]) -> Relation | None:
     """Why a fact whose sentence holds the claim's words still doesn't state it: the claim
     denies what no stating sentence denies ("the complaint was not checked" against "the
-    complaint was checked; no force was used"): their negations cover no word in common."""
+    complaint was checked; no force was used"): their negations cover no word in common.
+    And "without X" (which leaves the clause's polarity: skiing "without fear" is skiing):
+    a claim without X against a fact that has it, or the other way round, contradicts."""
     scopes = [d for d, states in zip(fact.sentences("denied"), stating, strict=True) if states]
-    if not any(scopes):
-        return None  # no negation there: the polarity rules (a forbidding word) have spoken
     mine = claim.union("denied")
+    if not any(scopes) and not claim.union("lacking"):
+        # a negated claim against a fact with no negation: the polarity rules have spoken
+        return None
+    kept = [
+        w - d
+        for w, d, states in zip(
+            fact.sentences("words"), fact.sentences("denied"), stating, strict=True
+        )
+        if states
+    ]
+    for words in kept:
+        had = sorted(w for w in claim.union("lacking") if _in(w, words))
+        if had:
+            return Relation("contradicts", "negation", f"the fact has {had[0]}", had[0])
+    lacked = [w for w, states in zip(fact.sentences("lacking"), stating, strict=True) if states]
+    said = claim.union("words") - mine
+    for lacks in lacked:
+        gone = sorted(w for w in said if _in(w, lacks))
+        if gone:
+            return Relation("contradicts", "negation", f"the fact says without {gone[0]}", gone[0])
     if mine and not any(any(_in(w, scope) for w in mine) for scope in scopes):
         word = min(mine)
         return Relation("related", "negation", f"the fact doesn't deny {word}", word)

@@ -51,6 +51,7 @@ class Clause(Record):
     entities: set[str] = field(default_factory=set)  # names asserted
     rejected: set[str] = field(default_factory=set)  # names or words ruled out
     denied: set[str] = field(default_factory=set)  # every content word in a negation's scope
+    lacking: set[str] = field(default_factory=set)  # the words after "without" / "sem" / "без"
     quantities: list[Quantity] = field(default_factory=list)
     versions: list[tuple[str, str]] = field(default_factory=list)  # (of what, version)
     clocks: set[int] = field(default_factory=set)  # minutes after midnight
