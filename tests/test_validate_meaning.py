@@ -468,3 +468,19 @@ def test_without_denies_its_phrase_not_the_clause(
 ) -> None:
     got, why = _verdict(vault, [fact], statement)
     assert got == verdict, why
+
+
+@pytest.mark.parametrize(
+    ("fact", "statement", "verdict"),
+    [
+        # "garoto" is "menino" (one line), and a "menino" is a "criança": so is a "garoto"
+        ("Dois garotos pequenos estão sentados", "Duas crianças estão sentadas", "supported"),
+        # not the reverse: a child need not be a boy
+        ("Duas crianças estão sentadas", "Dois garotos estão sentados", "unknown"),
+    ],
+)
+def test_a_synonym_of_a_kind_is_that_kind_too(
+    vault: Vault, fact: str, statement: str, verdict: str
+) -> None:
+    got, why = _verdict(vault, [fact], statement)
+    assert got == verdict, why
