@@ -519,8 +519,8 @@ for _general, _kinds in _KINDS:
 # A kind's other words are kinds too: a line of synonyms ("boy menino garoto") makes a
 # "garoto" a child as "boy" is.
 _SAME = {w: _words(g) for g, k in _KINDS if g == k for w in g.split()}
-for _word, _kinds in list(KINDS.items()):
-    KINDS[_word] = _kinds.union(*(_SAME.get(k, frozenset()) for k in _kinds)) - {_word}
+for _word, _members in list(KINDS.items()):
+    KINDS[_word] = _members.union(*(_SAME.get(k, frozenset()) for k in _members)) - {_word}
 # Every noun of the kinds above: read as itself, whatever a dictionary makes of it (its
 # Portuguese lemmas make "cara" (guy) "caro", "garotas" "garotar").
 KIND_NOUNS = frozenset(w for _general, _kinds in _KINDS for w in f"{_general} {_kinds}".split())
