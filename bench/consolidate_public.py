@@ -234,7 +234,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     os.environ.pop("MEMVAULT_EMBEDDER", None)
     rows = read_pairs(args.data)
-    out: dict[str, Any] = {"data": str(args.data), "splits": {}}
+    out: dict[str, Any] = {"data": args.data.name, "splits": {}}
     for name in args.split or sorted(SPLITS, reverse=True):
         part = [r for r in rows if r["SemEval_set"].strip() in SPLITS[name]]
         if args.limit:
