@@ -477,6 +477,9 @@ def test_without_denies_its_phrase_not_the_clause(
         ("Dois garotos pequenos estão sentados", "Duas crianças estão sentadas", "supported"),
         # not the reverse: a child need not be a boy
         ("Duas crianças estão sentadas", "Dois garotos estão sentados", "unknown"),
+        # someone is a person, and a person someone (SICK tune sick-4090)
+        ("Someone is slicing an onion", "A person is slicing an onion", "supported"),
+        ("Uma pessoa está cortando uma cebola", "Alguém está cortando uma cebola", "supported"),
     ],
 )
 def test_a_synonym_of_a_kind_is_that_kind_too(

@@ -476,7 +476,7 @@ _KINDS = (
     ("girl menina garota", "girl menina garota"),
     ("dog cão cachorro", "dog cão cachorro"),
     ("kid child", "kid child"),
-    ("someone somebody alguém", "someone somebody alguém"),
+    ("someone somebody alguém person pessoa", "someone somebody alguém person pessoa"),
     ("cut cortar резать різати", "slice chop dice fatiar picar"),
     (
         "instrument instrumento инструмент інструмент",
