@@ -13,7 +13,8 @@ sentence one semantic fact, global scope, dated within the last 85 days. The ind
 built by ``Vault.reindex`` (``memvault reindex``) with the vault's default embedder, then one
 ``consolidate`` runs every step, as ``memvault consolidate`` does. A pair counts as merged
 when both sentences ended in one merged cluster, and as disputed when consolidation flagged
-the two of them.
+the two of them. Of the merged pairs where only one sentence entails the other, the bench
+counts those where that one -- the sentence saying more -- was archived rather than kept.
 
 Printed beside it, from the same run and the same embedder:
 
@@ -145,9 +146,11 @@ def run_split(name: str, rows: list[dict[str, str]], seed: int) -> dict[str, Any
         threshold = float(vault.config.get("consolidate.dedup_threshold", DEDUP_THRESHOLD))
         embedder = embedder_for(vault)
         clusters = Clusters()
+        archived: set[str] = set()  # merged into another: the keeper stays in force
         for action in result.actions:
             if action.step == "dedup" and action.what.startswith("merge "):
                 clusters.union(action.memory_id, action.what.split(" ", 1)[1])
+                archived.add(action.what.split(" ", 1)[1])
         disputed = {frozenset(d["ids"]) for d in result.disputed}
         a = [r["sentence_A"].strip() for r in rows]
         b = [r["sentence_B"].strip() for r in rows]
@@ -163,6 +166,10 @@ def run_split(name: str, rows: list[dict[str, str]], seed: int) -> dict[str, Any
         merged = [clusters.find(ids[x]) == clusters.find(ids[y]) for x, y in zip(a, b, strict=True)]
         flagged = [frozenset((ids[x], ids[y])) in disputed for x, y in zip(a, b, strict=True)]
         labels = [label(r) for r in rows]
+        one_way = [
+            m and lab == "other" and "entails" in r["entailment_AB"] + r["entailment_BA"]
+            for m, lab, r in zip(merged, labels, rows, strict=True)
+        ]
         dup = [lab == "dup" for lab in labels]
         contra = [lab == "contra" for lab in labels]
         mutual = [
@@ -179,11 +186,13 @@ def run_split(name: str, rows: list[dict[str, str]], seed: int) -> dict[str, Any
         "seconds": round(seconds, 1),
         "merge": ratios(merged, dup),
         "dispute": ratios(flagged, contra),
-        # merged although only one sentence entails the other: the survivor may be the
-        # one that says less (the other stays in git, archived)
-        "merged_one_way": sum(
-            m and lab == "other" and "entails" in r["entailment_AB"] + r["entailment_BA"]
-            for m, lab, r in zip(merged, labels, rows, strict=True)
+        # merged although only one sentence entails the other: the one that says more
+        # should stay in force (the other stays in git, archived)
+        "merged_one_way": sum(one_way),
+        "merged_one_way_kept_less": sum(
+            ids[x if r["entailment_AB"] == "A_entails_B" else y] in archived
+            for x, y, r, w in zip(a, b, rows, one_way, strict=True)
+            if w
         ),
         "baseline": {
             f"cosine>={threshold}": ratios([float(c) >= threshold for c in cosine], dup),
@@ -219,6 +228,10 @@ def render(out: dict[str, Any]) -> str:
         for title, r in rows:
             cells = [("n/a" if r[k] is None else str(r[k])) for k in ("recall", "precision")]
             lines.append(f"  {title:38s} {cells[0]:>8s} {cells[1]:>10s} {r['predicted']:>10d}")
+        lines.append(
+            f"  merged where one sentence says more: {part['merged_one_way']}, the one saying "
+            f"more archived in {part['merged_one_way_kept_less']}"
+        )
     return "\n".join(lines)
 
 

@@ -663,7 +663,22 @@ def test_a_chain_of_rewordings_does_not_merge_its_two_ends(vault: Vault) -> None
     merges = [a for a in result.actions if a.step == "dedup" and a.what.startswith("merge ")]
     assert len(merges) == 1, merges  # the closest pair only (B and C, 0.94 with the fake)
     assert vault.get(ids[0]).path.startswith("semantic/")
-    assert vault.get(ids[2]).meta["superseded_by"] == ids[1]
+    assert vault.get(ids[1]).meta["superseded_by"] == ids[2]  # C says all B does, and more
+
+
+def test_a_merge_keeps_the_memory_that_says_more(vault: Vault) -> None:
+    # the newer fact says all the older one does, and more: the detail stays in force
+    vault.set_config("consolidate.dedup_threshold", 0.9, "the two are 0.93 with the fake")
+    vault = Vault.open(vault.root)
+    older = vault.add("semantic", DUP_TEXT, created=T0S).memory.id
+    detail = DUP_TEXT + " while the on-call engineer watched"
+    newer = vault.add("semantic", detail, created="2026-01-02T00:00:00Z").memory.id
+    result, _ = consolidate(vault.core, now=weeks(1), only=["dedup"])
+    assert vault.get(older).meta["superseded_by"] == newer
+    assert vault.get(newer).path.startswith("semantic/")
+    assert older in str(vault.get(newer).meta["supersedes"])
+    (merge,) = [a for a in result.actions if a.step == "dedup" and a.what.startswith("merge ")]
+    assert "says the most" in merge.why
 
 
 @pytest.mark.parametrize("mode", ["exact", "ann"])
