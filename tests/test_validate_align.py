@@ -156,12 +156,18 @@ def test_a_word_with_another_prefix_is_never_aligned(thesaurus: None, vault: Vau
         ("import", "export"),
         ("upload", "download"),
         ("increase", "decrease"),
-        ("motocicleta", "bicicleta"),  # ASSIN 2 tune: "bicicleta de policial" / "motocicleta"
     ],
 )
 def test_prefix_variants_do_not_align(word: str, other: str) -> None:
     assert not allowed(word, other)
     assert allowed("lawn", "grass")  # unrelated forms still may
+
+
+@pytest.mark.parametrize(
+    ("word", "other"), [("inquire", "enquire"), ("fenómeno", "fenômeno"), ("ótimo", "óptimo")]
+)
+def test_a_spelling_of_the_same_word_may_align(word: str, other: str) -> None:
+    assert allowed(word, other)
 
 
 def test_a_direction_turned_around_is_not_stated(vault: Vault) -> None:

@@ -461,6 +461,11 @@ def test_what_those_rules_leave_stated(vault: Vault, fact: str, statement: str) 
         ("A man without a shirt is posing next to a woman",
          "A man with a shirt is posing next to a woman", "contradicted"),
         ("The deploy ran without approval.", "The deploy ran with approval.", "contradicted"),
+        # the phrase ends at a comma: "without a lock" does not deny the writers' corrupting
+        ("Without a lock, two writers corrupt the index.", "Two writers corrupt the index.",
+         "supported"),
+        # "sem" does not turn a forbidding word around
+        ("Sem senha é proibido entrar.", "É proibido entrar.", "supported"),
     ],
 )  # fmt: skip
 def test_without_denies_its_phrase_not_the_clause(

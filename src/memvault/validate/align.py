@@ -152,7 +152,20 @@ def _prefix_variants(word: str, other: str) -> bool:
         if x != y:
             break
         n += 1
-    return n >= 4 and len(word) - n <= 4 and len(other) - n <= 4
+    if n < 4 or len(word) - n > 4 or len(other) - n > 4:
+        return False
+    return not _one_edit(word[: len(word) - n], other[: len(other) - n])
+
+
+def _one_edit(a: str, b: str) -> bool:
+    """One letter changed, added or dropped: a spelling ("inquire" / "enquire", "fenómeno" /
+    "fenômeno", "ótimo" / "óptimo"), not another prefix."""
+    if abs(len(a) - len(b)) > 1:
+        return False
+    if len(a) == len(b):
+        return sum(x != y for x, y in zip(a, b, strict=True)) <= 1
+    short, long = sorted((a, b), key=len)
+    return any(long[:k] + long[k + 1 :] == short for k in range(len(long)))
 
 
 def allowed(word: str, other: str) -> bool:

@@ -176,8 +176,10 @@ NEGATIONS = {
     "uk": _words("не ні ніколи без ніхто ніщо"),
 }
 ALL_NEGATIONS = frozenset().union(*NEGATIONS.values())
-# Negations that are prepositions: they deny the phrase they head, not the clause.
-WITHOUT = frozenset({"without", "sem", "без"})
+# Negations that are prepositions: they deny the phrase they head, not the clause. Not
+# Russian or Ukrainian "без": its idioms ("без пяти девять", "без сомнения") are no phrase
+# denied, and TERRa's tune split did not move with it.
+WITHOUT = frozenset({"without", "sem"})
 # Permission words: +1 for allowed/preferred, -1 for frozen/forbidden (lemmas or stems).
 _FORBIDDING = _words(
     "disallow discourag небажан forbid prohibit ban banned freez frozen block avoid "

@@ -302,7 +302,7 @@ def _permission(toks: list[Tok], clause: Clause, lang: str) -> None:
                 continue
             if tok.low in lx.WITHOUT:
                 # "without X" denies X, not what the clause says ("skiing without fear")
-                lacks = _next_terms(toks, i + 1)
+                lacks = _next_terms(toks, i + 1, stop_at_comma=True)
                 clause.denied.update(lacks)
                 clause.lacking.update(lacks)
                 continue
@@ -326,7 +326,9 @@ def _permission(toks: list[Tok], clause: Clause, lang: str) -> None:
         value = polarity_of(tok.low) or polarity_of(tok.lem)
         if value:
             tok.used = True
-            if any(_is_negation(t, lang) for t in toks[max(0, i - 3) : i]):
+            if any(
+                _is_negation(t, lang) and t.low not in lx.WITHOUT for t in toks[max(0, i - 3) : i]
+            ):
                 value = -value
             sign, explicit, permission = sign * value, True, True
             clause.words.add(PERMISSION)
@@ -396,7 +398,7 @@ def _pattern_applies(lows: list[str], i: int, pattern: tuple[str, ...]) -> bool:
     return True
 
 
-def _run(toks: list[Tok], start: int, step: int) -> set[str]:
+def _run(toks: list[Tok], start: int, step: int, stop_at_comma: bool = False) -> set[str]:
     """The names and content words of the phrase that starts at ``start`` (walking by
     ``step``), function words before it skipped: "instead of *Elasticsearch*", "*header-based
     API versioning* was rejected", "а не в *App Center*"."""
@@ -406,6 +408,8 @@ def _run(toks: list[Tok], start: int, step: int) -> set[str]:
     terms: set[str] = set()
     while 0 <= i < len(toks) and not _filler(toks[i]) and len(terms) < 4:
         tok = toks[i]
+        if stop_at_comma and terms and tok.after_comma:
+            break
         terms.add(lx.ALIASES.get(tok.low, tok.low) if tok.entity else tok.lem)
         i += step
     return terms
@@ -417,8 +421,8 @@ def _filler(tok: Tok) -> bool:
     )
 
 
-def _next_terms(toks: list[Tok], start: int) -> set[str]:
-    return _run(toks, start, 1)
+def _next_terms(toks: list[Tok], start: int, stop_at_comma: bool = False) -> set[str]:
+    return _run(toks, start, 1, stop_at_comma)
 
 
 def _previous_terms(toks: list[Tok], end: int) -> set[str]:

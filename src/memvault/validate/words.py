@@ -78,6 +78,7 @@ class Tok(Record):
     used: bool = False  # read as part of a slot, not a content word
     entity: bool = False
     base: str = ""  # the dictionary lemma, before the glossary
+    after_comma: bool = False  # a comma stands right before it (tokens drop commas)
 
 
 # --- tokens ------------------------------------------------------------------------------
@@ -148,8 +149,12 @@ def tokens(text: str, lang: str) -> list[Tok]:
     """``text``'s tokens: numbers, names and words (lemmatised, multi-word forms joined)."""
     text = _PERCENTILE.sub(lambda m: f"p{m.group(1) or m.group(2)}", text)
     out: list[Tok] = []
+    end = 0
     for m in _TOKEN_RE.finditer(text):
         raw = m.group(0)
+        comma_next = "," in text[end : m.start()]
+        end = m.end()
+        first = len(out)
         if raw[0].isdigit():
             kind = "iso" if "-" in raw else "clock" if raw[-1] == "h" or "h" in raw else "num"
             out.append(Tok(raw, raw, raw, kind))
@@ -166,6 +171,8 @@ def tokens(text: str, lang: str) -> list[Tok]:
                 for p in parts
                 if p
             )
+        if comma_next and len(out) > first:
+            out[first] = out[first].replace(after_comma=True)
     return _join_phrases(out)
 
 
