@@ -60,6 +60,7 @@ def read_pairs(path: Path) -> list[dict[str, str]]:
     with path.open(encoding="utf-8", newline="") as f:
         rows = list(csv.DictReader(f, delimiter="\t", quoting=csv.QUOTE_NONE))
     need = {"sentence_A", "sentence_B", "entailment_label", "entailment_AB", "entailment_BA"}
+    need.add("SemEval_set")
     if not rows or not need <= set(rows[0]):
         missing = ", ".join(sorted(need - set(rows[0] if rows else {})))
         raise SystemExit(f"--data {path}: not SICK.txt (no column {missing})")

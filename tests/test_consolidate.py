@@ -681,6 +681,34 @@ def test_a_merge_keeps_the_memory_that_says_more(vault: Vault) -> None:
     assert "says the most" in merge.why
 
 
+def test_a_second_run_does_not_merge_what_the_first_kept_apart(vault: Vault) -> None:
+    # "... sadly" and "... quickly" are one sentence about two things (never one memory);
+    # each rewords the first. Run 1 merges one of them; run 2 must not merge the other
+    # into the memory that now stands for both.
+    for k, suffix in enumerate(("", " sadly", " quickly")):
+        vault.add("semantic", DUP_TEXT + suffix, created=f"2026-01-0{k + 1}T00:00:00Z")
+    vault.reindex()
+    merges = []
+    for _ in range(2):
+        result, _ = consolidate(vault.core, now=weeks(1), only=["dedup"])
+        merges.append([a.what for a in result.actions if a.what.startswith("merge ")])
+    assert len(merges[0]) == 1 and merges[1] == [], merges
+
+
+def test_copies_of_the_memory_that_says_more_are_still_kept_over_the_shorter(
+    vault: Vault,
+) -> None:
+    vault.set_config("consolidate.dedup_threshold", 0.9, "the two texts are 0.93 with the fake")
+    vault = Vault.open(vault.root)
+    older = vault.add("semantic", DUP_TEXT, created=T0S).memory.id
+    detail = DUP_TEXT + " while the on-call engineer watched"
+    first = vault.add("semantic", detail, created="2026-01-02T00:00:00Z").memory.id
+    vault.add("semantic", detail, created="2026-01-03T00:00:00Z")
+    consolidate(vault.core, now=weeks(1), only=["dedup"])
+    assert vault.get(older).meta["superseded_by"] == first
+    assert vault.get(first).path.startswith("semantic/")
+
+
 @pytest.mark.parametrize("mode", ["exact", "ann"])
 def test_dedup_threshold_is_respected_but_identical_text_always_merges(
     vault: Vault, mode: str

@@ -1,4 +1,4 @@
-"""Near-duplicates merge into the oldest id; similar facts that disagree are disputed.
+"""Near-duplicates merge into one memory; similar facts that disagree are disputed.
 
 Candidates share type, category and owner. Identical words always merge; otherwise the
 index's nearest neighbours with cosine ≥ ``consolidate.dedup_threshold`` merge when their
@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Iterable
+from functools import cache
 from typing import TYPE_CHECKING, Any
 
 from ..conflicts import disputed_keys
@@ -79,7 +80,8 @@ def same_event(a: Memory, b: Memory, hours: float) -> bool:
 
 
 def plan_dedup(vault: Core, state: State, result: Plan, progress: Progress | None = None) -> None:
-    """Merge near-duplicates into the oldest id; the others become archived tombstones."""
+    """Merge near-duplicates into the one that says the most (else the oldest); the others
+    become archived tombstones."""
     live = [m for m in state.memories if state.live(m) and m.category != "transcript"]
     groups: dict[GroupKey, list[Memory]] = defaultdict(list)
     for m in live:
@@ -137,6 +139,7 @@ def _compare(
     _, pairs = neighbour_pairs(vault, state, candidates, keys, lowest, progress)
     hours = float(vault.config.get("consolidate.same_event_hours", 6))
     same: dict[tuple[int, int], float] = {}
+    merged = _merged_into(state)
     for (i, j), sim in sorted(pairs.items()):
         a, b = candidates[i], candidates[j]
         if a.subject and a.subject == b.subject:
@@ -150,11 +153,38 @@ def _compare(
         # A subject says what a fact is about: facts about two subjects, or one that names
         # its subject and one that doesn't, are never merged (the survivor would drop the
         # subject, and the subject its fact in force). Their words may still dispute.
-        if sim >= bar and words_agree(diff) and a.subject == b.subject:
+        if (
+            sim >= bar
+            and words_agree(diff)
+            and a.subject == b.subject
+            and _agrees_with_merged(a, b, merged)
+        ):
             same[(i, j)] = sim
         elif a.type == "semantic" and sim >= dispute_at and diff.contradiction:
             flag_disputed(state, result, a, b, sim, diff.contradiction)
     _link(candidates, same, clusters)
+
+
+def _merged_into(state: State) -> dict[str, list[str]]:
+    """The texts an earlier run merged into each memory (its tombstones with no subject:
+    facts with a subject are superseded by the supersede rule, not merged)."""
+    out: dict[str, list[str]] = defaultdict(list)
+    for m in state.memories:
+        keeper = m.meta.get("superseded_by")
+        if isinstance(keeper, str) and not m.subject and m.status == "superseded":
+            out[keeper].append(memory_text(m))
+    return out
+
+
+def _agrees_with_merged(a: Memory, b: Memory, merged: dict[str, list[str]]) -> bool:
+    """Complete linkage across runs: the words of what an earlier run merged into one side
+    must agree with the other side too (else a second run merges what the first kept
+    apart: a variant of an archived member, through the member that kept it)."""
+    return all(
+        words_agree(compare(memory_text(other), text))
+        for side, other in ((a, b), (b, a))
+        for text in merged.get(side.id, ())
+    )
 
 
 def _link(candidates: list[Memory], same: dict[tuple[int, int], float], clusters: Clusters) -> None:
@@ -190,18 +220,26 @@ def says_most(members: list[Memory]) -> Memory | None:
     from ..validate.claims import read
     from ..validate.weigh import weigh
 
-    claims = {m.id: read(memory_text(m)) for m in members}
+    # one reading per distinct text: copies of one text say the same (and a cluster of
+    # many copies would cost a weighing per pair)
+    texts: dict[str, Memory] = {}
+    for m in members:
+        texts.setdefault(normalise(memory_text(m)), m)
+    if len(texts) < 2:
+        return None
+    claims = {key: read(memory_text(m)) for key, m in texts.items()}
 
-    def states(m: Memory, o: Memory) -> bool:
-        return weigh(claims[o.id], claims[m.id]).kind == "supports"
+    @cache
+    def states(key: str, other: str) -> bool:
+        return weigh(claims[other], claims[key]).kind == "supports"
 
     most = [
-        m
-        for m in members
-        if all(o is m or states(m, o) for o in members)
-        and any(o is not m and not states(o, m) for o in members)
+        key
+        for key in texts
+        if all(o == key or states(key, o) for o in texts)
+        and any(o != key and not states(o, key) for o in texts)
     ]
-    return most[0] if len(most) == 1 else None
+    return texts[most[0]] if len(most) == 1 else None
 
 
 def _merge(state: State, result: Plan, members: list[Memory]) -> None:
