@@ -316,7 +316,9 @@ def test_public_consolidation_fails_when_a_split_is_unmeasured() -> None:
 def test_public_consolidation_names_a_file_that_is_not_sick(tmp_path: Path) -> None:
     other = tmp_path / "pairs.tsv"
     other.write_text("a\tb\nx\ty\n", encoding="utf-8")
-    with pytest.raises(SystemExit, match=r"pairs.tsv: not SICK.txt \(no column entailment_AB"):
+    with pytest.raises(
+        SystemExit, match=r"pairs.tsv: not SICK.txt \(no column SemEval_set, entailment_AB"
+    ):
         cons_public.read_pairs(other)
     with pytest.raises(SystemExit, match="no such file"):
         cons_public.read_pairs(tmp_path / "missing.txt")
