@@ -670,12 +670,16 @@ def test_a_merge_keeps_the_memory_that_says_more(vault: Vault) -> None:
     # the newer fact says all the older one does, and more: the detail stays in force
     vault.set_config("consolidate.dedup_threshold", 0.9, "the two are 0.93 with the fake")
     vault = Vault.open(vault.root)
-    older = vault.add("semantic", DUP_TEXT, created=T0S).memory.id
+    older = vault.add("semantic", DUP_TEXT, created=T0S, importance=5, decay="slow").memory.id
     detail = DUP_TEXT + " while the on-call engineer watched"
-    newer = vault.add("semantic", detail, created="2026-01-02T00:00:00Z").memory.id
+    newer = vault.add(
+        "semantic", detail, created="2026-01-02T00:00:00Z", importance=2, decay="fast"
+    ).memory.id
     result, _ = consolidate(vault.core, now=weeks(1), only=["dedup"])
     assert vault.get(older).meta["superseded_by"] == newer
     assert vault.get(newer).path.startswith("semantic/")
+    # it stands for both: as important, and as slow to fade, as the one it replaced
+    assert (vault.get(newer).meta["importance"], vault.get(newer).meta["decay"]) == (5, "slow")
     assert older in str(vault.get(newer).meta["supersedes"])
     (merge,) = [a for a in result.actions if a.step == "dedup" and a.what.startswith("merge ")]
     assert "says the most" in merge.why

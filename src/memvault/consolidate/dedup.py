@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 from ..conflicts import disputed_keys
 from ..memory import Memory
 from .compare import Difference, compare
+from .decay import DEFAULT_BY_TYPE
 from .model import Action, Plan, Progress, State, id_set, owner, union_strings, union_values
 from .similarity import memory_text, neighbour_pairs, normalise
 
@@ -260,6 +261,7 @@ def _merge(state: State, result: Plan, members: list[Memory]) -> None:
         changes["related"] = related
     if sources and len(sources) > 1:
         changes["source"] = sources
+    changes |= _kept_weight(keeper, members)
     if count != int(state.value(keeper, "access_count") or 0):
         state.set_usage(keeper, {"access_count": count})
     sup = sorted(id_set(keeper.meta.get("supersedes")) | dup_ids)
@@ -272,6 +274,27 @@ def _merge(state: State, result: Plan, members: list[Memory]) -> None:
         dup_why = f"near-duplicate of {keeper.id} (same type, category and scope)"
         state.archive(dup, result, "dedup", dup_why, tomb)
         result.actions.append(Action("dedup", keeper.id, keeper.path, f"merge {dup.id}", why, {}))
+
+
+# How long each named decay keeps a memory (the default rates' order: slower is longer).
+_DECAY_ORDER = {name: rank for rank, name in enumerate(("fast", "normal", "slow", "never"))}
+
+
+def _kept_weight(keeper: Memory, members: list[Memory]) -> dict[str, Any]:
+    """The highest ``importance`` and the slowest named ``decay`` any member had: the kept
+    memory stands for all of them, so it must not fade sooner than one would have."""
+    out: dict[str, Any] = {}
+    levels = [m.meta.get("importance") for m in members]
+    top = max((v for v in levels if isinstance(v, int) and not isinstance(v, bool)), default=None)
+    if top is not None and top != keeper.meta.get("importance"):
+        out["importance"] = top
+    named = [d for m in members if (d := m.meta.get("decay")) in _DECAY_ORDER]
+    if named:
+        slowest = max(named, key=_DECAY_ORDER.__getitem__)
+        mine = keeper.meta.get("decay") or DEFAULT_BY_TYPE.get(keeper.type)
+        if mine in _DECAY_ORDER and _DECAY_ORDER[slowest] > _DECAY_ORDER[mine]:
+            out["decay"] = slowest
+    return out
 
 
 def flag_disputed(
