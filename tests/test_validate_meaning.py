@@ -482,6 +482,9 @@ def test_without_denies_its_phrase_not_the_clause(
         ("Dois garotos pequenos estão sentados", "Duas crianças estão sentadas", "supported"),
         # not the reverse: a child need not be a boy
         ("Duas crianças estão sentadas", "Dois garotos estão sentados", "unknown"),
+        # an adult is a kind of person, not a word over every person: a baby is no adult
+        ("A baby is crying.", "An adult is crying.", "unknown"),
+        ("An adult is crying.", "A person is crying.", "supported"),
         # someone is a person, and a person someone (SICK tune sick-4090)
         ("Someone is slicing an onion", "A person is slicing an onion", "supported"),
         ("Uma pessoa está cortando uma cebola", "Alguém está cortando uma cebola", "supported"),

@@ -442,8 +442,8 @@ LIGHT_VERBS = VERBS | _words(
 # languages; each line: the general words, then the words of their kind.
 _KINDS = (
     (
-        "person people someone somebody human adult pessoa alguém человек кто-то людина хтось",
-        "man woman boy girl child kid lady guy gentleman teenager teen toddler baby player "
+        "person people someone somebody human pessoa alguém человек кто-то людина хтось",
+        "man woman boy girl child kid lady guy gentleman teenager teen toddler baby adult player "
         "student policeman officer cyclist biker rider skateboarder surfer dancer singer "
         "musician worker chef cook doctor nurse soldier athlete runner swimmer climber skier "
         "snowboarder performer artist driver tourist wrestler boxer "
