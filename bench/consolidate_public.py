@@ -100,19 +100,6 @@ def build(root: Path, sentences: list[str], seed: int) -> Any:
     return vault
 
 
-class Clusters:
-    def __init__(self) -> None:
-        self.parent: dict[str, str] = {}
-
-    def find(self, x: str) -> str:
-        while self.parent.get(x, x) != x:
-            x = self.parent[x]
-        return x
-
-    def union(self, a: str, b: str) -> None:
-        self.parent[self.find(a)] = self.find(b)
-
-
 def ratios(predicted: list[bool], truth: list[bool]) -> dict[str, Any]:
     hits = sum(p and t for p, t in zip(predicted, truth, strict=True))
     said, real = sum(predicted), sum(truth)
@@ -128,7 +115,7 @@ def run_split(name: str, rows: list[dict[str, str]], seed: int) -> dict[str, Any
 
     from memvault import Vault
     from memvault.consolidate import consolidate
-    from memvault.consolidate.dedup import DEDUP_THRESHOLD
+    from memvault.consolidate.dedup import DEDUP_THRESHOLD, Clusters
     from memvault.index.manifest import embedder_for
     from memvault.validate.align import Aligner
     from memvault.validate.claims import read
