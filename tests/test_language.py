@@ -212,9 +212,9 @@ def test_a_word_list_is_prepared_by_one_process_while_others_wait(
 def test_the_word_lists_are_read_mapped() -> None:
     """A lookup of a word met for the first time reads the list's pages through a mapping
     (docs/performance.md): the connection asks SQLite for one as large as the list."""
-    from memvault.language import MMAP_BYTES, _dictionary_file, _known, _SqliteDictionary
+    from memvault.language import MMAP_BYTES, _dictionary_file, _SqliteDictionary, in_dictionary
 
-    assert _known("paintings", "en") in (True, False)  # the English list is prepared
+    assert in_dictionary("paintings", "en") in (True, False)  # the English list is prepared
     words = _SqliteDictionary(_dictionary_file("en"))
     assert "painting" in words
     mapped = words._conn().execute("PRAGMA mmap_size").fetchone()[0]

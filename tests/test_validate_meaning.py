@@ -495,3 +495,44 @@ def test_a_synonym_of_a_kind_is_that_kind_too(
 ) -> None:
     got, why = _verdict(vault, [fact], statement)
     assert got == verdict, why
+
+
+@pytest.mark.parametrize(
+    ("fact", "statement", "verdict"),
+    [
+        # a gerund the dictionary lacks ("comendo") is its verb, as "come" is
+        ("O garoto está comendo cereal", "O garoto come cereal", "supported"),
+        # a passive's participle in -ido is its verb too (ASSIN 2 tune)
+        ("O garoto está comendo cereal", "Cereal está sendo comido por um garoto", "supported"),
+        ("Uma senhora está fervendo macarrão", "Macarrão está sendo fervido por uma senhora",
+         "supported"),
+        # ... so a swap of who eats what is still read as one
+        ("O garoto está comendo cereal", "Um garoto está sendo comido por um cereal", "unknown"),
+        # the same word outside a passive is a noun: serving food, bringing a drink is
+        # neither eating nor drinking
+        ("Um garoto está servindo a comida", "Um garoto está comendo", "unknown"),
+        ("A menina trouxe a bebida", "A menina está bebendo", "unknown"),
+    ],
+)  # fmt: skip
+def test_portuguese_verb_forms_meet_their_verb(
+    vault: Vault, fact: str, statement: str, verdict: str
+) -> None:
+    got, why = _verdict(vault, [fact], statement)
+    assert got == verdict, why
+
+
+@pytest.mark.parametrize(
+    ("fact", "statement"),
+    [
+        # Portuguese "muito", "outro" are function words as English "very", "other" are
+        ("A dog is running fast", "A dog is running very fast"),
+        ("Um cachorro está correndo rápido", "Um cachorro está correndo muito rápido"),
+        ("Um cachorro branco está brincando com um cachorro castanho",
+         "Um cachorro branco está brincando com outro cachorro"),
+    ],
+)  # fmt: skip
+def test_function_words_weigh_alike_in_english_and_portuguese(
+    vault: Vault, fact: str, statement: str
+) -> None:
+    got, why = _verdict(vault, [fact], statement)
+    assert got == "supported", why

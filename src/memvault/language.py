@@ -191,14 +191,14 @@ def _dictionary_votes(words: list[str], langs: tuple[str, str]) -> dict[str, int
     :data:`_VOTING_WORDS`) only its dictionary knows."""
     votes = dict.fromkeys(langs, 0)
     for word in list(dict.fromkeys(words))[:_VOTING_WORDS]:
-        known = [lang for lang in langs if _known(word, lang)]
+        known = [lang for lang in langs if in_dictionary(word, lang)]
         if len(known) == 1:
             votes[known[0]] += 1
     return votes
 
 
 @lru_cache(maxsize=200_000)
-def _known(word: str, lang: str) -> bool:
+def in_dictionary(word: str, lang: str) -> bool:
     """Whether ``lang``'s lemma dictionary holds ``word`` (False without simplemma)."""
     try:
         return word in _DICTIONARIES.get_dictionary(lang)

@@ -9,7 +9,7 @@ from functools import lru_cache
 from typing import Any
 
 from ..index.query import STOPWORDS
-from ..language import CYRILLIC, lemma
+from ..language import CYRILLIC, in_dictionary, lemma
 from ..values import Record, field
 from . import lexicon as lx
 from .glossary import GLOSSARY
@@ -104,6 +104,7 @@ def canonical(word: str, lang: str) -> str:
         return noun
     lem = _lemma(low, lang)
     if lang == "pt":
+        lem = _gerund(low) or lem
         # the dictionary takes a participle one step at a time: "cortadas" -> "cortada" ->
         # "cortado" -> "cortar"; a passive ("está sendo cortada") meets its active ("cortando")
         for _ in range(3):
@@ -120,6 +121,49 @@ def canonical(word: str, lang: str) -> str:
             if low.endswith(ending) and low[: -len(ending)] in GLOSSARY:
                 return GLOSSARY[low[: -len(ending)]]
     return found or lem
+
+
+# Portuguese gerund endings and the infinitive each comes from ("comendo" -> "comer").
+_GERUNDS = (("ando", "ar"), ("endo", "er"), ("indo", "ir"))
+# The words after which a Portuguese participle is a passive's verb ("está sendo comido",
+# "foi servida"), not a noun or an adjective ("a comida", "um vestido", "a corrida").
+_PASSIVE_BE = frozenset({"sendo", "sido", "foi", "foram", "será", "serão"})
+
+
+def _gerund(low: str) -> str | None:
+    """The infinitive of a Portuguese gerund, when the dictionary holds it: the dictionary
+    guesses a few gerunds it lacks as verbs of their own ("comendo" -> "comendar"), so an
+    eating never met its passive ("está sendo comido"). Six letters at least: "bando",
+    "lendo" are left to the dictionary."""
+    if len(low) < 6:
+        return None
+    for ending, infinitive in _GERUNDS:
+        if low.endswith(ending):
+            verb = low[: -len(ending)] + infinitive
+            return verb if in_dictionary(verb, "pt") else None
+    return None
+
+
+def _participle(low: str) -> str | None:
+    """The infinitive of a Portuguese participle in -ido (-ida, -idos, -idas), whose verb ends
+    in -er or -ir: the one of the two the dictionary holds ("comido" -> "comer", "servida" ->
+    "servir"); the dictionary reads these participles as words of their own."""
+    for ending in ("idos", "idas", "ido", "ida"):
+        if low.endswith(ending) and len(low) - len(ending) >= 3:
+            stem = low[: -len(ending)]
+            verbs = [stem + v for v in ("er", "ir") if in_dictionary(stem + v, "pt")]
+            return verbs[0] if len(verbs) == 1 else None
+    return None
+
+
+def _passives(toks: list[Tok]) -> list[Tok]:
+    """Portuguese participles in -ido after a passive's "be" read as their verb."""
+    for i in range(1, len(toks)):
+        if toks[i - 1].low in _PASSIVE_BE and toks[i].kind == "word":
+            verb = _participle(toks[i].low)
+            if verb is not None and toks[i].low not in GLOSSARY and toks[i].low not in lx.ALIASES:
+                toks[i] = toks[i].replace(lem=verb)
+    return toks
 
 
 def _kind_noun(low: str) -> str | None:
@@ -173,7 +217,7 @@ def tokens(text: str, lang: str) -> list[Tok]:
             )
         if comma_next and len(out) > first:
             out[first] = out[first].replace(after_comma=True)
-    return _join_phrases(out)
+    return _join_phrases(_passives(out) if lang == "pt" else out)
 
 
 def _join_phrases(toks: list[Tok]) -> list[Tok]:
