@@ -237,6 +237,27 @@ def test_supersede_chain_from_hand_edits(vault: Vault) -> None:
     assert three.get("status", "active") == "active"
 
 
+def test_a_merged_copy_hands_what_it_replaced_to_the_kept_memory(vault: Vault) -> None:
+    # b replaced "old-limit"; merged into a, a replaces it now (not only through b's tombstone)
+    root = vault.root
+    text = "The public API rate limit is 100 requests per second for every key."
+    files = {
+        "old-limit": ("2025-01-01T00:00:00Z", "status: superseded\nsuperseded_by: b\n",
+                      "The public API rate limit is 50 requests per second."),
+        "a": ("2026-01-01T00:00:00Z", "", text),
+        "b": ("2026-01-02T00:00:00Z", "supersedes: old-limit\n", text),
+    }  # fmt: skip
+    for mid, (created, extra, body) in files.items():
+        head = f"id: {mid}\ntype: semantic\ncategory: facts\ncreated: {created}\n{extra}"
+        write(root, f"semantic/facts/{mid}.md", f"---\n{head}---\n\n{body}\n")
+    git(root, "add", "-A")
+    git(root, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "hand edits")
+    vault.reindex()
+    consolidate(vault.core, now=weeks(1), only=["dedup"])
+    assert meta(vault, "b")["superseded_by"] == "a"
+    assert sorted(meta(vault, "a")["supersedes"]) == ["b", "old-limit"]
+
+
 def test_promotion_needs_three_episodes(vault: Vault) -> None:
     texts = [
         "Deploy failed on Friday because the migration locked the users table",

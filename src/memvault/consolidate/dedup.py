@@ -264,7 +264,10 @@ def _merge(state: State, result: Plan, members: list[Memory]) -> None:
     changes |= _kept_weight(keeper, members)
     if count != int(state.value(keeper, "access_count") or 0):
         state.set_usage(keeper, {"access_count": count})
-    sup = sorted(id_set(keeper.meta.get("supersedes")) | dup_ids)
+    # what the archived copies had replaced, the kept memory replaces now (a copy's own
+    # ``supersedes`` would otherwise be reachable only through its tombstone)
+    replaced = set().union(*(id_set(m.meta.get("supersedes")) for m in members))
+    sup = sorted((replaced | dup_ids) - {keeper.id})
     changes["supersedes"] = sup[0] if len(sup) == 1 else sup
     state.change(keeper, changes)
     kept = "the oldest id" if keeper is members[0] else "the one that says the most"
