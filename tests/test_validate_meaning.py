@@ -536,3 +536,31 @@ def test_function_words_weigh_alike_in_english_and_portuguese(
 ) -> None:
     got, why = _verdict(vault, [fact], statement)
     assert got == "supported", why
+
+
+@pytest.mark.parametrize(
+    ("fact", "statement", "verdict"),
+    [
+        # a group named one by one is counted: a man and two girls are three people
+        ("Um homem e duas meninas estão andando na praia", "Três pessoas estão andando na praia",
+         "supported"),
+        ("Um homem, duas mulheres e duas meninas estão andando",
+         "Cinco pessoas estão andando", "supported"),
+        ("A man and a woman are walking", "Two people are walking", "supported"),
+        # the sum must be the statement's count, and every member of its kind
+        ("A man and a woman are walking", "Three people are walking", "unknown"),
+        ("Two men and a dog are walking", "Three people are walking", "contradicted"),
+    ],
+)  # fmt: skip
+def test_a_group_named_one_by_one_is_counted(
+    vault: Vault, fact: str, statement: str, verdict: str
+) -> None:
+    got, why = _verdict(vault, [fact], statement)
+    assert got == verdict, why
+
+
+def test_a_missing_verb_is_named_as_its_language_has_it(vault: Vault) -> None:
+    # English gets "it uses"; a Portuguese lemma is not given an English -s ("usars")
+    verdict, why = _verdict(vault, ["Uma menina está costurando com uma máquina"],
+                            "Alguém está usando uma máquina")  # fmt: skip
+    assert verdict == "unknown" and why.endswith("doesn't say usar"), why

@@ -33,6 +33,7 @@ from ..values import Record
 from . import lexicon as lx
 from .align import LANGUAGES as ALIGN_LANGUAGES
 from .claims import Claim, read
+from .groups import group_total
 from .roles import ROLE_LANGUAGES, Role
 from .words import PERMISSION, Clause, Quantity, parts
 
@@ -323,9 +324,13 @@ def _weigh(
         # "is running" is not stated by "is sitting": a light verb needs one in the fact,
         # unless a name or a value carries the claim ("the build uses Vite")
         said = ", ".join(sorted(verbs))
-        return Relation(
-            "related", "verb", f"the fact doesn't say it {said}s", said, topic=topic
-        ), values.matched
+        # (an English verb reads as "it uses"; another language's lemma is quoted as it is)
+        why = (
+            f"the fact doesn't say it {said}s"
+            if claim.lang == "en"
+            else f"the fact doesn't say {said}"
+        )
+        return Relation("related", "verb", why, said, topic=topic), values.matched
     swap = _role_swap(claim, fact)
     if swap is not None:
         word, role = swap
@@ -576,6 +581,10 @@ def _compare_quantity(q: Quantity, clause: Clause, fact: Claim, out: _Values) ->
     pool = [r for r in clause.quantities if _comparable(q, r)] or [
         r for c in fact.clauses for r in c.quantities if _comparable(q, r)
     ]
+    if not any(_equal(q, r) for r in pool) and _group_states(q, fact):
+        out.matched += 1
+        out.matched_slots.append(("number", _fmt(q), _fmt(q)))
+        return
     if not pool:
         out.unmatched.append(("number", _fmt(q)))
         return
@@ -588,6 +597,15 @@ def _compare_quantity(q: Quantity, clause: Clause, fact: Claim, out: _Values) ->
         out.matched_slots.append(("number", _fmt(q), _fmt(equal[0])))
     else:
         out.conflicts.append(("number", _fmt(q), _fmt(best if clearly else pool[0])))
+
+
+def _group_states(q: Quantity, fact: Claim) -> bool:
+    """Does ``fact`` name ``q``'s count of its noun one by one ("a man and two girls" for
+    "three people")?"""
+    if _base(q.dim) != "count" or not q.unit or q.dim.startswith("rate:"):
+        return False
+    total = group_total(fact.text, fact.lang, lambda lem: any(_in(u, {lem}) for u in q.unit))
+    return total is not None and math.isclose(total, q.value)
 
 
 def _values(claim: Claim, fact: Claim, clause: Clause) -> _Values:
