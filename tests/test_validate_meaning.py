@@ -564,3 +564,20 @@ def test_a_missing_verb_is_named_as_its_language_has_it(vault: Vault) -> None:
     verdict, why = _verdict(vault, ["Uma menina está costurando com uma máquina"],
                             "Alguém está usando uma máquina")  # fmt: skip
     assert verdict == "unknown" and "the fact doesn't say usar)" in why, why
+
+
+@pytest.mark.parametrize(
+    ("fact", "statement", "verdict"),
+    [
+        # Brazilian "tem" opening a sentence is "there is": the guy plays
+        ("Um cara está brincando com uma bola", "Tem um cara brincando com uma bola",
+         "supported"),
+        # "gente" is people, as "pessoa" is a person
+        ("Várias pessoas estão cantando", "Tem gente cantando", "supported"),
+    ],
+)  # fmt: skip
+def test_portuguese_there_is_and_people(
+    vault: Vault, fact: str, statement: str, verdict: str
+) -> None:
+    got, why = _verdict(vault, [fact], statement)
+    assert got == verdict, why

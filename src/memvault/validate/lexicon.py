@@ -447,7 +447,7 @@ LIGHT_VERBS = VERBS | _words(
 # languages; each line: the general words, then the words of their kind.
 _KINDS = (
     (
-        "person people someone somebody human pessoa alguém человек кто-то людина хтось",
+        "person people someone somebody human pessoa gente alguém человек кто-то людина хтось",
         "man woman boy girl child kid lady guy gentleman teenager teen toddler baby adult player "
         "student policeman officer cyclist biker rider skateboarder surfer dancer singer "
         "musician worker chef cook doctor nurse soldier athlete runner swimmer climber skier "
@@ -483,7 +483,10 @@ _KINDS = (
     ("girl menina garota", "girl menina garota"),
     ("dog cão cachorro", "dog cão cachorro"),
     ("kid child", "kid child"),
-    ("someone somebody alguém person pessoa", "someone somebody alguém person pessoa"),
+    (
+        "someone somebody alguém person people pessoa gente",
+        "someone somebody alguém person people pessoa gente",
+    ),
     ("cut cortar резать різати", "slice chop dice fatiar picar"),
     (
         "instrument instrumento инструмент інструмент",

@@ -167,7 +167,9 @@ def read_roles(toks: list[Tok], lang: str, starts: Callable[[int], bool]) -> tup
         nxt = toks[i + 1].low if i + 1 < len(toks) else ""
         if i == skip:
             continue
-        if low in ("there", "há") and in_subject:  # "there is a man playing": the man plays
+        # "there is a man playing", "há" / "tem um cara brincando" (Brazilian "tem" opens a
+        # sentence as "there is"; later it is "has"): the man plays
+        if (low in ("there", "há") or low == "tem" and i == 0) and in_subject:
             skip, existential = (i + 1 if nxt in _BE[lang] else -1), True
             continue
         opener = nxt in _OPENERS[lang] or (i + 1 < len(toks) and toks[i + 1].entity)
