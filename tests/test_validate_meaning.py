@@ -529,6 +529,11 @@ def test_portuguese_verb_forms_meet_their_verb(
         ("Um cachorro está correndo rápido", "Um cachorro está correndo muito rápido"),
         ("Um cachorro branco está brincando com um cachorro castanho",
          "Um cachorro branco está brincando com outro cachorro"),
+        # "feito de" is "made of", "d'água" is "de água"
+        ("Um menino está jogando com blocos de madeira",
+         "Um menino está jogando com blocos feitos de madeira"),
+        ("Um cachorro está nadando em um corpo d'água",
+         "Um cachorro está nadando em um corpo de água"),
     ],
 )  # fmt: skip
 def test_function_words_weigh_alike_in_english_and_portuguese(

@@ -419,8 +419,9 @@ _FUNCTION_WORDS = _words(
     "nos nas por para com que se ao aos à às e ou mas até nosso nossa nossos nossas seu sua "
     "deve devem pode podem precisa precisam tem têm ter fica ficam "
     # (the English words above in Portuguese: very, more, less, other, same, also, still, now,
-    # always, only, there, here, each, between, during, since, through)
+    # always, only, there, here, each, between, during, since, through, made)
     "muito muita muitos muitas mais menos outro outra outros outras mesmo mesma mesmos mesmas "
+    "feito feita feitos feitas "
     "também ainda agora atualmente sempre só apenas lá aqui ali cada entre durante desde "
     "através "
     "мы наш наша наше наши у нас в во на по с со к о об от до из за для и или но а что это "
