@@ -530,6 +530,7 @@ def test_portuguese_verb_forms_meet_their_verb(
         ("Um cachorro branco está brincando com um cachorro castanho",
          "Um cachorro branco está brincando com outro cachorro"),
         # "feito de" is "made of", "d'água" is "de água"
+        ("A man is walking across a rope bridge", "A man is walking across a bridge made of rope"),
         ("Um menino está jogando com blocos de madeira",
          "Um menino está jogando com blocos feitos de madeira"),
         ("Um cachorro está nadando em um corpo d'água",

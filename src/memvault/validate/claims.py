@@ -87,9 +87,16 @@ def _read_clause(toks: list[Tok], lang: str, sentence_start: bool) -> Clause:
                 clause.entities.add(name)
         elif tok.lem not in IGNORED and tok.low not in IGNORED and tok.low not in lx.ALL_NEGATIONS:
             clause.words.add(tok.lem)
-        elif tok.low in lx.LIGHT_VERBS or tok.lem in lx.LIGHT_VERBS:
+        elif (tok.low in lx.LIGHT_VERBS or tok.lem in lx.LIGHT_VERBS) and not _made_of(toks, i):
             clause.light.add(tok.base or tok.lem)
     return clause
+
+
+def _made_of(toks: list[Tok], i: int) -> bool:
+    """ "a bridge made of rope", "a machine made for sewing": what a thing is of, not a making
+    (Portuguese "feito de" is a function word already)."""
+    nxt = toks[i + 1].low if i + 1 < len(toks) else ""
+    return toks[i].low == "made" and nxt in ("of", "from", "for")
 
 
 def _negated_modal(toks: list[Tok], i: int, concept: str) -> bool:
