@@ -587,3 +587,26 @@ def test_portuguese_there_is_and_people(
 ) -> None:
     got, why = _verdict(vault, [fact], statement)
     assert got == verdict, why
+
+
+@pytest.mark.parametrize(
+    ("fact", "statement", "verdict"),
+    [
+        # "ao ar livre", "do lado de fora", "lá fora" are one place (outdoors)
+        ("Uma menina está correndo lá fora", "Uma menina está correndo ao ar livre", "supported"),
+        ("O homem está sentado ao ar livre", "O homem está sentado do lado de fora", "supported"),
+        # "fora" is outside (the dictionary made it a form of "ir"), so it still opposes "dentro"
+        ("O gato está dormindo dentro de casa", "O gato está dormindo fora de casa",
+         "contradicted"),
+        # "sob", "embaixo de", "debaixo de" are "under", a function word as in English
+        ("O homem está sentado sob um guarda-chuva",
+         "O homem está sentado embaixo de um guarda-chuva", "supported"),
+        # a hyphenated noun is one noun: an umbrella is not a keeping of the rain
+        ("O homem está sentado sob um guarda-chuva", "O homem está guardando a chuva", "unknown"),
+    ],
+)  # fmt: skip
+def test_portuguese_places_and_compounds(
+    vault: Vault, fact: str, statement: str, verdict: str
+) -> None:
+    got, why = _verdict(vault, [fact], statement)
+    assert got == verdict, why

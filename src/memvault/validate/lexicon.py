@@ -365,6 +365,8 @@ PHRASES = {
     ("database", "de", "data"): "database",  # "banco de dados"
     ("tempo", "limite"): "timeout",
     ("nota", "fiscal"): "invoice",
+    ("ar", "livre"): "fora",  # "ao ar livre", "do lado de fora", "lá fora": outdoors
+    ("lado", "de", "fora"): "fora",
     ("ruled", "out"): "ruled-out",
     ("phased", "out"): "phased-out",
 }
@@ -421,7 +423,7 @@ _FUNCTION_WORDS = _words(
     # (the English words above in Portuguese: very, more, less, other, same, also, still, now,
     # always, only, there, here, each, between, during, since, through, made)
     "muito muita muitos muitas mais menos outro outra outros outras mesmo mesma mesmos mesmas "
-    "feito feita feitos feitas "
+    "feito feita feitos feitas sob embaixo debaixo abaixo acima "
     "também ainda agora atualmente sempre só apenas lá aqui ali cada entre durante desde "
     "através "
     "мы наш наша наше наши у нас в во на по с со к о об от до из за для и или но а что это "
