@@ -423,7 +423,7 @@ _FUNCTION_WORDS = _words(
     # (the English words above in Portuguese: very, more, less, other, same, also, still, now,
     # always, only, there, here, each, between, during, since, through, made)
     "muito muita muitos muitas mais menos outro outra outros outras mesmo mesma mesmos mesmas "
-    "feito feita feitos feitas sob embaixo debaixo abaixo acima "
+    "feito feita feitos feitas "
     "também ainda agora atualmente sempre só apenas lá aqui ali cada entre durante desde "
     "através "
     "мы наш наша наше наши у нас в во на по с со к о об от до из за для и или но а что это "
@@ -516,6 +516,7 @@ _KINDS = (
     ("pasta massa macarrão", "pasta massa macarrão"),
     ("meat carne", "sausage salsicha steak bife"),
     ("sofa couch sofá", "sofa couch sofá"),
+    ("sob embaixo debaixo", "sob embaixo debaixo"),  # under (English's is a function word)
     (
         "color colour cor цвет колір",
         "black white red blue green yellow brown orange pink purple gray grey tan "

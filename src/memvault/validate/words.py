@@ -102,9 +102,9 @@ def canonical(word: str, lang: str) -> str:
     noun = _kind_noun(low)
     if noun is not None:
         return noun
-    if low in lx.OPPOSITES:
-        return low  # a listed opposite as written: the dictionary makes "fora" a form of "ir"
     lem = _lemma(low, lang)
+    if low in lx.OPPOSITES and lem not in lx.OPPOSITES:
+        return low  # a listed opposite the dictionary takes elsewhere ("fora" a form of "ir")
     if lang == "pt":
         lem = _gerund(low) or lem
         # the dictionary takes a participle one step at a time: "cortadas" -> "cortada" ->
@@ -181,17 +181,6 @@ def _kind_noun(low: str) -> str | None:
     return None
 
 
-# Portuguese pronouns joined to their verb by a hyphen ("sentou-se", "levá-lo").
-_CLITICS = frozenset({"se", "me", "te", "lo", "la", "los", "las", "o", "a", "os", "as", "lhe",
-                      "lhes", "nos", "vos", "no", "na", "ne"})  # fmt: skip
-
-
-def _compound(low: str) -> bool:
-    """A Portuguese hyphenated noun ("guarda-chuva", "porquinho-da-índia"): one word, unless
-    its last part is a pronoun joined to a verb ("sentou-se")."""
-    return low.rsplit("-", 1)[-1] not in _CLITICS
-
-
 def _keep_whole(low: str) -> bool:
     return (
         any(c.isdigit() for c in low)
@@ -224,8 +213,7 @@ def tokens(text: str, lang: str) -> list[Tok]:
             if lang == "pt" and re.match(r"[dD]'\w", raw):
                 raw = raw[2:]  # "corpo d'água" is "corpo de água" (and "de" says nothing)
             low = raw.lower()
-            whole = "-" not in raw or _keep_whole(low) or lang == "pt" and _compound(low)
-            parts = [raw] if whole else raw.split("-")
+            parts = [raw] if "-" not in raw or _keep_whole(low) else raw.split("-")
             out.extend(
                 Tok(p, p.lower(), canonical(p, lang), "word", base=_lemma(p.lower(), lang))
                 for p in parts
