@@ -206,13 +206,15 @@ def scale_rows(rec: dict[str, Any]) -> list[Row]:
         (
             "add / bare git commit",
             f"{s['add_vs_git']:.2f} ({s['add_s']:.2f} s / {s['git_s']:.2f} s)",
-            f"`memvault add` against `git add && git commit` of one file, {at}",
+            f"`memvault add` (answered by the vault's resident process once the first command "
+            f"has started it: docs/resident.md) against `git add && git commit` of one file, {at}",
             goal("add_vs_git"),
         ),
         (
             "recall in a new process, s",
             f"{s['recall_cold_s']:.2f} (warm {warm_ms:.0f} ms)",
-            f"`memvault recall --json`, median; warm: in one process after a first question, "
+            f"`memvault recall --json` in a new process, median (answered by the vault's "
+            f"resident process once one runs); warm: in one process after a first question, "
             f"{at}; {answers}",
             goal("recall_cold_s"),
         ),
