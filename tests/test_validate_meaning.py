@@ -524,11 +524,6 @@ def test_portuguese_verb_forms_meet_their_verb(
 @pytest.mark.parametrize(
     ("fact", "statement"),
     [
-        # Portuguese "muito", "outro" are function words as English "very", "other" are
-        ("A dog is running fast", "A dog is running very fast"),
-        ("Um cachorro está correndo rápido", "Um cachorro está correndo muito rápido"),
-        ("Um cachorro branco está brincando com um cachorro castanho",
-         "Um cachorro branco está brincando com outro cachorro"),
         # "feito de" is "made of", "d'água" is "de água"
         ("A man is walking across a rope bridge", "A man is walking across a bridge made of rope"),
         ("Um menino está jogando com blocos de madeira",
@@ -537,11 +532,39 @@ def test_portuguese_verb_forms_meet_their_verb(
          "Um cachorro está nadando em um corpo de água"),
     ],
 )  # fmt: skip
-def test_function_words_weigh_alike_in_english_and_portuguese(
-    vault: Vault, fact: str, statement: str
-) -> None:
+def test_what_a_thing_is_made_of_is_no_making(vault: Vault, fact: str, statement: str) -> None:
     got, why = _verdict(vault, [fact], statement)
     assert got == "supported", why
+
+
+@pytest.mark.parametrize(
+    ("fact", "statement", "verdict"),
+    [
+        # a making, a comparison, a sameness still say something (a review of the pass)
+        ("O backup foi cancelado", "O backup foi feito", "unknown"),
+        ("The payment was refunded for the invoice", "The payment was made for the invoice",
+         "unknown"),
+        ("O cache usa mais de 2 GB", "O cache usa menos de 2 GB", "unknown"),
+        ("O deploy usa o mesmo servidor do staging", "O deploy usa outro servidor do staging",
+         "unknown"),
+        # "fora do ar" is offline, "a gente" is we, "D'Ávila" a name
+        ("O servidor está fora do ar", "O servidor está ao ar livre", "unknown"),
+        ("A gente usa Postgres", "As pessoas usam Postgres", "unknown"),
+        ("A Ávila usa Postgres", "A D'Ávila usa Postgres", "unknown"),
+        # a group counts a general word only, and never over the fact's own count of it
+        ("Two engineers and a designer joined the team", "Three engineers joined the team",
+         "contradicted"),
+        ("Eight people work here, and a man and two women joined today",
+         "Three people work here", "contradicted"),
+        ("1.000 pessoas e 20 crianças visitaram o site", "21 pessoas visitaram o site",
+         "contradicted"),
+    ],
+)  # fmt: skip
+def test_words_that_still_say_something(
+    vault: Vault, fact: str, statement: str, verdict: str
+) -> None:
+    got, why = _verdict(vault, [fact], statement)
+    assert got == verdict, why
 
 
 @pytest.mark.parametrize(

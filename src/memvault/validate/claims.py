@@ -78,7 +78,7 @@ def _read_clause(toks: list[Tok], lang: str, sentence_start: bool) -> Clause:
             a_date = tok.used and tok.low in lx.EXACT_MONTHS
             if concept is not None and not a_date and not _negated_modal(toks, i, concept):
                 found.add(concept)
-        if tok.used:
+        if tok.used or _made_of(toks, i):
             continue
         if tok.entity:
             name = lx.ALIASES.get(tok.low, tok.low)
@@ -87,16 +87,23 @@ def _read_clause(toks: list[Tok], lang: str, sentence_start: bool) -> Clause:
                 clause.entities.add(name)
         elif tok.lem not in IGNORED and tok.low not in IGNORED and tok.low not in lx.ALL_NEGATIONS:
             clause.words.add(tok.lem)
-        elif (tok.low in lx.LIGHT_VERBS or tok.lem in lx.LIGHT_VERBS) and not _made_of(toks, i):
+        elif tok.low in lx.LIGHT_VERBS or tok.lem in lx.LIGHT_VERBS:
             clause.light.add(tok.base or tok.lem)
     return clause
 
 
+_MADE_OF = {
+    "made": ("of", "from"),
+    **dict.fromkeys(("feito", "feita", "feitos", "feitas"), ("de", "do", "da", "dos", "das")),
+}
+
+
 def _made_of(toks: list[Tok], i: int) -> bool:
-    """ "a bridge made of rope", "a machine made for sewing": what a thing is of, not a making
-    (Portuguese "feito de" is a function word already)."""
+    """ "a bridge made of rope", "blocos feitos de madeira": what a thing is of, not a making
+    nor a word of its own ("wooden blocks"); "the backup was made", "o backup foi feito"
+    still say something was done."""
     nxt = toks[i + 1].low if i + 1 < len(toks) else ""
-    return toks[i].low == "made" and nxt in ("of", "from", "for")
+    return nxt in _MADE_OF.get(toks[i].low, ())
 
 
 def _negated_modal(toks: list[Tok], i: int, concept: str) -> bool:

@@ -367,6 +367,8 @@ PHRASES = {
     ("nota", "fiscal"): "invoice",
     ("ar", "livre"): "fora",  # "ao ar livre", "do lado de fora", "lá fora": outdoors
     ("lado", "de", "fora"): "fora",
+    ("fora", "do", "ar"): "offline",  # a server "fora do ar" is down, not outdoors
+    ("a", "gente"): "nós",  # "a gente" is "we", not people
     ("ruled", "out"): "ruled-out",
     ("phased", "out"): "phased-out",
 }
@@ -420,12 +422,10 @@ _FUNCTION_WORDS = _words(
     "usamos usa usar é são foi ser estar está estão o os a as um uma de da do das dos em no na "
     "nos nas por para com que se ao aos à às e ou mas até nosso nossa nossos nossas seu sua "
     "deve devem pode podem precisa precisam tem têm ter fica ficam "
-    # (the English words above in Portuguese: very, more, less, other, same, also, still, now,
-    # always, only, there, here, each, between, during, since, through, made)
-    "muito muita muitos muitas mais menos outro outra outros outras mesmo mesma mesmos mesmas "
-    "feito feita feitos feitas "
-    "também ainda agora atualmente sempre só apenas lá aqui ali cada entre durante desde "
-    "através "
+    # (the English words above in Portuguese: also, still, now, currently, only, there, here,
+    # each, between, during, since, through; not "mais"/"menos", "mesmo"/"outro", "muito",
+    # "sempre": "mais de 2 GB" is not "menos de 2 GB")
+    "também ainda agora atualmente só apenas lá aqui ali cada entre durante desde através "
     "мы наш наша наше наши у нас в во на по с со к о об от до из за для и или но а что это "
     "быть есть был была были будет используем используется использовать можем должен должна "
     "должно должны сейчас теперь всегда уже "

@@ -33,7 +33,7 @@ from ..values import Record
 from . import lexicon as lx
 from .align import LANGUAGES as ALIGN_LANGUAGES
 from .claims import Claim, read
-from .groups import group_total
+from .groups import group_total, kinds_of
 from .roles import ROLE_LANGUAGES, Role
 from .words import PERMISSION, Clause, Quantity, parts
 
@@ -581,7 +581,10 @@ def _compare_quantity(q: Quantity, clause: Clause, fact: Claim, out: _Values) ->
     pool = [r for r in clause.quantities if _comparable(q, r)] or [
         r for c in fact.clauses for r in c.quantities if _comparable(q, r)
     ]
-    if not any(_equal(q, r) for r in pool) and _group_states(q, fact):
+    # a group named one by one ("a man and two girls") counts the general word ("three
+    # people"), unless the fact counts that word itself ("eight people ... two women")
+    direct = any(r.unit & q.unit for r in pool)
+    if not direct and not any(_equal(q, r) for r in pool) and _group_states(q, fact):
         out.matched += 1
         out.matched_slots.append(("number", _fmt(q), _fmt(q)))
         return
@@ -602,9 +605,9 @@ def _compare_quantity(q: Quantity, clause: Clause, fact: Claim, out: _Values) ->
 def _group_states(q: Quantity, fact: Claim) -> bool:
     """Does ``fact`` name ``q``'s count of its noun one by one ("a man and two girls" for
     "three people")?"""
-    if _base(q.dim) != "count" or not q.unit or q.dim.startswith("rate:"):
+    if _base(q.dim) != "count" or q.dim.startswith("rate:") or not kinds_of(q.unit):
         return False
-    total = group_total(fact.text, fact.lang, lambda lem: any(_in(u, {lem}) for u in q.unit))
+    total = group_total(fact.text, fact.lang, q.unit)
     return total is not None and math.isclose(total, q.value)
 
 

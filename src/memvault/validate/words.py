@@ -210,8 +210,9 @@ def tokens(text: str, lang: str) -> list[Tok]:
             out.append(Tok(raw, raw.lower(), raw.lower(), "sym"))  # currency, %, dash
         else:
             raw = re.sub(r"'s$", "", raw) if lang == "en" else raw
-            if lang == "pt" and re.match(r"[dD]'\w", raw):
-                raw = raw[2:]  # "corpo d'água" is "corpo de água" (and "de" says nothing)
+            if lang == "pt" and raw.startswith("d'") and raw[2:3].islower():
+                # "corpo d'água" is "corpo de água" ("de" says nothing); "D'Ávila" is a name
+                raw = raw[2:]
             low = raw.lower()
             parts = [raw] if "-" not in raw or _keep_whole(low) else raw.split("-")
             out.extend(
