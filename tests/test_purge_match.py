@@ -113,7 +113,8 @@ def test_purge_by_content_leaves_no_trace(tmp_path: Path) -> None:
     # one reviewable record, without the text
     log = (root / ".memvault" / "purge.log").read_text()
     [entry] = [json.loads(line) for line in log.splitlines()]
-    assert DIGITS not in log and "912" not in log
+    # (the fingerprint is a salted hash: its hex digits may hold "912" by chance)
+    assert DIGITS not in log and "912" not in log.replace(entry["match"]["fingerprint"], "")
     assert entry["by"] == "lib" and entry["reason"] == "GDPR erasure request #12"
     assert entry["match"]["kind"] == "text" and entry["match"]["length"] == len(PHONE)
     assert entry["hits"]["turns_removed"] == 1 and entry["hits"]["files"] == len(preview.files)
