@@ -544,7 +544,10 @@ def test_what_a_thing_is_made_of_is_no_making(vault: Vault, fact: str, statement
         ("O backup foi cancelado", "O backup foi feito", "unknown"),
         ("The payment was refunded for the invoice", "The payment was made for the invoice",
          "unknown"),
-        ("O cache usa mais de 2 GB", "O cache usa menos de 2 GB", "unknown"),
+        ("O cache usa mais de 2 GB", "O cache usa menos de 2 GB", "contradicted"),
+        # ... and in English, whose "more" and "less" are function words elsewhere
+        ("The cache uses more than 2 GB", "The cache uses less than 2 GB", "contradicted"),
+        ("More than 100 users signed up", "Less than 100 users signed up", "unknown"),
         ("O deploy usa o mesmo servidor do staging", "O deploy usa outro servidor do staging",
          "unknown"),
         # "fora do ar" is offline, "a gente" is we, "D'Ávila" a name

@@ -544,7 +544,12 @@ ONE_WORD |= {"roxa": "roxo"}
 
 # --- opposites: a claim with one of these is not stated by a fact with the other ------------
 
+# Bounds of a value: "more than 100" is not "less than 100" (English's are function words
+# elsewhere; Portuguese's are content words already).
+BOUNDS = _words("more less fewer")
+
 _OPPOSITES = (
+    ("more mais", "less fewer menos"),
     ("near close nearby perto близко поблизу", "far distant longe далеко"),
     ("full cheio cheia полный повний", "empty vazio vazia пустой порожній"),
     ("inside indoors dentro внутри всередині", "outside outdoors fora снаружи зовні"),

@@ -25,7 +25,7 @@ _TOKEN_RE = re.compile(
     re.UNICODE,
 )
 _PERCENTILE = re.compile(r"\b(\d{2})(?:st|nd|rd|th)\s+percentile\b|\bpercentil\s+(\d{2})\b", re.I)
-IGNORED = (STOPWORDS | lx.FUNCTION_WORDS) - lx.ALL_NEGATIONS - {"over", "against"}
+IGNORED = (STOPWORDS | lx.FUNCTION_WORDS) - lx.ALL_NEGATIONS - {"over", "against"} - lx.BOUNDS
 
 
 _CYRILLIC_ENDINGS = ("ами", "ях", "ах", "ов", "ів", "ом", "ой", "ы", "и", "а", "у", "е", "і")
