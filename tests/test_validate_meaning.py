@@ -19,6 +19,12 @@ def _verdict(vault: Vault, facts: list[str], statement: str) -> tuple[str, str]:
     return result.verdict, result.why
 
 
+def _expect(vault: Vault, fact: str, statement: str, verdict: str) -> None:
+    """``statement`` against ``fact`` alone gets ``verdict`` (the why shown when not)."""
+    got, why = _verdict(vault, [fact], statement)
+    assert got == verdict, why
+
+
 # --- coverage: every content word of the claim, in one sentence of one fact ------------------
 
 
@@ -471,8 +477,7 @@ def test_what_those_rules_leave_stated(vault: Vault, fact: str, statement: str) 
 def test_without_denies_its_phrase_not_the_clause(
     vault: Vault, fact: str, statement: str, verdict: str
 ) -> None:
-    got, why = _verdict(vault, [fact], statement)
-    assert got == verdict, why
+    _expect(vault, fact, statement, verdict)
 
 
 @pytest.mark.parametrize(
@@ -493,8 +498,7 @@ def test_without_denies_its_phrase_not_the_clause(
 def test_a_synonym_of_a_kind_is_that_kind_too(
     vault: Vault, fact: str, statement: str, verdict: str
 ) -> None:
-    got, why = _verdict(vault, [fact], statement)
-    assert got == verdict, why
+    _expect(vault, fact, statement, verdict)
 
 
 @pytest.mark.parametrize(
@@ -517,8 +521,7 @@ def test_a_synonym_of_a_kind_is_that_kind_too(
 def test_portuguese_verb_forms_meet_their_verb(
     vault: Vault, fact: str, statement: str, verdict: str
 ) -> None:
-    got, why = _verdict(vault, [fact], statement)
-    assert got == verdict, why
+    _expect(vault, fact, statement, verdict)
 
 
 @pytest.mark.parametrize(
@@ -533,8 +536,7 @@ def test_portuguese_verb_forms_meet_their_verb(
     ],
 )  # fmt: skip
 def test_what_a_thing_is_made_of_is_no_making(vault: Vault, fact: str, statement: str) -> None:
-    got, why = _verdict(vault, [fact], statement)
-    assert got == "supported", why
+    _expect(vault, fact, statement, "supported")
 
 
 @pytest.mark.parametrize(
@@ -566,8 +568,7 @@ def test_what_a_thing_is_made_of_is_no_making(vault: Vault, fact: str, statement
 def test_words_that_still_say_something(
     vault: Vault, fact: str, statement: str, verdict: str
 ) -> None:
-    got, why = _verdict(vault, [fact], statement)
-    assert got == verdict, why
+    _expect(vault, fact, statement, verdict)
 
 
 @pytest.mark.parametrize(
@@ -587,8 +588,7 @@ def test_words_that_still_say_something(
 def test_a_group_named_one_by_one_is_counted(
     vault: Vault, fact: str, statement: str, verdict: str
 ) -> None:
-    got, why = _verdict(vault, [fact], statement)
-    assert got == verdict, why
+    _expect(vault, fact, statement, verdict)
 
 
 def test_a_missing_verb_is_named_as_its_language_has_it(vault: Vault) -> None:
@@ -611,8 +611,7 @@ def test_a_missing_verb_is_named_as_its_language_has_it(vault: Vault) -> None:
 def test_portuguese_there_is_and_people(
     vault: Vault, fact: str, statement: str, verdict: str
 ) -> None:
-    got, why = _verdict(vault, [fact], statement)
-    assert got == verdict, why
+    _expect(vault, fact, statement, verdict)
 
 
 @pytest.mark.parametrize(
@@ -632,5 +631,4 @@ def test_portuguese_there_is_and_people(
     ],
 )  # fmt: skip
 def test_portuguese_places(vault: Vault, fact: str, statement: str, verdict: str) -> None:
-    got, why = _verdict(vault, [fact], statement)
-    assert got == verdict, why
+    _expect(vault, fact, statement, verdict)
