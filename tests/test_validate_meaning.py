@@ -563,6 +563,13 @@ def test_what_a_thing_is_made_of_is_no_making(vault: Vault, fact: str, statement
          "Three people work here", "contradicted"),
         ("1.000 pessoas e 20 crianças visitaram o site", "21 pessoas visitaram o site",
          "contradicted"),
+        # "under" is a place and a bound, not a function word that any "on" states
+        ("The cat is sleeping on the bed", "The cat is sleeping under the bed", "unknown"),
+        ("The cat is sleeping under the bed", "The cat is sleeping on the bed", "unknown"),
+        ("The archive is over 2 GB", "The archive is under 2 GB", "unknown"),
+        ("The cat is sleeping under the bed", "The cat is sleeping under the bed", "supported"),
+        ("The cat is sleeping under the bed on Mondays", "The cat is sleeping under the bed",
+         "supported"),
     ],
 )  # fmt: skip
 def test_words_that_still_say_something(

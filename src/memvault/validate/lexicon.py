@@ -590,5 +590,7 @@ _DIRECTIONS = (
     ("up upward upwards cima", "down downward downwards baixo"),
     ("into in inside", "out outside"),
     ("on onto", "off"),
+    # "under the bed" is not "on the bed", "under 2 GB" not "over 2 GB"
+    ("under below beneath underneath", "on onto above over atop"),
 )
 DIRECTIONS = _both_ways(_DIRECTIONS)
