@@ -10,6 +10,7 @@ from __future__ import annotations
 import pytest
 
 from memvault import Vault
+from memvault.validate.claims import read
 
 
 def _verdict(vault: Vault, facts: list[str], statement: str) -> tuple[str, str]:
@@ -639,3 +640,31 @@ def test_portuguese_there_is_and_people(
 )  # fmt: skip
 def test_portuguese_places(vault: Vault, fact: str, statement: str, verdict: str) -> None:
     _expect(vault, fact, statement, verdict)
+
+
+@pytest.mark.parametrize(
+    ("text", "lang", "has", "lacks"),
+    [
+        # "time" is Portuguese for "team", never English's "time"
+        ("The deploy took a long time", "en", "time", "team"),
+        ("O time usa Postgres", "pt", "team", "time"),
+        ("O deploy levou muito tempo", "pt", "time", "team"),
+        # "banco" alone is a bank or a bench; "banco(s) de dados" is a database
+        ("O banco fica na praça", "pt", "banco", "database"),
+        ("Os bancos de dados ficam no servidor", "pt", "database", "banco"),
+    ],
+)  # fmt: skip
+def test_the_glossary_reads_a_word_in_its_own_language(
+    text: str, lang: str, has: str, lacks: str
+) -> None:
+    words = read(text, lang).union("words")
+    assert has in words and lacks not in words, sorted(words)
+
+
+def test_a_bank_is_not_a_database(vault: Vault) -> None:
+    _expect(
+        vault,
+        "O banco fica ao lado do escritório",
+        "O banco de dados fica ao lado do escritório",
+        "unknown",
+    )

@@ -17,7 +17,7 @@ _GLOSSARY = {
     "зберігати зберігатися",
     "main": "primary principal основной главный основний головний",
     "application": "app aplicação aplicativo приложение застосунок додаток",
-    "database": "db banco база",
+    "database": "db база",  # Portuguese "banco" alone is a bank or a bench (lexicon.PHRASES)
     "data": "dado dados данные данный дані",
     "pullrequest": "pr prs mr",
     "production": "prod produção продакшн продакшен прод",
@@ -102,3 +102,14 @@ _GLOSSARY = {
 GLOSSARY: dict[str, str] = {
     word: english for english, words in _GLOSSARY.items() for word in words.split()
 }
+# The English words themselves: one that is another language's form too ("time", Portuguese
+# for "team") is that only outside English.
+ENGLISH = frozenset(_GLOSSARY)
+
+
+def gloss(word: str, lang: str) -> str | None:
+    """The English word the glossary reads ``word`` (a lower-case form or lemma) of text in
+    ``lang`` as, None if it has none; an English word in English text is itself."""
+    if lang == "en" and word in ENGLISH:
+        return None
+    return GLOSSARY.get(word)

@@ -362,7 +362,7 @@ PHRASES = {
     ("banco", "de", "dados"): "database",
     ("base", "de", "dados"): "database",
     ("database", "data"): "database",  # "база данных", "база даних" (lemmas)
-    ("database", "de", "data"): "database",  # "banco de dados"
+    ("banco", "de", "data"): "database",  # "bancos de dados" (lemmas)
     ("tempo", "limite"): "timeout",
     ("nota", "fiscal"): "invoice",
     ("ar", "livre"): "fora",  # "ao ar livre", "do lado de fora", "lá fora": outdoors

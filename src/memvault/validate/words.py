@@ -12,7 +12,7 @@ from ..index.query import STOPWORDS
 from ..language import CYRILLIC, in_dictionary, lemma
 from ..values import Record, field
 from . import lexicon as lx
-from .glossary import GLOSSARY
+from .glossary import GLOSSARY, gloss
 
 _TOKEN_RE = re.compile(
     r"R\$|[$€£₽₴%]"
@@ -97,8 +97,9 @@ def canonical(word: str, lang: str) -> str:
     low = word.lower()
     if low in lx.ALIASES:
         return lx.ALIASES[low]
-    if low in GLOSSARY:
-        return GLOSSARY[low]
+    glossed = gloss(low, lang)
+    if glossed is not None:
+        return glossed
     noun = _kind_noun(low)
     if noun is not None:
         return noun
@@ -116,7 +117,7 @@ def canonical(word: str, lang: str) -> str:
             if step == lem:
                 break
             lem = step
-    found = lx.ALIASES.get(lem) or GLOSSARY.get(lem)
+    found = lx.ALIASES.get(lem) or gloss(lem, lang)
     if found is None and lem == low and CYRILLIC.search(low):
         # a loanword the dictionary lacks ("кэшем"): try it without a case ending
         for ending in _CYRILLIC_ENDINGS:
