@@ -668,3 +668,36 @@ def test_a_bank_is_not_a_database(vault: Vault) -> None:
         "O banco de dados fica ao lado do escritório",
         "unknown",
     )
+
+
+@pytest.mark.parametrize(
+    ("fact", "statement", "verdict"),
+    [
+        # a fact that holds under a condition does not state that it holds
+        ("The build fails if the cache is cold", "The build fails", "unknown"),
+        ("If the queue is full, the API returns 503", "The API returns 503", "unknown"),
+        ("Unless the flag is set, the job retries three times", "The job retries three times",
+         "unknown"),
+        ("O build falha se o cache estiver frio", "O build falha", "unknown"),
+        ("Caso a fila esteja cheia, a API retorna 503", "A API retorna 503", "unknown"),
+        ("Если очередь заполнена, API возвращает 503", "API возвращает 503", "unknown"),
+        ("Якщо черга заповнена, API повертає 503", "API повертає 503", "unknown"),
+        # ... the same condition in the statement is stated, and so is a concession
+        ("The build fails if the cache is cold", "The build fails if the cache is cold",
+         "supported"),
+        ("The build passes even if the cache is cold", "The build passes", "supported"),
+        # Portuguese "se" before a verb is a pronoun, not a condition
+        ("API возвращает 503, если очередь заполнена", "API возвращает 503", "unknown"),
+        # a condition governs its own clause, not the one a "because" hangs it on
+        ("We never deploy on Fridays, because if a release breaks, nobody is around",
+         "We never deploy on Fridays", "supported"),
+        ("Мы не деплоим по пятницам, потому что если релиз сломается, чинить некому",
+         "Мы не деплоим по пятницам", "supported"),
+        ("O serviço se reinicia toda noite", "O serviço reinicia toda noite", "supported"),
+        ("O caso a equipe resolveu ontem", "A equipe resolveu o caso ontem", "supported"),
+    ],
+)  # fmt: skip
+def test_a_condition_hedges_what_it_governs(
+    vault: Vault, fact: str, statement: str, verdict: str
+) -> None:
+    _expect(vault, fact, statement, verdict)

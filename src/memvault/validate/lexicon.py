@@ -321,6 +321,17 @@ AUXILIARIES = _words(
 )
 # Words that start a new subject: "an alert fires when *memory usage* goes above 85%".
 SUBORDINATORS = _words("when if while whenever quando se enquanto когда если пока коли якщо поки")
+# A sentence that says something holds under a condition ("if the cache is cold, the build
+# fails") does not say it holds: the condition hedges it, as "may" does. "Even if" concedes
+# and sets no condition; Portuguese "se" and "caso" set one only before a determiner or a
+# pronoun ("se o cache", not "se chama"; "caso a fila", not "o caso").
+CONDITIONS = _words("if unless если ежели якщо")
+CONDITIONS_BEFORE = _words("se caso")
+CONDITION_STARTS = _words(
+    "o a os as um uma uns umas não ele ela eles elas você vocês eu nós houver for forem "
+    "estiver estiverem tiver tiverem"
+)
+CONCESSIVE = _words("even as mesmo даже навіть")
 # Words after which an English "-s" word is a verb ("RabbitMQ carries *the* events").
 DETERMINERS = _words("the a an our their its all every each no any this these those")
 # Required vs optional (a third axis beside allowed/forbidden).

@@ -402,6 +402,19 @@ def _unsaid(claim: Claim, fact: Claim, stating: list[bool]) -> Relation | None:
     if hedged and all(hedged):
         concept = hedged[0][0]
         return Relation("related", "hedge", f"the fact only says {HEDGED[concept]}", concept)
+    return _conditioned(claim, fact, stating)
+
+
+def _conditioned(claim: Claim, fact: Claim, stating: list[bool]) -> Relation | None:
+    """A fact whose stating sentences say it only under a condition ("the build fails if the
+    cache is cold": :func:`memvault.validate.claims._governed`) does not state a claim that
+    sets none: every word of the claim stands where the condition governs."""
+    if claim.union("conditioned"):
+        return None
+    said = claim.union("words")
+    scopes = [c for c, states in zip(fact.sentences("conditioned"), stating, strict=True) if states]
+    if said and scopes and all(c and all(_in(w, c) for w in said) for c in scopes):
+        return Relation("related", "condition", "the fact says it holds only under a condition")
     return None
 
 

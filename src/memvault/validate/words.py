@@ -66,6 +66,7 @@ class Clause(Record):
     light: set[str] = field(default_factory=set)  # verbs of lexicon.LIGHT_VERBS said
     hedges: set[str] = field(default_factory=set)  # concepts of lexicon.HEDGES said
     absolutes: set[str] = field(default_factory=set)  # concepts of lexicon.ABSOLUTES said
+    conditioned: set[str] = field(default_factory=set)  # the words a condition governs
     sentence: int = 0  # which sentence of the text the clause belongs to
     roles: tuple[Any, ...] = ()  # memvault.validate.roles.Role units (English, Portuguese)
 
