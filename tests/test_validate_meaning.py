@@ -568,9 +568,17 @@ def test_what_a_thing_is_made_of_is_no_making(vault: Vault, fact: str, statement
         ("The cat is sleeping on the bed", "The cat is sleeping under the bed", "unknown"),
         ("The cat is sleeping under the bed", "The cat is sleeping on the bed", "unknown"),
         ("The archive is over 2 GB", "The archive is under 2 GB", "unknown"),
+        ("O uso de disco está acima de 90%", "O uso de disco está abaixo de 90%", "unknown"),
         ("The cat is sleeping under the bed", "The cat is sleeping under the bed", "supported"),
         ("The cat is sleeping under the bed on Mondays", "The cat is sleeping under the bed",
          "supported"),
+        # ... but only against the same thing, and "below" says "under"
+        ("Replica lag stays below 5 seconds on weekdays", "Replica lag stays under 5 seconds",
+         "supported"),
+        ("We deploy every Monday; see the freeze calendar below", "We deploy on Mondays",
+         "supported"),
+        # "stage" is English before it is Portuguese for staging
+        ("The canary stage takes 30 minutes", "Staging takes 30 minutes", "unknown"),
     ],
 )  # fmt: skip
 def test_words_that_still_say_something(
@@ -649,9 +657,8 @@ def test_portuguese_places(vault: Vault, fact: str, statement: str, verdict: str
         ("The deploy took a long time", "en", "time", "team"),
         ("O time usa Postgres", "pt", "team", "time"),
         ("O deploy levou muito tempo", "pt", "time", "team"),
-        # "banco" alone is a bank or a bench; "banco(s) de dados" is a database
-        ("O banco fica na praça", "pt", "banco", "database"),
-        ("Os bancos de dados ficam no servidor", "pt", "database", "banco"),
+        # "banco(s) de dados" is one word
+        ("Os bancos de dados ficam no servidor", "pt", "database", "data"),
     ],
 )  # fmt: skip
 def test_the_glossary_reads_a_word_in_its_own_language(
@@ -659,15 +666,6 @@ def test_the_glossary_reads_a_word_in_its_own_language(
 ) -> None:
     words = read(text, lang).union("words")
     assert has in words and lacks not in words, sorted(words)
-
-
-def test_a_bank_is_not_a_database(vault: Vault) -> None:
-    _expect(
-        vault,
-        "O banco fica ao lado do escritório",
-        "O banco de dados fica ao lado do escritório",
-        "unknown",
-    )
 
 
 @pytest.mark.parametrize(
@@ -698,6 +696,56 @@ def test_a_bank_is_not_a_database(vault: Vault) -> None:
     ],
 )  # fmt: skip
 def test_a_condition_hedges_what_it_governs(
+    vault: Vault, fact: str, statement: str, verdict: str
+) -> None:
+    _expect(vault, fact, statement, verdict)
+
+
+@pytest.mark.parametrize(
+    ("fact", "statement", "verdict"),
+    [
+        # what is a condition: phrases, a clause's opening "se"/"caso", "but only if"
+        ("We roll back the release in case the deploy fails", "We roll back the release",
+         "unknown"),
+        ("В случае сбоя деплоя мы откатываем релиз", "Мы откатываем релиз", "unknown"),
+        ("Em caso de falha no deploy, o release é revertido", "O release é revertido",
+         "unknown"),
+        ("Provided the tests pass, the release ships on Friday", "The release ships on Friday",
+         "unknown"),
+        ("Se falhar, o job é reiniciado", "O job é reiniciado", "unknown"),
+        ("Sabemos que se o cache estiver frio, o build falha", "O build falha", "unknown"),
+        ("The API returns 503, but only if the queue is full", "The API returns 503", "unknown"),
+        ("If the tests pass, we deploy; otherwise, we roll back", "We roll back", "unknown"),
+        # what is not: a question, a manner of speaking, a contrast, a default, a noun, a pronoun
+        ("The smoke test checks if the login page loads", "The smoke test checks the login page",
+         "supported"),
+        ("Verificamos se o cache está quente antes de cada deploy",
+         "Verificamos o cache antes de cada deploy", "supported"),
+        ("Если честно, бэкапы у нас делаются раз в неделю",
+         "Бэкапы у нас делаются раз в неделю", "supported"),
+        ("Если раньше мы деплоили по пятницам, то теперь деплоим по вторникам",
+         "Теперь мы деплоим по вторникам", "supported"),
+        ("Unless stated otherwise, all services run on Kubernetes",
+         "All services run on Kubernetes", "supported"),
+        ("Em todo caso, o backup roda às 2h", "O backup roda às 2h", "supported"),
+        ("Reinicia-se o serviço toda noite", "O serviço é reiniciado toda noite", "supported"),
+        # what it governs: not what comes before an "and", a dash, a colon, a line break
+        ("Backups run nightly and page the on-call if they fail", "Backups run nightly",
+         "supported"),
+        ("Deploys run every Tuesday at 10:00 — if one fails, we roll back",
+         "Deploys run every Tuesday at 10:00", "supported"),
+        ("Deploys run every Tuesday at 10:00: if one fails, we roll back",
+         "Deploys run every Tuesday at 10:00", "supported"),
+        ("Deploys run every Tuesday at 10:00\nIf a deploy fails, roll back",
+         "Deploys run every Tuesday at 10:00", "supported"),
+        ("If the cache is cold, the build is slow, which is why we warm it every night",
+         "We warm the cache every night", "supported"),
+        # a statement with its own "when" sets a condition too
+        ("If the deploy fails, we roll back", "When the deploy fails, we roll back",
+         "supported"),
+    ],
+)  # fmt: skip
+def test_what_a_condition_is_and_what_it_governs(
     vault: Vault, fact: str, statement: str, verdict: str
 ) -> None:
     _expect(vault, fact, statement, verdict)

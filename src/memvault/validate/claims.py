@@ -14,6 +14,7 @@ from __future__ import annotations
 from ..language import CYRILLIC, detect, normalise
 from ..values import Record
 from . import lexicon as lx
+from .conditions import governed, is_condition
 from .roles import read_roles
 from .slots import read_slots
 from .words import IGNORED, Clause, Tok, clauses, month, tokens, weekday
@@ -78,8 +79,8 @@ def _read_clause(toks: list[Tok], lang: str, sentence_start: bool) -> Clause:
             a_date = tok.used and tok.low in lx.EXACT_MONTHS
             if concept is not None and not a_date and not _negated_modal(toks, i, concept):
                 found.add(concept)
-        if _condition(toks, i):
-            clause.conditioned |= _governed(toks, i)
+        if is_condition(toks, i):
+            clause.conditioned |= governed(toks, i)
         if tok.used or _made_of(toks, i):
             continue
         if tok.entity:
@@ -106,33 +107,6 @@ def _made_of(toks: list[Tok], i: int) -> bool:
     still say something was done."""
     nxt = toks[i + 1].low if i + 1 < len(toks) else ""
     return nxt in _MADE_OF.get(toks[i].low, ())
-
-
-def _condition(toks: list[Tok], i: int) -> bool:
-    """Whether the word at ``i`` makes its clause conditional (:data:`lexicon.CONDITIONS`)."""
-    low = toks[i].low
-    if i > 0 and toks[i - 1].low in lx.CONCESSIVE:
-        return False
-    if low in lx.CONDITIONS:
-        return True
-    return (
-        low in lx.CONDITIONS_BEFORE
-        and i + 1 < len(toks)
-        and toks[i + 1].low in lx.CONDITION_STARTS
-        and (i == 0 or toks[i - 1].low not in lx.FUNCTION_WORDS)
-    )
-
-
-def _governed(toks: list[Tok], i: int) -> set[str]:
-    """The words (lemmas, forms and names) the condition at ``i`` governs, by the clause's
-    comma parts: all of them when it opens the clause ("If X, Y"), the parts up to its own
-    when it opens a later part ("Y, если X"), its own part and the ones after when it stands
-    inside one ("Y if X"; "думаю, потому что если X, Y": not the part before)."""
-    starts = [0] + [j for j, t in enumerate(toks) if t.after_comma and j > 0] + [len(toks)]
-    c = max(k for k in range(len(starts) - 1) if starts[k] <= i)
-    opens = i == starts[c]
-    scope = toks[: starts[c + 1]] if opens and c else toks if opens else toks[starts[c] :]
-    return {w for t in scope for w in (t.lem, t.low, lx.ALIASES.get(t.low, t.low))}
 
 
 def _negated_modal(toks: list[Tok], i: int, concept: str) -> bool:

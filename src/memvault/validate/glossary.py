@@ -17,7 +17,8 @@ _GLOSSARY = {
     "зберігати зберігатися",
     "main": "primary principal основной главный основний головний",
     "application": "app aplicação aplicativo приложение застосунок додаток",
-    "database": "db база",  # Portuguese "banco" alone is a bank or a bench (lexicon.PHRASES)
+    # (Portuguese "banco" alone is also a bank; in a team's notes it is mostly the database)
+    "database": "db banco база",
     "data": "dado dados данные данный дані",
     "pullrequest": "pr prs mr",
     "production": "prod produção продакшн продакшен прод",
@@ -102,9 +103,9 @@ _GLOSSARY = {
 GLOSSARY: dict[str, str] = {
     word: english for english, words in _GLOSSARY.items() for word in words.split()
 }
-# The English words themselves: one that is another language's form too ("time", Portuguese
-# for "team") is that only outside English.
-ENGLISH = frozenset(_GLOSSARY)
+# English words read as themselves in English text: one that is another language's form too
+# ("time", Portuguese for "team"; "stage", Portuguese for "staging") is that only outside it.
+ENGLISH = frozenset(_GLOSSARY) | {"stage"}  # "the build stage" is no staging
 
 
 def gloss(word: str, lang: str) -> str | None:

@@ -321,17 +321,6 @@ AUXILIARIES = _words(
 )
 # Words that start a new subject: "an alert fires when *memory usage* goes above 85%".
 SUBORDINATORS = _words("when if while whenever quando se enquanto когда если пока коли якщо поки")
-# A sentence that says something holds under a condition ("if the cache is cold, the build
-# fails") does not say it holds: the condition hedges it, as "may" does. "Even if" concedes
-# and sets no condition; Portuguese "se" and "caso" set one only before a determiner or a
-# pronoun ("se o cache", not "se chama"; "caso a fila", not "o caso").
-CONDITIONS = _words("if unless если ежели якщо")
-CONDITIONS_BEFORE = _words("se caso")
-CONDITION_STARTS = _words(
-    "o a os as um uma uns umas não ele ela eles elas você vocês eu nós houver for forem "
-    "estiver estiverem tiver tiverem"
-)
-CONCESSIVE = _words("even as mesmo даже навіть")
 # Words after which an English "-s" word is a verb ("RabbitMQ carries *the* events").
 DETERMINERS = _words("the a an our their its all every each no any this these those")
 # Required vs optional (a third axis beside allowed/forbidden).
@@ -373,7 +362,7 @@ PHRASES = {
     ("banco", "de", "dados"): "database",
     ("base", "de", "dados"): "database",
     ("database", "data"): "database",  # "база данных", "база даних" (lemmas)
-    ("banco", "de", "data"): "database",  # "bancos de dados" (lemmas)
+    ("database", "de", "data"): "database",  # "banco(s) de dados" (lemmas)
     ("tempo", "limite"): "timeout",
     ("nota", "fiscal"): "invoice",
     ("ar", "livre"): "fora",  # "ao ar livre", "do lado de fora", "lá fora": outdoors
@@ -601,7 +590,14 @@ _DIRECTIONS = (
     ("up upward upwards cima", "down downward downwards baixo"),
     ("into in inside", "out outside"),
     ("on onto", "off"),
-    # "under the bed" is not "on the bed", "under 2 GB" not "over 2 GB"
-    ("under below beneath underneath", "on onto above over atop"),
 )
 DIRECTIONS = _both_ways(_DIRECTIONS)
+# Where a thing is, or a bound: "under the bed" is not "on the bed", "under 2 GB" not "over
+# 2 GB" -- but each word has other senses ("on Mondays", "over 7 days", "see below"), so a
+# place turns only against the same thing (validate.weigh._place_clash).
+_PLACES = (
+    ("under below beneath underneath abaixo", "on onto above over atop acima"),
+    ("под під", "над"),
+)
+PLACES = _both_ways(_PLACES)
+PLACE_SIDES = {w: _words(side) for pair in _PLACES for side in pair for w in side.split()}

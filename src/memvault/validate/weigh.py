@@ -33,6 +33,7 @@ from ..values import Record
 from . import lexicon as lx
 from .align import LANGUAGES as ALIGN_LANGUAGES
 from .claims import Claim, read
+from .conditions import WHEN, valued_words
 from .groups import group_total, kinds_of
 from .roles import ROLE_LANGUAGES, Role
 from .words import PERMISSION, Clause, Quantity, parts
@@ -350,7 +351,7 @@ def _weigh(
         return Relation(
             "related", "name", f"the fact doesn't mention {', '.join(sorted(extra))}", topic=topic
         ), values.matched
-    turned = _direction_clash(claim.text, fact.text)
+    turned = _direction_clash(claim.text, fact.text) or _place_clash(claim.text, fact.text)
     if turned is not None:
         why = f"the fact says {turned[1]}, not {turned[0]}"
         return Relation("related", "direction", why, *turned, topic=topic), values.matched
@@ -407,13 +408,17 @@ def _unsaid(claim: Claim, fact: Claim, stating: list[bool]) -> Relation | None:
 
 def _conditioned(claim: Claim, fact: Claim, stating: list[bool]) -> Relation | None:
     """A fact whose stating sentences say it only under a condition ("the build fails if the
-    cache is cold": :func:`memvault.validate.claims._governed`) does not state a claim that
-    sets none: every word of the claim stands where the condition governs."""
-    if claim.union("conditioned"):
+    cache is cold": :mod:`memvault.validate.conditions`) does not state a claim that sets
+    none ("when" counts as one here): every word of the claim stands where it governs."""
+    if claim.union("conditioned") or WHEN.search(claim.text):
         return None
-    said = claim.union("words")
     scopes = [c for c, states in zip(fact.sentences("conditioned"), stating, strict=True) if states]
-    if said and scopes and all(c and all(_in(w, c) for w in said) for c in scopes):
+    if not scopes or not all(scopes):
+        return None
+    # the claim's words and its values' words ("every Tuesday at 10:00": a weekday and a
+    # time carry it, its content words may be one)
+    said = claim.union("words") | valued_words(claim.text, claim.lang)
+    if said and all(all(_in(w, c) for w in said) for c in scopes):
         return Relation("related", "condition", "the fact says it holds only under a condition")
     return None
 
@@ -477,6 +482,36 @@ def _direction_clash(claim_text: str, fact_text: str) -> tuple[str, str] | None:
 
 
 _WORD = re.compile(r"\w+")
+
+
+def _place_clash(claim_text: str, fact_text: str) -> tuple[str, str] | None:
+    """A place or bound of the claim ("under") that the fact turns around ("on", "over") for
+    the same thing -- the content word next to each is one -- and does not say the claim's
+    way in any word ("below"): "under the bed" / "on the bed", "under 2 GB" / "over 2 GB",
+    but not "under 5 seconds" / "below 5 seconds on weekdays"."""
+    mine = _WORD.findall(claim_text.lower())
+    theirs = _WORD.findall(fact_text.lower())
+    for i, word in enumerate(mine):
+        side = lx.PLACE_SIDES.get(word)
+        if side is None or side & set(theirs):
+            continue
+        around = _neighbours(mine, i)
+        for j, other in enumerate(theirs):
+            if other in lx.PLACES[word] and around & _neighbours(theirs, j):
+                return word, other
+    return None
+
+
+def _neighbours(words: list[str], i: int) -> set[str]:
+    """The nearest content word before and after ``words[i]``."""
+    out: set[str] = set()
+    for step in (-1, 1):
+        j = i + step
+        while 0 <= j < len(words) and words[j] in lx.FUNCTION_WORDS:
+            j += step
+        if 0 <= j < len(words):
+            out.add(words[j])
+    return out
 
 
 def _anchored(claim: Claim, values: _Values) -> bool:

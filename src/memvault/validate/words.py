@@ -12,7 +12,7 @@ from ..index.query import STOPWORDS
 from ..language import CYRILLIC, in_dictionary, lemma
 from ..values import Record, field
 from . import lexicon as lx
-from .glossary import GLOSSARY, gloss
+from .glossary import ENGLISH, GLOSSARY, gloss
 
 _TOKEN_RE = re.compile(
     r"R\$|[$€£₽₴%]"
@@ -80,6 +80,7 @@ class Tok(Record):
     entity: bool = False
     base: str = ""  # the dictionary lemma, before the glossary
     after_comma: bool = False  # a comma stands right before it (tokens drop commas)
+    after_break: bool = False  # a colon, a bracket or a line break stands right before it
 
 
 # --- tokens ------------------------------------------------------------------------------
@@ -101,6 +102,8 @@ def canonical(word: str, lang: str) -> str:
     glossed = gloss(low, lang)
     if glossed is not None:
         return glossed
+    if lang == "en" and low in ENGLISH:
+        return low  # the glossary's own word: "staging" is not the dictionary's "stage"
     noun = _kind_noun(low)
     if noun is not None:
         return noun
@@ -200,7 +203,9 @@ def tokens(text: str, lang: str) -> list[Tok]:
     end = 0
     for m in _TOKEN_RE.finditer(text):
         raw = m.group(0)
-        comma_next = "," in text[end : m.start()]
+        gap = text[end : m.start()]
+        comma_next = "," in gap
+        break_next = any(c in gap for c in ":()[]\n")
         end = m.end()
         first = len(out)
         if raw[0].isdigit():
@@ -217,13 +222,15 @@ def tokens(text: str, lang: str) -> list[Tok]:
                 raw = raw[2:]
             low = raw.lower()
             parts = [raw] if "-" not in raw or _keep_whole(low) else raw.split("-")
+            if lang == "pt" and len(parts) > 1 and parts[-1].lower() == "se":
+                parts = parts[:-1]  # "reinicia-se": the pronoun says nothing (nor "if")
             out.extend(
                 Tok(p, p.lower(), canonical(p, lang), "word", base=_lemma(p.lower(), lang))
                 for p in parts
                 if p
             )
-        if comma_next and len(out) > first:
-            out[first] = out[first].replace(after_comma=True)
+        if (comma_next or break_next) and len(out) > first:
+            out[first] = out[first].replace(after_comma=comma_next, after_break=break_next)
     return _join_phrases(_passives(out) if lang == "pt" else out)
 
 
