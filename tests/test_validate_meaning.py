@@ -577,6 +577,12 @@ def test_what_a_thing_is_made_of_is_no_making(vault: Vault, fact: str, statement
          "supported"),
         ("We deploy every Monday; see the freeze calendar below", "We deploy on Mondays",
          "supported"),
+        ("p95 latency is kept under 300 ms on the checkout API",
+         "p95 latency on the checkout API is above 300 ms", "unknown"),
+        ("Навантаження CPU тримається нижче 70% у вихідні",
+         "Навантаження CPU тримається вище 70% у вихідні", "unknown"),
+        ("Dashboards live on Grafana, in the Platform folder",
+         "Dashboards live under the Platform folder", "supported"),
         # "stage" is English before it is Portuguese for staging
         ("The canary stage takes 30 minutes", "Staging takes 30 minutes", "unknown"),
     ],
@@ -740,6 +746,15 @@ def test_a_condition_hedges_what_it_governs(
          "Deploys run every Tuesday at 10:00", "supported"),
         ("If the cache is cold, the build is slow, which is why we warm it every night",
          "We warm the cache every night", "supported"),
+        ("If the deploy fails, ping #releases — rollback is automatic", "Rollback is automatic",
+         "supported"),
+        ("The new runner is faster, if only slightly", "The new runner is faster", "supported"),
+        ("Если даже тесты упали, ночная сборка публикует артефакты",
+         "Ночная сборка публикует артефакты", "supported"),
+        # an indirect question asks, it does not say
+        ("Check if the disk is full before restarting Postgres", "The disk is full", "unknown"),
+        ("Confira se o certificado vence antes de sexta", "O certificado vence antes de sexta",
+         "unknown"),
         # a statement with its own "when" sets a condition too
         ("If the deploy fails, we roll back", "When the deploy fails, we roll back",
          "supported"),

@@ -14,7 +14,7 @@ from __future__ import annotations
 from ..language import CYRILLIC, detect, normalise
 from ..values import Record
 from . import lexicon as lx
-from .conditions import governed, is_condition
+from .conditions import asked, governed, is_condition
 from .roles import read_roles
 from .slots import read_slots
 from .words import IGNORED, Clause, Tok, clauses, month, tokens, weekday
@@ -81,6 +81,7 @@ def _read_clause(toks: list[Tok], lang: str, sentence_start: bool) -> Clause:
                 found.add(concept)
         if is_condition(toks, i):
             clause.conditioned |= governed(toks, i)
+        clause.asked |= asked(toks, i)
         if tok.used or _made_of(toks, i):
             continue
         if tok.entity:

@@ -19,11 +19,15 @@ What is a condition, in the four languages:
 What it governs is read from the clause's parts (cut at commas, colons, brackets, dashes and
 line breaks): when the condition opens a part that other parts follow ("If X, Y"; "Y — if X,
 Z": not Y), that part and the ones after, up to one that starts a relative clause ("..., which
-is why we warm it"); when it opens the last part ("Y, if X"; "Y, but only if X"), the parts up
+is why we warm it") or a dash, colon or line break after the consequent ("If X, Y — Z": not
+Z); when it opens the last part ("Y, if X"; "Y, but only if X"), the parts up
 to its own; when it stands inside a part ("Y if X"), its
 part from the last "and" before it, and the parts after ("backups run nightly and page the
 on-call if they fail": not the running; "we never deploy on Fridays, because if a release
 breaks, nobody is around": not the deploying).
+
+An indirect question ("check if the disk is full") is read the same way by :func:`asked`: what
+it asks is not said.
 """
 
 from __future__ import annotations
@@ -59,14 +63,17 @@ _PAIRS = frozenset(
         ("в", "разі"),
     }
 )
-_CONCESSIVE = _words("even as mesmo даже навіть")
+_CONCESSIVE = _words("even as mesmo даже навіть matter independente independentemente")
 # Conditions only where a clause opens: "Provided the tests pass, ..." ("he provided logs").
 _OPENING = _words("provided assuming")
 # "Unless stated otherwise" is a default, not a condition.
 _DEFAULTS = _words("stated noted specified indicated")
 # After these words a condition is something else: a manner of speaking, a contrast, a default.
 _NOT_AFTER_IT = (
-    _words("честно что коротко серьезно серьёзно раньше прежде чесно що коротко серйозно раніше")
+    _words(
+        "честно что коротко кратко серьезно серьёзно раньше прежде даже чесно що коротко "
+        "серйозно раніше навіть only liga"
+    )
     | _DEFAULTS
 )
 # Before a noun "caso" is "case": "o caso", "em todo caso", "neste caso".
@@ -124,19 +131,40 @@ def governed(toks: list[Tok], i: int) -> set[str]:
     c = max(k for k in range(len(starts) - 1) if starts[k] <= i)
     lead = toks[starts[c] : i]
     last = c + 2 == len(starts)
+    # the scope ends at a dash, a colon or a line break after the part that follows its own
+    # ("If X, Y — Z", "If X, Y\nZ": not Z; "If X: Y" still governs Y)
+    stop = next((j for j in range(starts[c + 1] + 1, len(toks)) if _hard(toks, j)), len(toks))
     if all(t.low in _RESTRICTIVE for t in lead) and c and last:  # "Y, if X"; "Y, but only if X"
         scope = toks[: starts[c + 1]]
     elif not lead:  # "If X, Y" (up to a relative clause); "Y: if X, Z" governs Z
         ends = [s for s in starts[c + 1 : -1] if toks[s].low in lx.RELATIVE_WORDS]
-        scope = toks[starts[c] : ends[0]] if ends else toks[starts[c] :]
+        scope = toks[starts[c] : min(ends[0] if ends else stop, stop)]
     else:  # "Y if X": from the last "and" before it
         ands = [j for j in range(starts[c], i) if toks[j].low in _AND]
-        scope = toks[(ands[-1] + 1 if ands else starts[c]) :]
+        scope = toks[(ands[-1] + 1 if ands else starts[c]) : stop]
+    return _forms(scope)
+
+
+def asked(toks: list[Tok], i: int) -> set[str]:
+    """The words of the indirect question "if" / "se" at ``i`` opens ("check if the disk is
+    full before restarting": the disk being full is asked, not said), to the end of its part;
+    empty when it opens none."""
+    if toks[i].low not in ("if", "se") or not _asks(toks, i):
+        return set()
+    end = next((j for j in range(i + 1, len(toks)) if _part_starts(toks, j)), len(toks))
+    return _forms(toks[i:end])
+
+
+def _forms(scope: list[Tok]) -> set[str]:
     return {w for t in scope for w in (t.lem, t.low, lx.ALIASES.get(t.low, t.low))}
 
 
 def _part_starts(toks: list[Tok], j: int) -> bool:
-    return toks[j].after_comma or toks[j].after_break or toks[j - 1].raw in ("—", "–")
+    return toks[j].after_comma or _hard(toks, j)
+
+
+def _hard(toks: list[Tok], j: int) -> bool:
+    return toks[j].after_break or toks[j - 1].raw in ("—", "–")
 
 
 def valued_words(text: str, lang: str) -> set[str]:

@@ -597,7 +597,7 @@ DIRECTIONS = _both_ways(_DIRECTIONS)
 # place turns only against the same thing (validate.weigh._place_clash).
 _PLACES = (
     ("under below beneath underneath abaixo", "on onto above over atop acima"),
-    ("под під", "над"),
+    ("под під ниже нижче", "над выше вище"),
 )
 PLACES = _both_ways(_PLACES)
 PLACE_SIDES = {w: _words(side) for pair in _PLACES for side in pair for w in side.split()}

@@ -412,14 +412,19 @@ def _conditioned(claim: Claim, fact: Claim, stating: list[bool]) -> Relation | N
     none ("when" counts as one here): every word of the claim stands where it governs."""
     if claim.union("conditioned") or WHEN.search(claim.text):
         return None
-    scopes = [c for c, states in zip(fact.sentences("conditioned"), stating, strict=True) if states]
-    if not scopes or not all(scopes):
-        return None
     # the claim's words and its values' words ("every Tuesday at 10:00": a weekday and a
     # time carry it, its content words may be one)
-    said = claim.union("words") | valued_words(claim.text, claim.lang)
-    if said and all(all(_in(w, c) for w in said) for c in scopes):
-        return Relation("related", "condition", "the fact says it holds only under a condition")
+    said: set[str] = set()
+    for slot, why in (
+        ("conditioned", "the fact says it holds only under a condition"),
+        ("asked", "the fact only asks whether it is so"),
+    ):
+        scopes = [c for c, states in zip(fact.sentences(slot), stating, strict=True) if states]
+        if not scopes or not all(scopes):
+            continue
+        said = said or claim.union("words") | valued_words(claim.text, claim.lang)
+        if said and all(all(_in(w, c) for w in said) for c in scopes):
+            return Relation("related", "condition", why)
     return None
 
 
@@ -486,32 +491,32 @@ _WORD = re.compile(r"\w+")
 
 def _place_clash(claim_text: str, fact_text: str) -> tuple[str, str] | None:
     """A place or bound of the claim ("under") that the fact turns around ("on", "over") for
-    the same thing -- the content word next to each is one -- and does not say the claim's
-    way in any word ("below"): "under the bed" / "on the bed", "under 2 GB" / "over 2 GB",
-    but not "under 5 seconds" / "below 5 seconds on weekdays"."""
+    the same thing -- the content word after each is one -- and does not say the claim's way
+    for it ("below"): "under the bed" / "on the bed", "under 2 GB" / "over 2 GB", but not
+    "under 5 seconds" / "below 5 seconds on weekdays", nor "live under the folder" / "live
+    on Grafana"."""
     mine = _WORD.findall(claim_text.lower())
     theirs = _WORD.findall(fact_text.lower())
     for i, word in enumerate(mine):
         side = lx.PLACE_SIDES.get(word)
-        if side is None or side & set(theirs):
+        if side is None:
             continue
-        around = _neighbours(mine, i)
-        for j, other in enumerate(theirs):
-            if other in lx.PLACES[word] and around & _neighbours(theirs, j):
-                return word, other
+        what = _object(mine, i)
+        placed = [j for j, w in enumerate(theirs) if _object(theirs, j) == what]
+        if what is None or any(theirs[j] in side for j in placed):
+            continue
+        for j in placed:
+            if theirs[j] in lx.PLACES[word]:
+                return word, theirs[j]
     return None
 
 
-def _neighbours(words: list[str], i: int) -> set[str]:
-    """The nearest content word before and after ``words[i]``."""
-    out: set[str] = set()
-    for step in (-1, 1):
-        j = i + step
-        while 0 <= j < len(words) and words[j] in lx.FUNCTION_WORDS:
-            j += step
-        if 0 <= j < len(words):
-            out.add(words[j])
-    return out
+def _object(words: list[str], i: int) -> str | None:
+    """The first content word after ``words[i]``: what a place or bound is of."""
+    j = i + 1
+    while j < len(words) and words[j] in lx.FUNCTION_WORDS:
+        j += 1
+    return words[j] if j < len(words) else None
 
 
 def _anchored(claim: Claim, values: _Values) -> bool:

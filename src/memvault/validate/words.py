@@ -67,6 +67,7 @@ class Clause(Record):
     hedges: set[str] = field(default_factory=set)  # concepts of lexicon.HEDGES said
     absolutes: set[str] = field(default_factory=set)  # concepts of lexicon.ABSOLUTES said
     conditioned: set[str] = field(default_factory=set)  # the words a condition governs
+    asked: set[str] = field(default_factory=set)  # the words of an indirect question
     sentence: int = 0  # which sentence of the text the clause belongs to
     roles: tuple[Any, ...] = ()  # memvault.validate.roles.Role units (English, Portuguese)
 
