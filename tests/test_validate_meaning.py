@@ -748,6 +748,8 @@ def test_a_condition_hedges_what_it_governs(
          "We warm the cache every night", "supported"),
         ("If the deploy fails, ping #releases — rollback is automatic", "Rollback is automatic",
          "supported"),
+        ("If the deploy fails, we roll back, because the old build is safe",
+         "The old build is safe", "supported"),
         ("The new runner is faster, if only slightly", "The new runner is faster", "supported"),
         ("Если даже тесты упали, ночная сборка публикует артефакты",
          "Ночная сборка публикует артефакты", "supported"),

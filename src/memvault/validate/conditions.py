@@ -19,10 +19,10 @@ What is a condition, in the four languages:
 What it governs is read from the clause's parts (cut at commas, colons, brackets, dashes and
 line breaks): when the condition opens a part that other parts follow ("If X, Y"; "Y — if X,
 Z": not Y), that part and the ones after, up to one that starts a relative clause ("..., which
-is why we warm it") or a dash, colon or line break after the consequent ("If X, Y — Z": not
-Z); when it opens the last part ("Y, if X"; "Y, but only if X"), the parts up
-to its own; when it stands inside a part ("Y if X"), its
-part from the last "and" before it, and the parts after ("backups run nightly and page the
+is why we warm it") or a reason ("..., because Z") or a dash, colon or line break after the
+consequent ("If X, Y — Z": not Z); when it opens the last part ("Y, if X"; "Y, but only if
+X"), the parts up to its own; when it stands inside a part ("Y if X"), its part from the last
+"and" before it, and the parts after ("backups run nightly and page the
 on-call if they fail": not the running; "we never deploy on Fridays, because if a release
 breaks, nobody is around": not the deploying).
 
@@ -89,6 +89,9 @@ _WHETHER = _words(
 # Words that, opening a part before its condition, leave it governing what came before.
 _RESTRICTIVE = _words("but only just mas só apenas но только лишь але лише тільки")
 _AND = _words("and e и і та")
+# A part that gives a reason ("..., because we must register") says it as so: no condition
+# before it governs it, as none governs a relative clause.
+_BECAUSE = _words("because since поскольку потому ибо оскільки бо porque pois")
 # A statement with its own "when" sets a condition of its own.
 WHEN = re.compile(r"\b(?:when|whenever|quando|когда|коли)\b", re.IGNORECASE)
 
@@ -134,6 +137,7 @@ def governed(toks: list[Tok], i: int) -> set[str]:
     # the scope ends at a dash, a colon or a line break after the part that follows its own
     # ("If X, Y — Z", "If X, Y\nZ": not Z; "If X: Y" still governs Y)
     stop = next((j for j in range(starts[c + 1] + 1, len(toks)) if _hard(toks, j)), len(toks))
+    stop = min([s for s in starts[c + 1 : -1] if toks[s].low in _BECAUSE] + [stop])
     if all(t.low in _RESTRICTIVE for t in lead) and c and last:  # "Y, if X"; "Y, but only if X"
         scope = toks[: starts[c + 1]]
     elif not lead:  # "If X, Y" (up to a relative clause); "Y: if X, Z" governs Z
