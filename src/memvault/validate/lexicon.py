@@ -594,7 +594,7 @@ _DIRECTIONS = (
 DIRECTIONS = _both_ways(_DIRECTIONS)
 # Where a thing is, or a bound: "under the bed" is not "on the bed", "under 2 GB" not "over
 # 2 GB" -- but each word has other senses ("on Mondays", "over 7 days", "see below"), so a
-# place turns only against the same thing (validate.weigh._place_clash).
+# place turns only against the same thing (validate.places.place_clash).
 _PLACES = (
     ("under below beneath underneath abaixo", "on onto above over atop acima"),
     ("под під ниже нижче", "над выше вище"),
