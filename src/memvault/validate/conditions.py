@@ -35,17 +35,13 @@ from __future__ import annotations
 import re
 
 from . import lexicon as lx
+from .lexicon import word_set
 from .words import Tok, tokens, weekday
 
-
-def _words(text: str) -> frozenset[str]:
-    return frozenset(text.split())
-
-
-CONDITIONS = _words("if unless otherwise если ежели иначе якщо інакше senão")
+CONDITIONS = word_set("if unless otherwise если ежели иначе якщо інакше senão")
 # Portuguese "se" / "caso": a condition at a clause's start, or before what starts one.
-_PT_CONDITIONS = _words("se caso")
-_CLAUSE_STARTS = _words(
+_PT_CONDITIONS = word_set("se caso")
+_CLAUSE_STARTS = word_set(
     "o a os as um uma uns umas não ele ela eles elas você vocês eu nós houver for forem "
     "estiver estiverem tiver tiverem"
 )
@@ -63,35 +59,35 @@ _PAIRS = frozenset(
         ("в", "разі"),
     }
 )
-_CONCESSIVE = _words("even as mesmo даже навіть matter independente independentemente")
+_CONCESSIVE = word_set("even as mesmo даже навіть matter independente independentemente")
 # Conditions only where a clause opens: "Provided the tests pass, ..." ("he provided logs").
-_OPENING = _words("provided assuming")
+_OPENING = word_set("provided assuming")
 # "Unless stated otherwise" is a default, not a condition.
-_DEFAULTS = _words("stated noted specified indicated")
+_DEFAULTS = word_set("stated noted specified indicated")
 # After these words a condition is something else: a manner of speaking, a contrast, a default.
 _NOT_AFTER_IT = (
-    _words(
+    word_set(
         "честно что коротко кратко серьезно серьёзно раньше прежде даже чесно що коротко "
         "серйозно раніше навіть only liga"
     )
     | _DEFAULTS
 )
 # Before a noun "caso" is "case": "o caso", "em todo caso", "neste caso".
-_CASE_OWNERS = _words(
+_CASE_OWNERS = word_set(
     "todo toda qualquer nenhum cada este esse aquele neste nesse naquele último primeiro "
     "outro seu nosso meu"
 )
 # Lemmas after which "if" / "se" asks "whether".
-_WHETHER = _words(
+_WHETHER = word_set(
     "check verify see ask know decide wonder test confirm determine "
     "verificar checar conferir saber perguntar ver testar confirmar"
 )
 # Words that, opening a part before its condition, leave it governing what came before.
-_RESTRICTIVE = _words("but only just mas só apenas но только лишь але лише тільки")
-_AND = _words("and e и і та")
+_RESTRICTIVE = word_set("but only just mas só apenas но только лишь але лише тільки")
+_AND = word_set("and e и і та")
 # A part that gives a reason ("..., because we must register") says it as so: no condition
 # before it governs it, as none governs a relative clause.
-_BECAUSE = _words("because since поскольку потому ибо оскільки бо porque pois")
+_BECAUSE = word_set("because since поскольку потому ибо оскільки бо porque pois")
 # A statement with its own "when" sets a condition of its own.
 WHEN = re.compile(r"\b(?:when|whenever|quando|когда|коли)\b", re.IGNORECASE)
 

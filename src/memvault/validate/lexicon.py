@@ -11,7 +11,8 @@ covers a word's cases.
 from __future__ import annotations
 
 
-def _words(text: str) -> frozenset[str]:
+def word_set(text: str) -> frozenset[str]:
+    """The words of ``text``, split at spaces: how every list here is written."""
     return frozenset(text.split())
 
 
@@ -59,13 +60,13 @@ for _code, _names in _MONEY.items():
 # "год" is a year in Russian and an hour (abbreviated) in Ukrainian.
 UNITS_UK = {"год": ("time", 3600.0)}
 # Words that read "per" before a time unit: "100 requests per minute", "100 por minuto".
-PER = _words("per a an each / por ao в на за")
-VERSION_WORDS = _words("version versão versao версия версии версию версії v")
-AT_WORDS = _words("at às as в о об ao")  # "at 3 hours" is a time of day
-LONG_WORDS = _words("long old wide high large")  # "12 characters long"
+PER = word_set("per a an each / por ao в на за")
+VERSION_WORDS = word_set("version versão versao версия версии версию версії v")
+AT_WORDS = word_set("at às as в о об ao")  # "at 3 hours" is a time of day
+LONG_WORDS = word_set("long old wide high large")  # "12 characters long"
 # Frequencies: "every 6 hours" is "4 times a day" (a rate of times, per second).
-EVERY = _words("every each cada каждые каждый каждую каждого кожні кожен кожну кожного")
-TIMES = _words("time times vez vezes раз раза разів рази")
+EVERY = word_set("every each cada каждые каждый каждую каждого кожні кожен кожну кожного")
+TIMES = word_set("time times vez vezes раз раза разів рази")
 TIMES_NUMBERS = {"once": 1.0, "twice": 2.0}
 FREQUENCY = "~times"  # the counted unit of a frequency
 # Multi-word units, joined before lookup.
@@ -103,9 +104,9 @@ for _value, _names in {
 }.items():
     for _name in _names.split():
         NUMBER_WORDS[_name] = float(_value)
-HALF = _words("half meio meia пол пів півтори")
+HALF = word_set("half meio meia пол пів півтори")
 # Words that are numbers only right before a unit ("an hour", "uma semana", "одну неделю").
-ARTICLE_NUMBERS = _words("a an um uma один одна одну одного одной")
+ARTICLE_NUMBERS = word_set("a an um uma один одна одну одного одной")
 
 # --- time of the week, day and year ---------------------------------------------------------
 
@@ -124,10 +125,10 @@ WEEKDAY_STEMS: tuple[tuple[str, str], ...] = tuple(
 )
 # Portuguese "segunda", "quarta", "quinta" are also ordinals: a weekday only as "-feira"
 # or after one of these words.
-PT_ORDINAL_DAYS = _words("segunda terça quarta quinta sexta")
-PT_DAY_CUES = _words("na nas às as toda todas de aos")
-WEEKEND = _words("weekend weekends выходные выходных выходным вихідні вихідних вихідними")
-WORKDAYS = _words("weekdays workdays будни будние буднях будні")
+PT_ORDINAL_DAYS = word_set("segunda terça quarta quinta sexta")
+PT_DAY_CUES = word_set("na nas às as toda todas de aos")
+WEEKEND = word_set("weekend weekends выходные выходных выходным вихідні вихідних вихідними")
+WORKDAYS = word_set("weekdays workdays будни будние буднях будні")
 PARTS_OF_DAY: dict[str, str] = {}
 for _part, _names in {
     "morning": "morning mornings manhã manhãs утро утром утра ранок зранку вранці ранку",
@@ -161,19 +162,19 @@ MONTH_STEMS: tuple[tuple[str, int], ...] = tuple(
     for stem in stems.split()
 )
 # Stems too short or too common to be matched by prefix: whole words only.
-EXACT_MONTHS = _words("jan feb mar apr may jun jul aug sep sept oct nov dec май мая марта март")
+EXACT_MONTHS = word_set("jan feb mar apr may jun jul aug sep sept oct nov dec май мая марта март")
 
 # --- negation, permission, rejected alternatives --------------------------------------------
 
 _ANY_NEGATION = "не нет никогда ни ні ніколи без"  # Cyrillic words in any text
 NEGATIONS = {
-    "en": _words(
+    "en": word_set(
         "not no never none nor cannot can't don't doesn't didn't isn't aren't wasn't weren't "
         "won't shouldn't mustn't haven't hasn't without nobody nothing " + _ANY_NEGATION
     ),
-    "pt": _words("não nao nunca nem sem jamais ninguém nada nenhum nenhuma " + _ANY_NEGATION),
-    "ru": _words("не нет никогда ни без никто ничто"),
-    "uk": _words("не ні ніколи без ніхто ніщо"),
+    "pt": word_set("não nao nunca nem sem jamais ninguém nada nenhum nenhuma " + _ANY_NEGATION),
+    "ru": word_set("не нет никогда ни без никто ничто"),
+    "uk": word_set("не ні ніколи без ніхто ніщо"),
 }
 ALL_NEGATIONS = frozenset().union(*NEGATIONS.values())
 # Negations that are prepositions: they deny the phrase they head, not the clause. Not
@@ -181,12 +182,12 @@ ALL_NEGATIONS = frozenset().union(*NEGATIONS.values())
 # denied, and TERRa's tune split did not move with it.
 WITHOUT = frozenset({"without", "sem"})
 # Permission words: +1 for allowed/preferred, -1 for frozen/forbidden (lemmas or stems).
-_FORBIDDING = _words(
+_FORBIDDING = word_set(
     "disallow discourag небажан forbid prohibit ban banned freez frozen block avoid "
     "off-limits veto proib vedad vedar congel bloque evitar evita desaconselh запрет запрещ "
     "замороз заморож блокир избега нельзя недопустим заборон уника неприпустим"
 )
-_ALLOWING = _words(
+_ALLOWING = word_set(
     "allow allowed permit prefer fine ok okay acceptable encourag recommend favourite "
     "favorite welcome ideal permiti preferi preferível liberad recomend aceitável favorit "
     "разреш можно предпочт любим рекоменд допуст нормальн приветств дозвол можна бажан "
@@ -217,24 +218,24 @@ REJECT_NEXT = (
     ("no", "longer", "use"),
     ("stopped", "using"),
 )
-CHOICE_VERBS = _words(
+CHOICE_VERBS = word_set(
     "choose chose chosen pick picked prefer preferred select selected favour favor opt opted "
     "escolhemos escolheu escolhido preferimos выбрали предпочли обрали обрано"
 )
 # "replaced Y with X", "moved from Y to X": Y is rejected.
-REPLACE_VERBS = _words(
+REPLACE_VERBS = word_set(
     "replace replaced replacing swap swapped substituímos substituiu substituído substituída "
     "trocamos trocou заменили заменён заменен заменить замінили замінено замінити"
 )
-MOVE_VERBS = _words(
+MOVE_VERBS = word_set(
     "move moved migrate migrated switch switched went migramos mudamos passamos перешли "
     "переехали мигрировали перейшли переїхали мігрували"
 )
-FROM_WORDS = _words("from de da do с со з із")
-PASSIVE_WORDS = _words("was were been is are foi foram был была были было був була були було")
-BY_WORDS = _words("by with por на")
+FROM_WORDS = word_set("from de da do с со з із")
+PASSIVE_WORDS = word_set("was were been is are foi foram был была были было був була були було")
+BY_WORDS = word_set("by with por на")
 # "Jenkins was retired": what comes before is no longer in use.
-RETIRED = _words(
+RETIRED = word_set(
     "ruled-out phased-out retired dropped deprecated decommissioned removed rejected abandoned "
     "sunset discontinued "
     "descontinuado descontinuada aposentado aposentada abandonado abandonada removido rejeitado "
@@ -304,7 +305,7 @@ ABSOLUTES = _concepts(
 
 # Words that start a relative clause (validate.words.parts); Russian "который" and
 # Ukrainian "котрий" are matched by their stems.
-RELATIVE_WORDS = _words(
+RELATIVE_WORDS = word_set(
     "who whom whose which where que onde cujo cuja где куда чей чья чьё чьи "
     "який яка яке які якого якої якому якій яким якими яких якою де куди чий чия чиє чиї"
 )
@@ -312,7 +313,7 @@ RELATIVE_WORDS = _words(
 # --- where a clause's subject ends -----------------------------------------------------
 
 # Auxiliaries, modals and copulas: the subject ("the order service") is what comes before.
-AUXILIARIES = _words(
+AUXILIARIES = word_set(
     "is are was were be been being am must should shall can could will would may might has have "
     "had does do did need needs "
     "é são foi foram está estão deve devem pode podem precisa precisam tem têm fica ficam vai "
@@ -320,20 +321,20 @@ AUXILIARIES = _words(
     "є має мають повинен повинна повинні може можуть буде будуть — –"
 )
 # Words that start a new subject: "an alert fires when *memory usage* goes above 85%".
-SUBORDINATORS = _words("when if while whenever quando se enquanto когда если пока коли якщо поки")
+SUBORDINATORS = word_set("when if while whenever quando se enquanto когда если пока коли якщо поки")
 # Words after which an English "-s" word is a verb ("RabbitMQ carries *the* events").
-DETERMINERS = _words("the a an our their its all every each no any this these those")
+DETERMINERS = word_set("the a an our their its all every each no any this these those")
 # Required vs optional (a third axis beside allowed/forbidden).
-REQUIRED = _words(
+REQUIRED = word_set(
     "mandatory required compulsory obligatory obrigatório obrigatória обязательно обязательный "
     "обязательна обов'язково обов'язковий обов'язкова"
 )
-OPTIONAL = _words(
+OPTIONAL = word_set(
     "optional opcional facultativo facultativa необязательно необязательный необов'язково "
     "необов'язковий"
 )
 # "from Monday to Friday", "de segunda a sexta", "с понедельника по пятницу"
-RANGE_TO = _words("to through thru till until a até по до -")
+RANGE_TO = word_set("to through thru till until a até по до -")
 
 # --- names and words written several ways --------------------------------------------------
 
@@ -391,7 +392,7 @@ for _cls, _names in {
 
 # Verbs with little content of their own ("runs on", "lives in", "is hosted on"); they
 # also end a clause's subject.
-VERBS = _words(
+VERBS = word_set(
     "use uses used using run runs running ran live lives host hosted work works happen happens "
     "take takes taken go goes went make makes made get gets begin begins start starts last "
     "lasts serve served power powered handle handles "
@@ -401,7 +402,7 @@ VERBS = _words(
 )
 # Function words: never content (beyond memvault.index.query.STOPWORDS, which keeps
 # "not", "over", "can" ... that this module reads as negation or choice).
-_FUNCTION_WORDS = _words(
+_FUNCTION_WORDS = word_set(
     "we our us you your they their it its the a an is are was were be been being am do does did "
     "have has had having will would shall should can could may might must need needs needed "
     "to of in on at by for with from as into onto about than then this that these those "
@@ -438,7 +439,7 @@ FUNCTION_WORDS = _FUNCTION_WORDS | VERBS
 # The verbs among the function words: not content for a subject, but a claim's "is running"
 # is not stated by a fact that says "is sitting" (see weigh: any verb of these in the fact
 # stands for the claim's, as "runs on" and "is hosted on" do).
-LIGHT_VERBS = VERBS | _words(
+LIGHT_VERBS = VERBS | word_set(
     "get gets got going make makes made take takes taken run runs running ran live lives host "
     "hosted last lasts work works happen happens begin begins start starts fazer faz trabalhar "
     "trabalha acontecer acontece работать работает делать працювати працює робити"
@@ -529,10 +530,10 @@ _KINDS = (
 KINDS: dict[str, frozenset[str]] = {}
 for _general, _kinds in _KINDS:
     for _word in _general.split():
-        KINDS[_word] = KINDS.get(_word, frozenset()) | _words(_kinds) - {_word}
+        KINDS[_word] = KINDS.get(_word, frozenset()) | word_set(_kinds) - {_word}
 # A kind's other words are kinds too: a line of synonyms ("boy menino garoto") makes a
 # "garoto" a child as "boy" is.
-_SAME = {w: _words(g) for g, k in _KINDS if g == k for w in g.split()}
+_SAME = {w: word_set(g) for g, k in _KINDS if g == k for w in g.split()}
 for _word, _members in list(KINDS.items()):
     KINDS[_word] = _members.union(*(_SAME.get(k, frozenset()) for k in _members)) - {_word}
 # Every noun of the kinds above: read as itself, whatever a dictionary makes of it (its
@@ -546,7 +547,7 @@ ONE_WORD |= {"roxa": "roxo"}
 
 # Bounds of a value: "more than 100" is not "less than 100" (English's are function words
 # elsewhere; Portuguese's are content words already).
-BOUNDS = _words("more less fewer")
+BOUNDS = word_set("more less fewer")
 
 _OPPOSITES = (
     ("more mais", "less fewer menos"),
@@ -578,7 +579,7 @@ def _both_ways(pairs: tuple[tuple[str, str], ...]) -> dict[str, frozenset[str]]:
     for one, other in pairs:
         for a, b in ((one, other), (other, one)):
             for word in a.split():
-                out[word] = out.get(word, frozenset()) | _words(b)
+                out[word] = out.get(word, frozenset()) | word_set(b)
     return out
 
 
@@ -600,4 +601,4 @@ _PLACES = (
     ("под під ниже нижче", "над выше вище"),
 )
 PLACES = _both_ways(_PLACES)
-PLACE_SIDES = {w: _words(side) for pair in _PLACES for side in pair for w in side.split()}
+PLACE_SIDES = {w: word_set(side) for pair in _PLACES for side in pair for w in side.split()}
